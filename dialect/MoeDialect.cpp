@@ -1,0 +1,58 @@
+//===- MoeDialect.cpp - moe dialect registration ------------------------===//
+
+#include "dialect/MoeDialect.h"
+#include "dialect/MoeOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::moe;
+
+#include "dialect/MoeDialect.cpp.inc"
+#include "dialect/MoeEnums.cpp.inc"
+
+void MoeDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialect/MoeOps.cpp.inc"
+      >();
+}
+
+// `moe.axes` names the axes of a shard.grid, one unique name per axis, so that
+// collectives can say `over @mesh ["expert"]` instead of an axis index.
+LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  if (attr.getName() != kAxesAttrName)
+    return op->emitError() << "unknown moe dialect attribute '"
+                           << attr.getName().getValue() << "'";
+  auto grid = dyn_cast<shard::GridOp>(op);
+  if (!grid)
+    return op->emitError() << "'" << kAxesAttrName
+                           << "' may only be placed on a shard.grid";
+  auto names = dyn_cast<ArrayAttr>(attr.getValue());
+  if (!names || !llvm::all_of(names, [](Attribute a) {
+        return isa<StringAttr>(a);
+      }))
+    return op->emitError() << "'" << kAxesAttrName
+                           << "' must be an array of strings";
+  if (static_cast<int64_t>(names.size()) != grid.getRank())
+    return op->emitError() << "'" << kAxesAttrName << "' names "
+                           << names.size() << " axes but the grid has "
+                           << grid.getRank();
+  llvm::StringSet<> seen;
+  for (Attribute a : names) {
+    StringRef name = cast<StringAttr>(a).getValue();
+    if (name.empty())
+      return op->emitError() << "'" << kAxesAttrName
+                             << "' has an empty axis name";
+    if (!seen.insert(name).second)
+      return op->emitError() << "'" << kAxesAttrName << "' names axis '"
+                             << name << "' twice";
+  }
+  return success();
+}

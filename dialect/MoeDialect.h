@@ -1,0 +1,19 @@
+//===- MoeDialect.h - moe dialect -------------------------------*- C++ -*-===//
+#ifndef MOEC_DIALECT_MOEDIALECT_H
+#define MOEC_DIALECT_MOEDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include "dialect/MoeDialect.h.inc"
+#include "dialect/MoeEnums.h.inc"
+
+namespace mlir::moe {
+/// Name of the discardable attribute that names the axes of a shard.grid.
+inline constexpr llvm::StringLiteral kAxesAttrName = "moe.axes";
+} // namespace mlir::moe
+
+#endif // MOEC_DIALECT_MOEDIALECT_H

@@ -1,0 +1,610 @@
+//===- MoeOps.cpp - moe op verifiers and result type inference ------------===//
+//
+// Result type inference runs before the verifier (while parsing and building),
+// so it never assumes a well-formed op: where an operand has the wrong rank it
+// infers a dynamic size and leaves the message to the verifier, which names
+// the operand and the dimension that disagree.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/MoeOps.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::moe;
+
+static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+namespace {
+/// Size of dimension `i` of `t`, or dynamic when `t` is not a ranked tensor
+/// with that many dimensions (inference must not crash on bad input).
+int64_t dimOf(Type t, unsigned i) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  if (!rt || i >= rt.getRank())
+    return kDyn;
+  return rt.getDimSize(i);
+}
+int64_t dimOf(Value v, unsigned i) { return dimOf(v.getType(), i); }
+
+Type elementOf(Value v) { return getElementTypeOrSelf(v.getType()); }
+
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Prints a dimension the way MLIR types do: `?` for dynamic.
+std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+/// Emits "<what> (a) does not match <other> (b)" when the sizes are both
+/// static and differ.
+LogicalResult expectDim(Operation *op, int64_t a, StringRef what, int64_t b,
+                        StringRef other) {
+  if (compatible(a, b))
+    return success();
+  return op->emitOpError() << what << " (" << dimStr(a) << ") does not match "
+                           << other << " (" << dimStr(b) << ")";
+}
+
+/// A dimension that must be known at compile time (experts, hidden, widths).
+LogicalResult expectStatic(Operation *op, int64_t d, StringRef what) {
+  if (!ShapedType::isDynamic(d))
+    return success();
+  return op->emitOpError() << what << " must be static";
+}
+
+LogicalResult expectSameElement(Operation *op, Value a, StringRef aName,
+                                Value b, StringRef bName) {
+  if (elementOf(a) == elementOf(b))
+    return success();
+  return op->emitOpError() << aName << " element type " << elementOf(a)
+                           << " does not match " << bName << " element type "
+                           << elementOf(b);
+}
+
+/// The routing configuration shared by moe.route and moe.block.
+LogicalResult verifyRouterConfig(Operation *op, int64_t columns, int64_t k,
+                                 int64_t nullExperts, NullPolicy policy) {
+  if (ShapedType::isDynamic(columns))
+    return op->emitOpError(
+        "router logits must have a static expert dimension");
+  if (nullExperts < 0)
+    return op->emitOpError() << "null_experts (" << nullExperts
+                             << ") must not be negative";
+  if (nullExperts >= columns)
+    return op->emitOpError()
+           << "null_experts (" << nullExperts << ") leaves no real expert among "
+           << columns << " router columns";
+  if (k < 1 || k > columns)
+    return op->emitOpError() << "top-k (" << k << ") must be in [1, " << columns
+                             << "] (router columns)";
+  if (nullExperts == 0 && policy != NullPolicy::independent)
+    return op->emitOpError() << "null_policy " << stringifyNullPolicy(policy)
+                             << " has no effect without null_experts";
+  return success();
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// moe.route
+//===----------------------------------------------------------------------===//
+
+int64_t RouteOp::getNumExperts() {
+  int64_t columns = dimOf(getLogits(), 1);
+  return ShapedType::isDynamic(columns) ? kDyn
+                                        : columns - (int64_t)getNullExperts();
+}
+
+LogicalResult RouteOp::inferReturnTypes(MLIRContext *ctx,
+                                        std::optional<Location>,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  int64_t tokens = dimOf(adaptor.getLogits(), 0);
+  int64_t k = static_cast<int64_t>(adaptor.getK());
+  if (k < 0)
+    k = kDyn;
+  types.push_back(RankedTensorType::get({tokens, k}, IntegerType::get(ctx, 32)));
+  types.push_back(RankedTensorType::get({tokens, k}, Float32Type::get(ctx)));
+  return success();
+}
+
+LogicalResult RouteOp::verify() {
+  return verifyRouterConfig(*this, dimOf(getLogits(), 1), getK(),
+                            getNullExperts(), getNullPolicy());
+}
+
+//===----------------------------------------------------------------------===//
+// moe.pack
+//===----------------------------------------------------------------------===//
+
+int64_t PackOp::getNumLocalExperts() {
+  if (auto local = getLocalExperts())
+    return *local;
+  return (int64_t)getExperts() - (int64_t)getExpertOffset();
+}
+
+LogicalResult PackOp::inferReturnTypes(MLIRContext *ctx,
+                                       std::optional<Location>,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  int64_t tokens = dimOf(adaptor.getX(), 0);
+  int64_t k = dimOf(adaptor.getIds(), 1);
+  int64_t rows = kDyn;
+  if (auto capacity = adaptor.getCapacity()) {
+    if (static_cast<int64_t>(*capacity) >= 0)
+      rows = static_cast<int64_t>(*capacity);
+  } else if (!ShapedType::isDynamic(tokens) && !ShapedType::isDynamic(k)) {
+    rows = tokens * k;
+  }
+  // Default-valued attributes are not populated yet while parsing.
+  IntegerAttr offsetAttr = adaptor.getExpertOffsetAttr();
+  int64_t offset = offsetAttr ? offsetAttr.getInt() : 0;
+  int64_t local = adaptor.getLocalExperts()
+                      ? (int64_t)*adaptor.getLocalExperts()
+                      : (int64_t)adaptor.getExperts() - offset;
+  if (local < 0)
+    local = kDyn;
+  Type f32 = Float32Type::get(ctx);
+  Type i32 = IntegerType::get(ctx, 32);
+  types.push_back(RankedTensorType::get({rows, dimOf(adaptor.getX(), 1)},
+                                        elementOf(adaptor.getX())));
+  types.push_back(RankedTensorType::get({rows}, f32));
+  types.push_back(RankedTensorType::get({rows}, i32));
+  types.push_back(RankedTensorType::get({local}, i32));
+  return success();
+}
+
+LogicalResult PackOp::verify() {
+  Operation *op = *this;
+  if (failed(expectDim(op, dimOf(getX(), 0), "token count of x",
+                       dimOf(getIds(), 0), "token count of ids")) ||
+      failed(expectDim(op, dimOf(getWeights(), 0), "token count of weights",
+                       dimOf(getIds(), 0), "token count of ids")) ||
+      failed(expectDim(op, dimOf(getWeights(), 1), "top-k of weights",
+                       dimOf(getIds(), 1), "top-k of ids")) ||
+      failed(expectStatic(op, dimOf(getIds(), 1), "top-k (ids dimension 1)")) ||
+      failed(expectStatic(op, dimOf(getX(), 1), "hidden size (x dimension 1)")))
+    return failure();
+  int64_t experts = getExperts(), offset = getExpertOffset();
+  if (experts < 1)
+    return emitOpError() << "experts (" << experts << ") must be at least 1";
+  if (offset < 0 || offset >= experts)
+    return emitOpError() << "expert offset (" << offset << ") must be in [0, "
+                         << experts << ")";
+  int64_t local = getNumLocalExperts();
+  if (local < 1 || offset + local > experts)
+    return emitOpError() << "local experts [" << offset << ", "
+                         << offset + local << ") must be a non-empty range in [0, "
+                         << experts << ")";
+  if (auto capacity = getCapacity(); capacity && *capacity < 1)
+    return emitOpError() << "capacity (" << *capacity << ") must be positive";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// moe.gather_rows
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherRowsOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location>,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  types.push_back(RankedTensorType::get(
+      {dimOf(adaptor.getPermutation(), 0), dimOf(adaptor.getSrc(), 1)},
+      elementOf(adaptor.getSrc())));
+  return success();
+}
+
+LogicalResult GatherRowsOp::verify() {
+  if (getK() < 1)
+    return emitOpError() << "top-k (" << getK() << ") must be at least 1";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// moe.gmm / moe.tgmm
+//===----------------------------------------------------------------------===//
+
+LogicalResult GmmOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  int64_t n = dimOf(adaptor.getRhs(), adaptor.getTransposeRhs() ? 1 : 2);
+  types.push_back(RankedTensorType::get({dimOf(adaptor.getLhs(), 0), n},
+                                        elementOf(adaptor.getLhs())));
+  return success();
+}
+
+LogicalResult GmmOp::verify() {
+  Operation *op = *this;
+  auto rhs = cast<RankedTensorType>(getRhs().getType());
+  if (!rhs.hasStaticShape())
+    return emitOpError() << "rhs (expert weights) must have a static shape, got "
+                         << rhs;
+  unsigned contraction = getTransposeRhs() ? 2 : 1;
+  std::string rhsWhat = getTransposeRhs()
+                            ? "rhs contraction size (dimension 2, transposed)"
+                            : "rhs contraction size (dimension 1)";
+  if (failed(expectDim(op, dimOf(getLhs(), 1), "lhs contraction size",
+                       rhs.getDimSize(contraction), rhsWhat)) ||
+      failed(expectDim(op, dimOf(getGroupSizes(), 0), "group count",
+                       rhs.getDimSize(0), "rhs expert count")) ||
+      failed(expectSameElement(op, getLhs(), "lhs", getRhs(), "rhs")))
+    return failure();
+  return success();
+}
+
+LogicalResult TgmmOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  types.push_back(RankedTensorType::get({dimOf(adaptor.getGroupSizes(), 0),
+                                         dimOf(adaptor.getLhs(), 1),
+                                         dimOf(adaptor.getRhs(), 1)},
+                                        elementOf(adaptor.getLhs())));
+  return success();
+}
+
+LogicalResult TgmmOp::verify() {
+  Operation *op = *this;
+  if (failed(expectDim(op, dimOf(getLhs(), 0), "lhs row count",
+                       dimOf(getRhs(), 0), "rhs row count")) ||
+      failed(expectStatic(op, dimOf(getGroupSizes(), 0), "group count")) ||
+      failed(expectStatic(op, dimOf(getLhs(), 1), "lhs column count")) ||
+      failed(expectStatic(op, dimOf(getRhs(), 1), "rhs column count")) ||
+      failed(expectSameElement(op, getLhs(), "lhs", getRhs(), "rhs")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// moe.swiglu / moe.scale_rows
+//===----------------------------------------------------------------------===//
+
+LogicalResult SwigluOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location>,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return failure();
+  int64_t rows = dimOf(inputs[0], 0);
+  int64_t width = dimOf(inputs[0], 1);
+  if (inputs.size() == 1 && !ShapedType::isDynamic(width))
+    width /= 2;
+  if (inputs.size() == 2 && ShapedType::isDynamic(rows))
+    rows = dimOf(inputs[1], 0);
+  types.push_back(
+      RankedTensorType::get({rows, width}, elementOf(inputs[0])));
+  return success();
+}
+
+LogicalResult SwigluOp::verify() {
+  Operation *op = *this;
+  auto inputs = getInputs();
+  if (inputs.size() == 1) {
+    int64_t width = dimOf(inputs[0], 1);
+    if (failed(expectStatic(op, width, "fused gate|up width")))
+      return failure();
+    if (width % 2 != 0)
+      return emitOpError() << "fused gate|up width (" << width
+                           << ") must be even: gate and up halves";
+    return success();
+  }
+  if (inputs.size() != 2)
+    return emitOpError() << "expects one fused gate|up operand or two (gate, "
+                            "up), got "
+                         << inputs.size();
+  if (failed(expectDim(op, dimOf(inputs[0], 0), "gate row count",
+                       dimOf(inputs[1], 0), "up row count")) ||
+      failed(expectDim(op, dimOf(inputs[0], 1), "gate width",
+                       dimOf(inputs[1], 1), "up width")) ||
+      failed(expectStatic(op, dimOf(inputs[0], 1), "gate width")) ||
+      failed(expectSameElement(op, inputs[0], "gate", inputs[1], "up")))
+    return failure();
+  return success();
+}
+
+LogicalResult ScaleRowsOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location>,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult ScaleRowsOp::verify() {
+  return expectDim(*this, dimOf(getInput(), 0), "input row count",
+                   dimOf(getScale(), 0), "scale length");
+}
+
+//===----------------------------------------------------------------------===//
+// moe.combine
+//===----------------------------------------------------------------------===//
+
+LogicalResult CombineOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  types.push_back(RankedTensorType::get(
+      {dimOf(adaptor.getWeights(), 0), dimOf(adaptor.getRows(), 1)},
+      elementOf(adaptor.getRows())));
+  return success();
+}
+
+LogicalResult CombineOp::verify() {
+  Operation *op = *this;
+  if (failed(expectDim(op, dimOf(getRows(), 0), "row count",
+                       dimOf(getPermutation(), 0), "permutation length")) ||
+      failed(expectStatic(op, dimOf(getWeights(), 1),
+                          "top-k (weights dimension 1)")) ||
+      failed(expectStatic(op, dimOf(getRows(), 1),
+                          "hidden size (rows dimension 1)")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+FailureOr<ResolvedGridAxes>
+mlir::moe::resolveGridAxes(Operation *from, SymbolTableCollection &symbols,
+                           FlatSymbolRefAttr gridRef, ArrayAttr axes) {
+  auto grid = symbols.lookupNearestSymbolFrom<shard::GridOp>(from, gridRef);
+  if (!grid)
+    return from->emitOpError() << "grid " << gridRef
+                               << " does not name a shard.grid";
+  auto names = grid->getAttrOfType<ArrayAttr>(kAxesAttrName);
+  if (!names)
+    return from->emitOpError()
+           << "grid " << gridRef << " has no '" << kAxesAttrName
+           << "' attribute naming its axes";
+  if (axes.empty())
+    return from->emitOpError("expects at least one grid axis");
+  ResolvedGridAxes resolved;
+  resolved.grid = grid;
+  llvm::StringSet<> seen;
+  ArrayRef<int64_t> shape = grid.getShape();
+  for (Attribute axis : axes) {
+    StringRef name = cast<StringAttr>(axis).getValue();
+    if (!seen.insert(name).second)
+      return from->emitOpError() << "names grid axis '" << name << "' twice";
+    auto it = llvm::find_if(names, [&](Attribute a) {
+      return cast<StringAttr>(a).getValue() == name;
+    });
+    if (it == names.end())
+      return from->emitOpError() << "grid " << gridRef << " has no axis named '"
+                                 << name << "' (axes: " << names << ")";
+    int16_t index = static_cast<int16_t>(std::distance(names.begin(), it));
+    resolved.indices.push_back(index);
+    int64_t size = shape[index];
+    if (ShapedType::isDynamic(size) || ShapedType::isDynamic(resolved.shards))
+      resolved.shards = kDyn;
+    else
+      resolved.shards *= size;
+  }
+  return resolved;
+}
+
+LogicalResult PsumOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return resolveGridAxes(*this, symbols, getGridAttr(), getAxes());
+}
+
+namespace {
+/// all_gather multiplies dimension `dim` by the shard count, reduce_scatter
+/// divides it; every other dimension and the element type pass through.
+LogicalResult verifyResizingCollective(Operation *op,
+                                       SymbolTableCollection &symbols,
+                                       FlatSymbolRefAttr grid, ArrayAttr axes,
+                                       Value input, Value result, int64_t dim,
+                                       bool gathers) {
+  auto resolved = resolveGridAxes(op, symbols, grid, axes);
+  if (failed(resolved))
+    return failure();
+  auto in = cast<RankedTensorType>(input.getType());
+  auto out = cast<RankedTensorType>(result.getType());
+  if (in.getElementType() != out.getElementType())
+    return op->emitOpError() << "result element type " << out.getElementType()
+                             << " does not match input element type "
+                             << in.getElementType();
+  if (in.getRank() != out.getRank())
+    return op->emitOpError() << "result rank (" << out.getRank()
+                             << ") does not match input rank (" << in.getRank()
+                             << ")";
+  if (dim < 0 || dim >= in.getRank())
+    return op->emitOpError() << "dim (" << dim << ") is out of range for rank "
+                             << in.getRank();
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    if (i == dim)
+      continue;
+    if (!compatible(in.getDimSize(i), out.getDimSize(i)))
+      return op->emitOpError() << "result dimension " << i << " ("
+                               << dimStr(out.getDimSize(i))
+                               << ") does not match input dimension " << i
+                               << " (" << dimStr(in.getDimSize(i)) << ")";
+  }
+  int64_t shards = resolved->shards, inDim = in.getDimSize(dim),
+          outDim = out.getDimSize(dim);
+  if (ShapedType::isDynamic(shards) || ShapedType::isDynamic(inDim) ||
+      ShapedType::isDynamic(outDim))
+    return success();
+  if (gathers && outDim != inDim * shards)
+    return op->emitOpError() << "result dimension " << dim << " (" << outDim
+                             << ") must be " << shards
+                             << " shards x input dimension (" << inDim << ")";
+  if (!gathers && (inDim % shards != 0 || outDim != inDim / shards))
+    return op->emitOpError() << "input dimension " << dim << " (" << inDim
+                             << ") must split evenly into " << shards
+                             << " shards of the result dimension (" << outDim
+                             << ")";
+  return success();
+}
+} // namespace
+
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyResizingCollective(*this, symbols, getGridAttr(), getAxes(),
+                                  getInput(), getResult(), getDim(),
+                                  /*gathers=*/true);
+}
+
+LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyResizingCollective(*this, symbols, getGridAttr(), getAxes(),
+                                  getInput(), getResult(), getDim(),
+                                  /*gathers=*/false);
+}
+
+LogicalResult AllToAllOp::verify() {
+  auto rows = cast<RankedTensorType>(getRows().getType());
+  auto received = cast<RankedTensorType>(getReceived().getType());
+  if (rows.getRank() < 1)
+    return emitOpError("rows must have at least one dimension");
+  if (rows.getElementType() != received.getElementType() ||
+      rows.getRank() != received.getRank())
+    return emitOpError() << "received type " << received
+                         << " must have the element type and rank of rows "
+                         << rows;
+  for (int64_t i = 1; i < rows.getRank(); ++i)
+    if (!compatible(rows.getDimSize(i), received.getDimSize(i)))
+      return emitOpError() << "received dimension " << i << " ("
+                           << dimStr(received.getDimSize(i))
+                           << ") does not match rows dimension " << i << " ("
+                           << dimStr(rows.getDimSize(i)) << ")";
+  return success();
+}
+
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto resolved = resolveGridAxes(*this, symbols, getGridAttr(), getAxes());
+  if (failed(resolved))
+    return failure();
+  return expectDim(*this, dimOf(getSendCounts(), 0), "send_counts length",
+                   resolved->shards, "shard count along the axes");
+}
+
+//===----------------------------------------------------------------------===//
+// moe.block
+//===----------------------------------------------------------------------===//
+
+int64_t BlockOp::getNumExperts() { return dimOf(getExpertDown(), 0); }
+int64_t BlockOp::getExpertDim() { return dimOf(getExpertDown(), 1); }
+int64_t BlockOp::getSharedDim() {
+  return getSharedDown() ? dimOf(getSharedDown(), 0) : 0;
+}
+
+LogicalResult BlockOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getX().getType());
+  return success();
+}
+
+LogicalResult BlockOp::verify() {
+  Operation *op = *this;
+  int64_t tokens = dimOf(getX(), 0), hidden = dimOf(getX(), 1);
+  if (failed(expectStatic(op, hidden, "hidden size (x dimension 1)")))
+    return failure();
+
+  // Routed experts: w2 [E, M, H] fixes E and M.
+  auto down = cast<RankedTensorType>(getExpertDown().getType());
+  if (!down.hasStaticShape())
+    return emitOpError() << "expert down weights must have a static shape, got "
+                         << down;
+  int64_t experts = down.getDimSize(0), mlp = down.getDimSize(1);
+  if (failed(expectDim(op, down.getDimSize(2),
+                       "hidden size of expert down weights (dimension 2)",
+                       hidden, "hidden size of x")) ||
+      failed(expectSameElement(op, getExpertDown(), "expert down weights",
+                               getX(), "x")))
+    return failure();
+
+  auto gateUp = getExpertGateUp();
+  if (gateUp.size() != 1 && gateUp.size() != 2)
+    return emitOpError() << "expects expert gate/up weights as one fused w13 "
+                            "or two (w1, w3), got "
+                         << gateUp.size();
+  int64_t gateUpWidth = gateUp.size() == 1 ? 2 * mlp : mlp;
+  for (Value w : gateUp) {
+    std::string name = gateUp.size() == 1 ? "expert w13" : "expert w1/w3";
+    if (failed(expectDim(op, dimOf(w, 0), name + " expert count", experts,
+                         "expert count of down weights")) ||
+        failed(expectDim(op, dimOf(w, 1), name + " hidden size", hidden,
+                         "hidden size of x")) ||
+        failed(expectStatic(op, dimOf(w, 2), name + " width")) ||
+        failed(expectDim(op, dimOf(w, 2), name + " width", gateUpWidth,
+                         gateUp.size() == 1 ? "2 x mlp size of down weights"
+                                            : "mlp size of down weights")) ||
+        failed(expectSameElement(op, w, name, getX(), "x")))
+      return failure();
+  }
+
+  // Router: exactly one of fixed logits [T, E + N] or weights [H, E + N].
+  if ((bool)getRouterLogits() == (bool)getRouterWeight())
+    return emitOpError(
+        "expects exactly one router input: logits(...) or router(...)");
+  int64_t columns;
+  if (Value logits = getRouterLogits()) {
+    columns = dimOf(logits, 1);
+    if (failed(expectDim(op, dimOf(logits, 0), "token count of router logits",
+                         tokens, "token count of x")))
+      return failure();
+  } else {
+    Value w = getRouterWeight();
+    columns = dimOf(w, 1);
+    if (failed(expectDim(op, dimOf(w, 0), "router weight rows", hidden,
+                         "hidden size of x")) ||
+        failed(expectSameElement(op, w, "router weight", getX(), "x")))
+      return failure();
+  }
+  if (failed(verifyRouterConfig(op, columns, getK(), getNullExperts(),
+                                getNullPolicy())))
+    return failure();
+  if (columns - (int64_t)getNullExperts() != experts)
+    return emitOpError() << "router scores " << columns - (int64_t)getNullExperts()
+                         << " real experts (" << columns << " columns - "
+                         << getNullExperts()
+                         << " null experts) but the expert weights hold "
+                         << experts;
+
+  // Shared expert: none, or (sw13 | sw1, sw3) and sw2 [S, H].
+  auto sharedGateUp = getSharedGateUp();
+  Value sharedDown = getSharedDown();
+  if (sharedGateUp.empty() != !sharedDown)
+    return emitOpError("shared expert needs both gate/up and down weights");
+  if (sharedGateUp.empty())
+    return success();
+  if (sharedGateUp.size() > 2)
+    return emitOpError() << "expects shared gate/up weights as one fused sw13 "
+                            "or two (sw1, sw3), got "
+                         << sharedGateUp.size();
+  int64_t shared = dimOf(sharedDown, 0);
+  if (failed(expectStatic(op, shared, "shared expert size")) ||
+      failed(expectDim(op, dimOf(sharedDown, 1),
+                       "hidden size of shared down weights", hidden,
+                       "hidden size of x")) ||
+      failed(expectSameElement(op, sharedDown, "shared down weights", getX(),
+                               "x")))
+    return failure();
+  int64_t sharedWidth = sharedGateUp.size() == 1 ? 2 * shared : shared;
+  for (Value w : sharedGateUp) {
+    std::string name = sharedGateUp.size() == 1 ? "shared sw13" : "shared sw1/sw3";
+    if (failed(expectDim(op, dimOf(w, 0), name + " hidden size", hidden,
+                         "hidden size of x")) ||
+        failed(expectStatic(op, dimOf(w, 1), name + " width")) ||
+        failed(expectDim(op, dimOf(w, 1), name + " width", sharedWidth,
+                         sharedGateUp.size() == 1
+                             ? "2 x shared size of down weights"
+                             : "shared size of down weights")) ||
+        failed(expectSameElement(op, w, name, getX(), "x")))
+      return failure();
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialect/MoeOps.cpp.inc"

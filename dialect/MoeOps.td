@@ -1,0 +1,491 @@
+//===- MoeOps.td - moe dialect operations -----------------*- tablegen -*-===//
+//
+// Every op works on ranked tensors. The token count T (and so every row count
+// derived from it) may be dynamic; hidden, intermediate and expert counts are
+// static because they come from the weights. Verifiers name the operand and
+// the dimension that disagree.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOE_OPS_TD
+#define MOE_OPS_TD
+
+include "dialect/MoeBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// moe.route
+//===----------------------------------------------------------------------===//
+
+def Moe_RouteOp : Moe_Op<"route", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "top-k routing of router logits to expert ids and weights";
+  let description = [{
+    Takes router logits `[T, E + N]` (E real experts, N = `null_experts`
+    null experts scored by the router) and returns, per token, the ids
+    `[T, K]` (i32) of the K chosen experts and their weights `[T, K]` (f32).
+
+    - `order = topk_then_softmax` (default, the seeds' harness): take the K
+      largest logits per token (ties: lower id first), then apply `scoring`
+      to those K values (softmax over the K, or sigmoid each).
+    - `order = softmax_then_topk` (Mixtral-style fused kernels): apply
+      `scoring` over all E + N logits, take the K largest scores.
+    - `renormalize`: divide the K weights of a token by their sum.
+    - Null experts (ids >= E): their slot weight is 0 and the slot costs no
+      compute downstream. With `null_policy = take_until_null` every slot after
+      a token's first null slot becomes null too (id E, weight 0). With
+      `renormalize`, the real weights are renormalised after nulling.
+
+    Example:
+    ```mlir
+    %ids, %w = moe.route %logits top 2 : tensor<?x60xf32>
+    %ids8, %w8 = moe.route %logits top 8 scoring sigmoid order softmax_then_topk
+                   renormalize null_experts 4 null_policy take_until_null
+                   : tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Moe_FloatTensor2D:$logits,
+    I64Attr:$k,
+    DefaultValuedAttr<Moe_Scoring, "::mlir::moe::Scoring::softmax">:$scoring,
+    DefaultValuedAttr<Moe_RouteOrder,
+                      "::mlir::moe::RouteOrder::topk_then_softmax">:$order,
+    UnitAttr:$renormalize,
+    DefaultValuedAttr<I64Attr, "0">:$null_experts,
+    DefaultValuedAttr<Moe_NullPolicy,
+                      "::mlir::moe::NullPolicy::independent">:$null_policy
+  );
+  let results = (outs Moe_I32Tensor2D:$ids, Moe_F32Tensor2D:$weights);
+  let assemblyFormat = [{
+    $logits `top` $k (`scoring` $scoring^)? (`order` $order^)?
+    (`renormalize` $renormalize^)? (`null_experts` $null_experts^)?
+    (`null_policy` $null_policy^)? attr-dict `:` type($logits)
+  }];
+  let extraClassDeclaration = [{
+    /// Number of real experts E (logit columns minus null experts).
+    int64_t getNumExperts();
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// moe.pack
+//===----------------------------------------------------------------------===//
+
+def Moe_PackOp : Moe_Op<"pack", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "sort token-slot assignments by expert into row groups";
+  let description = [{
+    Flattens the assignments token-major (position p = t * K + k) and sorts them
+    stably by expert id. Results:
+    - `rows [R, H]`: rows[r] = x[sort[r] / K] for rows inside a group, zero for
+      the rows after the last group;
+    - `sorted_weights [R]` (f32): the routing weight of each row, 0 outside
+      groups;
+    - `permutation [R]` (i32): the position p each row came from, -1 for
+      padding rows;
+    - `group_sizes [L]` (i32): rows of each local expert; group e occupies rows
+      [sum(group_sizes[0:e]), +group_sizes[e]).
+
+    Ids outside the local expert range [`expert_offset`, `expert_offset` + L)
+    (L = `local_experts`, default `experts` - `expert_offset`) and null ids
+    (>= `experts`) sort after every group and belong to none, so no work is
+    done for them. R is T * K, or `capacity` when given: the compact
+    expert-parallel dispatch gathers only its local experts' rows into a
+    buffer of that many rows; rows beyond the capacity are dropped (the groups
+    are cut from the end, so padding never shifts a group boundary).
+
+    `strategy` picks the sorting algorithm (argsort, tuple_sort, counting);
+    all three produce the same permutation.
+
+    Example:
+    ```mlir
+    %rows, %sw, %perm, %sizes = moe.pack %x, %ids, %w experts 60
+        : tensor<?x2048xf32>, tensor<?x2xi32>, tensor<?x2xf32>
+    // Compact EP dispatch on shard 1 of 4: experts 15..29, 4096 rows.
+    %r1, %sw1, %p1, %s1 = moe.pack %x, %ids, %w experts 60 offset 15 local 15
+        capacity 4096 strategy counting
+        : tensor<?x2048xf32>, tensor<?x8xi32>, tensor<?x8xf32>
+    ```
+  }];
+  let arguments = (ins
+    Moe_FloatTensor2D:$x,
+    Moe_I32Tensor2D:$ids,
+    Moe_F32Tensor2D:$weights,
+    I64Attr:$experts,
+    DefaultValuedAttr<I64Attr, "0">:$expert_offset,
+    OptionalAttr<I64Attr>:$local_experts,
+    OptionalAttr<I64Attr>:$capacity,
+    DefaultValuedAttr<Moe_PackStrategy,
+                      "::mlir::moe::PackStrategy::argsort">:$strategy
+  );
+  let results = (outs Moe_FloatTensor2D:$rows, Moe_F32Tensor1D:$sorted_weights,
+                      Moe_I32Tensor1D:$permutation, Moe_I32Tensor1D:$group_sizes);
+  let assemblyFormat = [{
+    $x `,` $ids `,` $weights `experts` $experts
+    (`offset` $expert_offset^)? (`local` $local_experts^)?
+    (`capacity` $capacity^)? (`strategy` $strategy^)?
+    attr-dict `:` type($x) `,` type($ids) `,` type($weights)
+  }];
+  let extraClassDeclaration = [{
+    /// L: the number of experts this pack forms groups for.
+    int64_t getNumLocalExperts();
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// moe.gather_rows
+//===----------------------------------------------------------------------===//
+
+def Moe_GatherRowsOp : Moe_Op<"gather_rows", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "gather token rows by an assignment permutation";
+  let description = [{
+    rows[r] = src[permutation[r] / K] where permutation holds token-major
+    assignment positions p = t * K + k (as produced by `moe.pack`); rows whose
+    position is negative (padding) are zero. This is the gather half of
+    `moe.pack` on its own (the `prequeue` benchmark mode times the rest
+    without it) and the adjoint of the un-permute in `moe.combine`.
+
+    ```mlir
+    %rows = moe.gather_rows %src, %perm top 2 : tensor<?x2048xf32>, tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins Moe_FloatTensor2D:$src, Moe_I32Tensor1D:$permutation,
+                       I64Attr:$k);
+  let results = (outs Moe_FloatTensor2D:$rows);
+  let assemblyFormat = [{
+    $src `,` $permutation `top` $k attr-dict `:` type($src) `,` type($permutation)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// moe.gmm / moe.tgmm
+//===----------------------------------------------------------------------===//
+
+def Moe_GmmOp : Moe_Op<"gmm", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "grouped matmul: each row group times its expert's weights";
+  let description = [{
+    out[r, :] = lhs[r, :] @ rhs[g(r)] where the rows are partitioned
+    contiguously by `group_sizes` (group e = rows [start_e, start_e + gs_e)).
+    `lhs` is `[R, D]`, `rhs` is `[E, D, N]`, the result `[R, N]`. With
+    `transpose_rhs`, `rhs` is `[E, N, D]` and each group multiplies by
+    rhs[e]^T: the gradient of the forward gmm with respect to its rows.
+    Rows past sum(group_sizes) belong to no group and are zero. Groups may be
+    empty. Products accumulate in f32 whatever the storage type; the result
+    has the element type of `lhs`.
+
+    ```mlir
+    %h = moe.gmm %rows, %w13, %sizes : tensor<?x2048xbf16>, tensor<60x2048x2816xbf16>, tensor<60xi32>
+    %dx = moe.gmm %dh, %w13, %sizes transpose_rhs : tensor<?x2816xf32>, tensor<60x2048x2816xf32>, tensor<60xi32>
+    ```
+  }];
+  let arguments = (ins Moe_FloatTensor2D:$lhs, Moe_FloatTensor3D:$rhs,
+                       Moe_I32Tensor1D:$group_sizes, UnitAttr:$transpose_rhs);
+  let results = (outs Moe_FloatTensor2D:$out);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $group_sizes (`transpose_rhs` $transpose_rhs^)? attr-dict
+    `:` type($lhs) `,` type($rhs) `,` type($group_sizes)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Moe_TgmmOp : Moe_Op<"tgmm", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "transposed grouped matmul: per-expert weight gradients";
+  let description = [{
+    out[e] = lhs_e^T @ rhs_e for every group e, where lhs_e and rhs_e are the
+    rows of group e of `lhs [R, D]` and `rhs [R, N]`; the result is
+    `[E, D, N]`, zero for empty groups. This is the gradient of `moe.gmm` with
+    respect to its expert weights (lhs = the forward rows, rhs = the output
+    gradient). Accumulates in f32; result element type is that of `lhs`.
+
+    ```mlir
+    %dw = moe.tgmm %rows, %dh, %sizes : tensor<?x2048xf32>, tensor<?x2816xf32>, tensor<60xi32>
+    ```
+  }];
+  let arguments = (ins Moe_FloatTensor2D:$lhs, Moe_FloatTensor2D:$rhs,
+                       Moe_I32Tensor1D:$group_sizes);
+  let results = (outs Moe_FloatTensor3D:$out);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $group_sizes attr-dict
+    `:` type($lhs) `,` type($rhs) `,` type($group_sizes)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// moe.swiglu / moe.scale_rows
+//===----------------------------------------------------------------------===//
+
+def Moe_SwigluOp : Moe_Op<"swiglu", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "SwiGLU activation: silu(gate) * up";
+  let description = [{
+    With one operand `[R, 2M]` (the output of a fused gate|up projection, gate
+    in the first M columns), or two operands gate `[R, M]` and up `[R, M]`
+    (the baseline two-matmul form), returns silu(gate) * up `[R, M]` with
+    silu(z) = z * sigmoid(z). A dedicated op rather than upstream arith/math
+    ops so that the fusion passes can find it and move it into the up-gmm's
+    epilogue as one unit.
+
+    ```mlir
+    %a = moe.swiglu %h : tensor<?x2816xf32>
+    %a2 = moe.swiglu %gate, %up : tensor<?x1408xf32>, tensor<?x1408xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Moe_FloatTensor2D>:$inputs);
+  let results = (outs Moe_FloatTensor2D:$out);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Moe_ScaleRowsOp : Moe_Op<"scale_rows", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "multiply each row by a per-row scale (preweight)";
+  let description = [{
+    out[r, :] = input[r, :] * scale[r]. The `preweight` form of the expert MLP
+    multiplies the activations by the sorted routing weights before the down
+    projection, so that `moe.combine` can sum without weights.
+
+    ```mlir
+    %aw = moe.scale_rows %a, %sorted_w : tensor<?x1408xf32>, tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins Moe_FloatTensor2D:$input, Moe_F32Tensor1D:$scale);
+  let results = (outs Moe_FloatTensor2D:$out);
+  let assemblyFormat = "$input `,` $scale attr-dict `:` type($input) `,` type($scale)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// moe.combine
+//===----------------------------------------------------------------------===//
+
+def Moe_CombineOp : Moe_Op<"combine", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "un-permute expert rows and sum the k slots of each token";
+  let description = [{
+    out[t, :] = sum_k weights[t, k] * y[p = t * K + k] where y is `rows`
+    un-permuted (rows[r] came from position permutation[r]; negative positions
+    are padding and ignored). `weights [T, K]` are the routing weights in token
+    order and give T and K. Accumulates in f32 and returns the element type of
+    `rows`. With `preweighted`, the rows already carry their weight (the
+    `preweight` MLP form) and are summed as they are.
+
+    `strategy = unsort` gathers each token's K rows through the inverse
+    permutation; `strategy = scatter` adds each row into its token. Same
+    result.
+
+    ```mlir
+    %y = moe.combine %out_rows, %perm, %w : tensor<?x2048xf32>, tensor<?xi32>, tensor<?x2xf32>
+    ```
+  }];
+  let arguments = (ins Moe_FloatTensor2D:$rows, Moe_I32Tensor1D:$permutation,
+                       Moe_F32Tensor2D:$weights,
+                       DefaultValuedAttr<Moe_CombineStrategy,
+                           "::mlir::moe::CombineStrategy::unsort">:$strategy,
+                       UnitAttr:$preweighted);
+  let results = (outs Moe_FloatTensor2D:$out);
+  let assemblyFormat = [{
+    $rows `,` $permutation `,` $weights (`strategy` $strategy^)?
+    (`preweighted` $preweighted^)? attr-dict
+    `:` type($rows) `,` type($permutation) `,` type($weights)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives over a named axis of a shard.grid
+//===----------------------------------------------------------------------===//
+
+// The grid itself is the upstream `shard.grid`; `moe.axes` on it names its
+// axes. These ops exist because users of MoE code think in named axes (JAX's
+// psum(x, "expert")); `-moe-collectives-to-shard` turns the uniform ones into
+// the upstream shard.all_reduce / all_gather / reduce_scatter (axis indices),
+// which upstream lowers to MPI. moe.all_to_all is ragged, which upstream's
+// shard.all_to_all (equal splits) cannot express.
+class Moe_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Moe_Op<mnemonic, !listconcat(traits,
+          [DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+  dag commonArgs = (ins FlatSymbolRefAttr:$grid, StrArrayAttr:$axes);
+}
+
+def Moe_PsumOp : Moe_CollectiveOp<"psum", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "sum over the shards of named grid axes (all-reduce)";
+  let description = [{
+    Every shard along `axes` of `grid` receives the elementwise sum of all
+    their inputs. The all-reduce that closes dense and compact EP.
+
+    ```mlir
+    shard.grid @mesh(shape = 2x2) {moe.axes = ["data", "expert"]}
+    %y = moe.psum %partial over @mesh ["expert"] : tensor<?x2048xf32>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), commonArgs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `over` $grid $axes attr-dict `:` type($input)";
+  let hasFolder = 1;
+}
+
+def Moe_AllGatherOp : Moe_CollectiveOp<"all_gather", [Pure]> {
+  let summary = "concatenate the shards of named grid axes along a dimension";
+  let description = [{
+    Every shard along `axes` receives the concatenation, along `dim`, of all
+    their inputs in shard order. The ring EP mode gathers token shards with it.
+
+    ```mlir
+    %x_all = moe.all_gather %x over @mesh ["expert"] dim 0 : tensor<1024x2048xf32> -> tensor<2048x2048xf32>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), commonArgs,
+                       (ins I64Attr:$dim));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `over` $grid $axes `dim` $dim attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def Moe_ReduceScatterOp : Moe_CollectiveOp<"reduce_scatter", [Pure]> {
+  let summary = "sum over named grid axes, each shard keeping one slice";
+  let description = [{
+    Sums the inputs of all shards along `axes` and splits the sum along `dim`
+    into equal slices, shard i keeping slice i. The ring EP mode returns the
+    [T, H] partial to token shards with it (psum_scatter in JAX).
+
+    ```mlir
+    %y = moe.reduce_scatter %partial over @mesh ["expert"] dim 0 : tensor<2048x2048xf32> -> tensor<1024x2048xf32>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), commonArgs,
+                       (ins I64Attr:$dim));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `over` $grid $axes `dim` $dim attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def Moe_AllToAllOp : Moe_CollectiveOp<"all_to_all", [Pure,
+    AllTypesMatch<["send_counts", "recv_counts"]>]> {
+  let summary = "ragged all-to-all: send each row block to the shard that owns it";
+  let description = [{
+    `rows [R, H]` are partitioned contiguously by `send_counts [D]` (D = the
+    number of shards along `axes`): block j goes to shard j. The result holds
+    the blocks received from shards 0..D-1 one after another, `recv_counts[j]`
+    rows from shard j, then zero rows up to the result's row count (a
+    capacity). This is the dispatch (and, run backwards, the return) of
+    all-to-all expert parallelism, which needs unequal splits that the
+    upstream `shard.all_to_all` does not have.
+
+    ```mlir
+    %recv, %counts = moe.all_to_all %rows, %send over @mesh ["expert"]
+        : tensor<?x2048xf32>, tensor<4xi32> -> tensor<?x2048xf32>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$rows, Moe_I32Tensor1D:$send_counts),
+                       commonArgs);
+  let results = (outs AnyRankedTensor:$received, Moe_I32Tensor1D:$recv_counts);
+  let assemblyFormat = [{
+    $rows `,` $send_counts `over` $grid $axes attr-dict
+    `:` type($rows) `,` type($send_counts) `->` type($received)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// moe.block
+//===----------------------------------------------------------------------===//
+
+def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
+    InferTypeOpAdaptor]> {
+  let summary = "a whole MoE block: router, routed experts, shared expert";
+  let description = [{
+    The block in one op, for users who want to write one line; the
+    `-moe-expand-block` pass turns it into `moe.route`, `moe.pack`, `moe.gmm`,
+    `moe.swiglu`, `moe.combine` and, for the shared expert, `linalg.matmul`.
+
+    Operands, with `x [T, H]`:
+    - the router: either `logits(%l : [T, E + N])` (fixed logits, as the
+      seeds' harness fed) or `router(%w : [H, E + N])` (logits = x @ w);
+    - `gate_up(...)`: either `w13 [E, H, 2M]` (`fused_w13`, gate in the first
+      M columns) or `w1 [E, H, M], w3 [E, H, M]` (`baseline`); then
+      `down(w2 [E, M, H])`;
+    - optionally the shared expert: `shared_gate_up(...)` with either
+      `sw13 [H, 2S]` (`shared_fused`) or `sw1 [H, S], sw3 [H, S]`, and
+      `shared_down(sw2 [S, H])`.
+
+    The routing attributes are those of `moe.route`; `pack_strategy` and
+    `combine_strategy` those of `moe.pack` and `moe.combine`; `preweight`
+    scales the activations by the routing weights before the down projection.
+    The result is `[T, H]` with the element type of `x`.
+
+    ```mlir
+    %y = moe.block %x logits(%logits : tensor<?x60xf32>)
+           gate_up(%w13 : tensor<60x2048x2816xf32>)
+           down(%w2 : tensor<60x1408x2048xf32>)
+           shared_gate_up(%sw13 : tensor<2048x11264xf32>)
+           shared_down(%sw2 : tensor<5632x2048xf32>)
+           top 2 : tensor<?x2048xf32>
+    ```
+  }];
+  let arguments = (ins
+    Moe_FloatTensor2D:$x,
+    Optional<Moe_FloatTensor2D>:$router_logits,
+    Optional<Moe_FloatTensor2D>:$router_weight,
+    Variadic<Moe_FloatTensor3D>:$expert_gate_up,
+    Moe_FloatTensor3D:$expert_down,
+    Variadic<Moe_FloatTensor2D>:$shared_gate_up,
+    Optional<Moe_FloatTensor2D>:$shared_down,
+    I64Attr:$k,
+    DefaultValuedAttr<Moe_Scoring, "::mlir::moe::Scoring::softmax">:$scoring,
+    DefaultValuedAttr<Moe_RouteOrder,
+                      "::mlir::moe::RouteOrder::topk_then_softmax">:$order,
+    UnitAttr:$renormalize,
+    DefaultValuedAttr<I64Attr, "0">:$null_experts,
+    DefaultValuedAttr<Moe_NullPolicy,
+                      "::mlir::moe::NullPolicy::independent">:$null_policy,
+    DefaultValuedAttr<Moe_PackStrategy,
+                      "::mlir::moe::PackStrategy::argsort">:$pack_strategy,
+    DefaultValuedAttr<Moe_CombineStrategy,
+                      "::mlir::moe::CombineStrategy::unsort">:$combine_strategy,
+    UnitAttr:$preweight
+  );
+  let results = (outs Moe_FloatTensor2D:$out);
+  let assemblyFormat = [{
+    $x (`logits` `(` $router_logits^ `:` type($router_logits) `)`)?
+    (`router` `(` $router_weight^ `:` type($router_weight) `)`)?
+    `gate_up` `(` $expert_gate_up `:` type($expert_gate_up) `)`
+    `down` `(` $expert_down `:` type($expert_down) `)`
+    (`shared_gate_up` `(` $shared_gate_up^ `:` type($shared_gate_up) `)`)?
+    (`shared_down` `(` $shared_down^ `:` type($shared_down) `)`)?
+    `top` $k (`scoring` $scoring^)? (`order` $order^)?
+    (`renormalize` $renormalize^)? (`null_experts` $null_experts^)?
+    (`null_policy` $null_policy^)? (`pack_strategy` $pack_strategy^)?
+    (`combine_strategy` $combine_strategy^)? (`preweight` $preweight^)?
+    attr-dict `:` type($x)
+  }];
+  let extraClassDeclaration = [{
+    int64_t getNumExperts();
+    int64_t getExpertDim();
+    /// 0 when the block has no shared expert.
+    int64_t getSharedDim();
+    bool hasFusedGateUp() { return getExpertGateUp().size() == 1; }
+    bool hasSharedExpert() { return !getSharedGateUp().empty(); }
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MOE_OPS_TD

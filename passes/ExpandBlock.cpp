@@ -1,0 +1,119 @@
+//===- ExpandBlock.cpp - moe.block to primitive ops -----------------------===//
+
+#include "dialect/MoeOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::moe {
+#define GEN_PASS_DEF_MOEEXPANDBLOCK
+#include "passes/Passes.h.inc"
+} // namespace mlir::moe
+
+using namespace mlir;
+using namespace mlir::moe;
+
+namespace {
+
+/// lhs [T, K] @ rhs [K, N] with an f32 accumulator, whatever the storage type
+/// (bf16 products accumulate in f32, as the routed gmm does). The dense
+/// matmul is upstream's linalg.matmul: nothing MoE-specific about it.
+Value matmulF32(OpBuilder &rewriter, Location loc, Value lhs, Value rhs) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  auto f32 = rewriter.getF32Type();
+  auto type = RankedTensorType::get(
+      {lhsType.getDimSize(0), rhsType.getDimSize(1)}, f32);
+  SmallVector<Value> dynamicSizes;
+  if (type.isDynamicDim(0))
+    dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, lhs, 0));
+  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), f32,
+                                        dynamicSizes);
+  Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
+  Value init = linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+  return linalg::MatmulOp::create(rewriter, loc, TypeRange{type},
+                                  ValueRange{lhs, rhs}, ValueRange{init})
+      .getResult(0);
+}
+
+/// The shared expert: silu(x @ sw1) * (x @ sw3) @ sw2, in f32, returned in
+/// the element type of x.
+Value expandSharedExpert(OpBuilder &rewriter, Location loc, BlockOp op) {
+  Value x = op.getX();
+  SmallVector<Value> gateUp;
+  for (Value w : op.getSharedGateUp())
+    gateUp.push_back(matmulF32(rewriter, loc, x, w));
+  Value act = SwigluOp::create(rewriter, loc, gateUp);
+  Value out = matmulF32(rewriter, loc, act, op.getSharedDown());
+  Type element = getElementTypeOrSelf(x.getType());
+  if (element != rewriter.getF32Type())
+    out = arith::TruncFOp::create(
+        rewriter, loc, cast<RankedTensorType>(out.getType()).clone(element), out);
+  return out;
+}
+
+/// Builds the primitive ops of `op` before it and replaces it with them.
+void expandBlock(RewriterBase &rewriter, BlockOp op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  Value x = op.getX();
+
+  Value logits = op.getRouterLogits();
+  if (!logits)
+    logits = matmulF32(rewriter, loc, x, op.getRouterWeight());
+  auto route = RouteOp::create(
+      rewriter, loc, logits, op.getKAttr(), op.getScoringAttr(),
+      op.getOrderAttr(), op.getRenormalizeAttr(), op.getNullExpertsAttr(),
+      op.getNullPolicyAttr());
+
+  auto pack = PackOp::create(
+      rewriter, loc, x, route.getIds(), route.getWeights(),
+      rewriter.getI64IntegerAttr(op.getNumExperts()),
+      /*expert_offset=*/rewriter.getI64IntegerAttr(0),
+      /*local_experts=*/IntegerAttr(), /*capacity=*/IntegerAttr(),
+      op.getPackStrategyAttr());
+  Value sizes = pack.getGroupSizes();
+
+  SmallVector<Value> gateUp;
+  for (Value w : op.getExpertGateUp())
+    gateUp.push_back(GmmOp::create(rewriter, loc, pack.getRows(), w, sizes));
+  Value act = SwigluOp::create(rewriter, loc, gateUp);
+  if (op.getPreweight())
+    act = ScaleRowsOp::create(rewriter, loc, act, pack.getSortedWeights());
+  Value down = GmmOp::create(rewriter, loc, act, op.getExpertDown(), sizes);
+  Value out = CombineOp::create(rewriter, loc, down, pack.getPermutation(),
+                                route.getWeights(), op.getCombineStrategyAttr(),
+                                op.getPreweightAttr());
+
+  if (op.hasSharedExpert())
+    out = arith::AddFOp::create(rewriter, loc, out,
+                                expandSharedExpert(rewriter, loc, op));
+  // Combine infers [T, H] from the weights; the block's type may carry a
+  // more static token count from x.
+  if (out.getType() != op.getType())
+    out = tensor::CastOp::create(rewriter, loc, op.getType(), out);
+  rewriter.replaceOp(op, out);
+}
+
+struct MoeExpandBlockPass
+    : mlir::moe::impl::MoeExpandBlockBase<MoeExpandBlockPass> {
+  using MoeExpandBlockBase::MoeExpandBlockBase;
+
+  void runOnOperation() override {
+    // One rewrite per block that cannot fail on verified IR, so a walk
+    // suffices; folding and canonicalizing the result is the pipeline's job.
+    SmallVector<BlockOp> blocks;
+    getOperation()->walk([&](BlockOp op) { blocks.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (BlockOp op : blocks) {
+      expandBlock(rewriter, op);
+      ++numBlocksExpanded;
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,45 @@
+//===- Passes.h - moe passes and pipelines ----------------------*- C++ -*-===//
+#ifndef MOEC_PASSES_PASSES_H
+#define MOEC_PASSES_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::moe {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+/// Options of the `moe-default` pipeline.
+struct DefaultPipelineOptions
+    : public PassPipelineOptions<DefaultPipelineOptions> {
+  PassOptions::Option<bool> expandBlocks{
+      *this, "expand-blocks",
+      llvm::cl::desc("Expand moe.block into the primitive ops"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> lowerCollectives{
+      *this, "lower-collectives",
+      llvm::cl::desc("Lower named-axis collectives to the shard dialect"),
+      llvm::cl::init(false)};
+};
+
+/// The pipeline moe-opt and moec run when no other is given: expand
+/// composite blocks, then canonicalize and CSE the primitives.
+void buildDefaultPipeline(OpPassManager &pm,
+                          const DefaultPipelineOptions &options);
+
+/// Registers the moe passes and the named pipelines (`moe-default`).
+void registerMoePassesAndPipelines();
+
+} // namespace mlir::moe
+
+#endif // MOEC_PASSES_PASSES_H

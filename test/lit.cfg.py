@@ -1,0 +1,26 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "MOE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.moe_obj_root, "test")
+# The GoogleTest suite runs under ctest, not lit.
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%moe_src_root", config.moe_src_root))
+config.substitutions.append(("%moe_obj_root", config.moe_obj_root))
+config.substitutions.append(("%examples", os.path.join(config.moe_src_root, "examples")))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tool_dirs = [config.moe_tools_dir, config.llvm_tools_dir]
+tools = ["moe-opt"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,58 @@
+//===- moe-opt.cpp - mlir-opt for the moe dialect --------------------------===//
+//
+// Behaves like mlir-opt: reads .mlir, runs `--pass-pipeline=...` or the
+// registered pass flags, prints the result. Knows the moe dialect and passes,
+// the `moe-default` pipeline, and the upstream dialects an MoE program is
+// written in or lowered through.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/MoeDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::moe::MoeDialect, mlir::affine::AffineDialect,
+                  mlir::amx::AMXDialect, mlir::arith::ArithDialect,
+                  mlir::bufferization::BufferizationDialect,
+                  mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
+                  mlir::index::IndexDialect, mlir::LLVM::LLVMDialect,
+                  mlir::linalg::LinalgDialect, mlir::math::MathDialect,
+                  mlir::memref::MemRefDialect, mlir::mpi::MPIDialect,
+                  mlir::scf::SCFDialect, mlir::shard::ShardDialect,
+                  mlir::tensor::TensorDialect, mlir::vector::VectorDialect,
+                  mlir::x86vector::X86VectorDialect>();
+
+  mlir::registerTransformsPasses();
+  mlir::registerLinalgPasses();
+  mlir::bufferization::registerBufferizationPasses();
+  mlir::shard::registerShardPasses();
+  mlir::moe::registerMoePassesAndPipelines();
+
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "moe-opt: the moe dialect optimizer\n",
+                        registry));
+}
