@@ -285,28 +285,62 @@ LogicalResult SwigluOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult SwigluOp::verify() {
-  Operation *op = *this;
-  auto inputs = getInputs();
+namespace {
+/// The forward inputs of swiglu and swiglu_grad: one fused [R, 2M] operand,
+/// or gate and up [R, M] of one type.
+LogicalResult verifySwigluInputs(Operation *op, ValueRange inputs) {
   if (inputs.size() == 1) {
     int64_t width = dimOf(inputs[0], 1);
     if (failed(expectStatic(op, width, "fused gate|up width")))
       return failure();
     if (width % 2 != 0)
-      return emitOpError() << "fused gate|up width (" << width
-                           << ") must be even: gate and up halves";
+      return op->emitOpError() << "fused gate|up width (" << width
+                               << ") must be even: gate and up halves";
     return success();
   }
   if (inputs.size() != 2)
-    return emitOpError() << "expects one fused gate|up operand or two (gate, "
-                            "up), got "
-                         << inputs.size();
+    return op->emitOpError()
+           << "expects one fused gate|up operand or two (gate, up), got "
+           << inputs.size();
   if (failed(expectDim(op, dimOf(inputs[0], 0), "gate row count",
                        dimOf(inputs[1], 0), "up row count")) ||
       failed(expectDim(op, dimOf(inputs[0], 1), "gate width",
                        dimOf(inputs[1], 1), "up width")) ||
       failed(expectStatic(op, dimOf(inputs[0], 1), "gate width")) ||
       failed(expectSameElement(op, inputs[0], "gate", inputs[1], "up")))
+    return failure();
+  return success();
+}
+} // namespace
+
+LogicalResult SwigluOp::verify() {
+  return verifySwigluInputs(*this, getInputs());
+}
+
+LogicalResult SwigluGradOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location>,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  for (Value input : adaptor.getInputs())
+    types.push_back(input.getType());
+  return success();
+}
+
+LogicalResult SwigluGradOp::verify() {
+  if (failed(verifySwigluInputs(*this, getInputs())))
+    return failure();
+  // grad has the shape of the forward result.
+  SmallVector<Type> forward;
+  (void)SwigluOp::inferReturnTypes(
+      getContext(), getLoc(), SwigluOp::Adaptor(getInputs(), DictionaryAttr{}),
+      forward);
+  auto out = cast<RankedTensorType>(forward[0]);
+  if (failed(expectDim(*this, dimOf(getGrad(), 0), "grad row count",
+                       out.getDimSize(0), "input row count")) ||
+      failed(expectDim(*this, dimOf(getGrad(), 1), "grad width",
+                       out.getDimSize(1), "activation width")) ||
+      failed(expectSameElement(*this, getGrad(), "grad", getInputs()[0],
+                               "input")))
     return failure();
   return success();
 }

@@ -155,9 +155,10 @@ def Moe_GatherRowsOp : Moe_Op<"gather_rows", [Pure,
     %rows = moe.gather_rows %src, %perm top 2 : tensor<?x2048xf32>, tensor<?xi32>
     ```
   }];
-  let arguments = (ins Moe_FloatTensor2D:$src, Moe_I32Tensor1D:$permutation,
+  // Any element type: the all-to-all dispatch moves expert ids this way too.
+  let arguments = (ins 2DTensorOf<[AnyType]>:$src, Moe_I32Tensor1D:$permutation,
                        I64Attr:$k);
-  let results = (outs Moe_FloatTensor2D:$rows);
+  let results = (outs 2DTensorOf<[AnyType]>:$rows);
   let assemblyFormat = [{
     $src `,` $permutation `top` $k attr-dict `:` type($src) `,` type($permutation)
   }];
@@ -247,6 +248,31 @@ def Moe_SwigluOp : Moe_Op<"swiglu", [Pure,
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
+}
+
+def Moe_SwigluGradOp : Moe_Op<"swiglu_grad", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "gradient of moe.swiglu with respect to its inputs";
+  let description = [{
+    Given the gradient `grad [R, M]` of a `moe.swiglu` output and that
+    swiglu's inputs (one fused `[R, 2M]` or gate and up `[R, M]`), returns the
+    gradient with respect to each input, in the same form:
+    d_gate = grad * up * silu'(gate), d_up = grad * silu(gate), with
+    silu'(z) = sigmoid(z) * (1 + z * (1 - sigmoid(z))). Recomputes the
+    activation instead of reading a saved one, which is what the remat
+    policies trade on.
+
+    ```mlir
+    %dh = moe.swiglu_grad %da, %h : tensor<?x1408xf32>, tensor<?x2816xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Moe_FloatTensor2D>:$inputs,
+                       Moe_FloatTensor2D:$grad);
+  let results = (outs Variadic<Moe_FloatTensor2D>:$input_grads);
+  let assemblyFormat = [{
+    $grad `,` $inputs attr-dict `:` type($grad) `,` type($inputs)
+  }];
+  let hasVerifier = 1;
 }
 
 def Moe_ScaleRowsOp : Moe_Op<"scale_rows", [Pure,
