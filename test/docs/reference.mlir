@@ -1,0 +1,4 @@
+// The committed references must match what ODS generates; after changing a
+// .td file run `ninja -C build moe-update-docs` and commit docs/reference/.
+// RUN: diff -u %moe_src_root/docs/reference/moe-dialect.md %moe_obj_root/docs/moe-dialect.md
+// RUN: diff -u %moe_src_root/docs/reference/moe-passes.md %moe_obj_root/docs/moe-passes.md
