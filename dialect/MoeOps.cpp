@@ -184,8 +184,11 @@ LogicalResult PackOp::verify() {
     return emitOpError() << "local experts [" << offset << ", "
                          << offset + local << ") must be a non-empty range in [0, "
                          << experts << ")";
-  if (auto capacity = getCapacity(); capacity && *capacity < 1)
-    return emitOpError() << "capacity (" << *capacity << ") must be positive";
+  // I64Attr getters return unsigned values: compare as signed.
+  if (auto capacity = getCapacity();
+      capacity && static_cast<int64_t>(*capacity) < 1)
+    return emitOpError() << "capacity (" << static_cast<int64_t>(*capacity)
+                         << ") must be positive";
   return success();
 }
 
@@ -204,8 +207,9 @@ LogicalResult GatherRowsOp::inferReturnTypes(MLIRContext *,
 }
 
 LogicalResult GatherRowsOp::verify() {
-  if (getK() < 1)
-    return emitOpError() << "top-k (" << getK() << ") must be at least 1";
+  int64_t k = static_cast<int64_t>(getK());
+  if (k < 1)
+    return emitOpError() << "top-k (" << k << ") must be at least 1";
   return success();
 }
 
@@ -268,12 +272,17 @@ LogicalResult TgmmOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult SwigluOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location>,
+                                         std::optional<Location> location,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   ValueRange inputs = adaptor.getInputs();
-  if (inputs.empty())
+  if (inputs.empty()) {
+    // No operand to take a type from: say why here, the verifier never runs.
+    if (location)
+      mlir::emitError(*location, "'moe.swiglu' op expects one fused gate|up "
+                                 "operand or two (gate, up), got 0");
     return failure();
+  }
   int64_t rows = dimOf(inputs[0], 0);
   int64_t width = dimOf(inputs[0], 1);
   if (inputs.size() == 1 && !ShapedType::isDynamic(width))

@@ -101,3 +101,20 @@ func.func @grad_inputs(%g: tensor<8x16xf32>, %u: tensor<9x16xf32>) {
   %0:2 = moe.swiglu_grad %g, %g, %u : tensor<8x16xf32>, tensor<8x16xf32>, tensor<9x16xf32>
   return
 }
+
+// -----
+
+// Zero operands can only be written in the generic form.
+func.func @no_inputs() {
+  // expected-error @+1 {{'moe.swiglu' op expects one fused gate|up operand or two (gate, up), got 0}}
+  %0 = "moe.swiglu"() : () -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_no_inputs(%g: tensor<8x16xf32>) {
+  // expected-error @+1 {{expects one fused gate|up operand or two (gate, up), got 0}}
+  "moe.swiglu_grad"(%g) : (tensor<8x16xf32>) -> ()
+  return
+}

@@ -93,3 +93,27 @@ func.func @gather_rows_k(%src: tensor<4x64xf32>, %perm: tensor<8xi32>) {
   %r = moe.gather_rows %src, %perm top 0 : tensor<4x64xf32>, tensor<8xi32>
   return
 }
+
+// -----
+
+func.func @negative_capacity(%x: tensor<4x64xf32>, %ids: tensor<4x2xi32>, %w: tensor<4x2xf32>) {
+  // expected-error @+1 {{capacity (-4) must be positive}}
+  %r, %sw, %p, %s = moe.pack %x, %ids, %w experts 6 capacity -4 : tensor<4x64xf32>, tensor<4x2xi32>, tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @negative_experts(%x: tensor<4x64xf32>, %ids: tensor<4x2xi32>, %w: tensor<4x2xf32>) {
+  // expected-error @+1 {{experts (-6) must be at least 1}}
+  %r, %sw, %p, %s = moe.pack %x, %ids, %w experts -6 : tensor<4x64xf32>, tensor<4x2xi32>, tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @gather_rows_negative_k(%src: tensor<4x64xf32>, %perm: tensor<8xi32>) {
+  // expected-error @+1 {{top-k (-2) must be at least 1}}
+  %r = moe.gather_rows %src, %perm top -2 : tensor<4x64xf32>, tensor<8xi32>
+  return
+}

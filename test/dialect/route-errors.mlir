@@ -69,3 +69,11 @@ func.func @unknown_scoring(%l: tensor<4x8xf32>) {
   %i, %w = moe.route %l top 2 scoring relu : tensor<4x8xf32>
   return
 }
+
+// -----
+
+func.func @negative_k(%l: tensor<4x8xf32>) {
+  // expected-error @+1 {{top-k (-1) must be in [1, 8] (router columns)}}
+  %i, %w = moe.route %l top -1 : tensor<4x8xf32>
+  return
+}
