@@ -8,19 +8,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/MoeDialect.h"
+#include "codegen/Passes.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -31,7 +30,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -46,11 +44,10 @@ int main(int argc, char **argv) {
                   mlir::tensor::TensorDialect, mlir::vector::VectorDialect,
                   mlir::x86vector::X86VectorDialect>();
 
-  mlir::registerTransformsPasses();
-  mlir::registerLinalgPasses();
-  mlir::bufferization::registerBufferizationPasses();
+  mlir::moe::registerCodegenInterfaces(registry);
+
   mlir::shard::registerShardPasses();
-  mlir::moe::registerMoePassesAndPipelines();
+  mlir::moe::registerCodegenPassesAndPipelines();
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "moe-opt: the moe dialect optimizer\n",

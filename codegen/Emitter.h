@@ -1,0 +1,90 @@
+//===- Emitter.h - loop-nest building helpers for the moe lowerings -*- C++ -*-===//
+//
+// The moe ops lower to loops over memrefs, between a bufferization.to_buffer
+// of each tensor operand and a bufferization.to_tensor of each freshly
+// allocated result, so that one-shot bufferization handles everything
+// around them. Values are computed in f32 whatever the storage type (bf16
+// loads are extended, stores truncated). Scratch buffers are not freed
+// here: the buffer-deallocation pipeline frees every allocation, and it
+// rejects IR that already holds memref.dealloc ops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEC_CODEGEN_EMITTER_H
+#define MOEC_CODEGEN_EMITTER_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir::moe::codegen {
+
+class Emitter {
+public:
+  Emitter(OpBuilder &builder, Location loc) : b(loc, builder) {}
+
+  ImplicitLocOpBuilder b;
+
+  // Constants.
+  Value index(int64_t v);
+  Value f32(double v);
+  Value i32(int64_t v);
+  /// The zero of any integer or float type.
+  Value zero(Type type);
+
+  // Index arithmetic (signed where it matters).
+  Value add(Value a, Value c);
+  Value sub(Value a, Value c);
+  Value mul(Value a, Value c);
+  Value divs(Value a, Value c);
+  Value rems(Value a, Value c);
+  Value min(Value a, Value c);
+  Value max(Value a, Value c);
+  Value lt(Value a, Value c);  // signed a < c
+  Value ge(Value a, Value c);  // signed a >= c
+  Value andI(Value a, Value c);
+  Value select(Value cond, Value a, Value c);
+  /// 0 <= v < bound.
+  Value inRange(Value v, Value bound);
+
+  // f32 arithmetic.
+  Value fadd(Value a, Value c);
+  Value fmul(Value a, Value c);
+  Value fdiv(Value a, Value c);
+  Value exp(Value a);
+  Value sigmoid(Value z);
+
+  /// i32 to index (sign-extending) and back.
+  Value toIndex(Value i32Value);
+  Value toI32(Value indexValue);
+
+  // Memory.
+  /// The buffer of a tensor operand, read only, with a fully dynamic layout
+  /// so that any buffer one-shot bufferization picks fits.
+  Value buffer(Value tensor);
+  /// A new identity-layout buffer of `type`'s shape; dynamic sizes in order.
+  Value alloc(RankedTensorType type, ValueRange dynamicSizes);
+  Value alloc(ArrayRef<int64_t> shape, Type element, ValueRange dynamicSizes);
+  /// The tensor a result buffer becomes (restrict: nothing else aliases it).
+  Value tensor(Value buffer, Type tensorType);
+  Value dim(Value memref, int64_t i);
+  Value load(Value memref, ValueRange indices);
+  void store(Value v, Value memref, ValueRange indices);
+  /// Loads as f32 (extending bf16).
+  Value loadF32(Value memref, ValueRange indices);
+  /// Stores an f32 into a memref of its element type (truncating to bf16).
+  void storeF32(Value v, Value memref, ValueRange indices);
+  /// Fills a memref with a scalar of its element type.
+  void fill(Value memref, Value scalar);
+
+  // Control flow.
+  void forLoop(Value lb, Value ub, function_ref<void(Value)> body);
+  /// A loop carrying values; returns the final values.
+  SmallVector<Value> forLoop(Value lb, Value ub, ValueRange init,
+                             function_ref<SmallVector<Value>(Value, ValueRange)> body);
+  void ifThen(Value cond, function_ref<void()> then);
+};
+
+} // namespace mlir::moe::codegen
+
+#endif // MOEC_CODEGEN_EMITTER_H

@@ -1,0 +1,117 @@
+//===- GmmLowering.cpp - moe.gmm and moe.tgmm to loops --------------------===//
+//
+// The reference lowering of the grouped matmuls: a row at a time, an f32
+// accumulator row, the weight rows streamed in order so the innermost loop is
+// contiguous. Correct for every shape and group layout (empty groups, sizes
+// past the row count, rows outside every group); the fast tiled/microkernel
+// strategy replaces this file's functions, nothing else.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Emitter.h"
+#include "codegen/Lowerings.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::moe;
+using namespace mlir::moe::codegen;
+
+namespace {
+/// Calls `body(group, firstRow, endRow)` for every group, with the rows
+/// clamped to [0, rowCount) and negative sizes taken as zero.
+void forEachGroup(Emitter &e, Value sizes, Value rowCount,
+                  function_ref<void(Value, Value, Value)> body) {
+  Value zero = e.index(0);
+  Value groups = e.dim(sizes, 0);
+  e.forLoop(zero, groups, ValueRange{zero},
+            [&](Value g, ValueRange acc) -> SmallVector<Value> {
+              Value size = e.max(e.toIndex(e.load(sizes, {g})), zero);
+              Value start = acc[0];
+              Value end = e.add(start, size);
+              body(g, e.min(start, rowCount), e.min(end, rowCount));
+              return {end};
+            });
+}
+} // namespace
+
+void mlir::moe::codegen::lowerGmm(RewriterBase &rewriter, GmmOp op) {
+  rewriter.setInsertionPoint(op);
+  Emitter e(rewriter, op.getLoc());
+  auto &b = e.b;
+  Value lhs = e.buffer(op.getLhs());
+  Value rhs = e.buffer(op.getRhs());
+  Value sizes = e.buffer(op.getGroupSizes());
+  bool transposed = op.getTransposeRhs();
+  auto type = cast<RankedTensorType>(op.getType());
+  Value rowCount = e.dim(lhs, 0), depth = e.dim(lhs, 1);
+  int64_t width = type.getDimSize(1);
+  Value cWidth = e.index(width), zero = e.index(0);
+  SmallVector<Value> dyn;
+  if (type.isDynamicDim(0))
+    dyn.push_back(rowCount);
+  Value out = e.alloc(type, dyn);
+  e.fill(out, e.zero(type.getElementType()));
+  Value acc = e.alloc({width}, b.getF32Type(), {});
+
+  forEachGroup(e, sizes, rowCount, [&](Value g, Value first, Value end) {
+    e.forLoop(first, end, [&](Value r) {
+      if (transposed) {
+        // out[r, n] = sum_d lhs[r, d] * rhs[g, n, d]: contiguous dot products.
+        e.forLoop(zero, cWidth, [&](Value n) {
+          Value dot = e.forLoop(zero, depth, ValueRange{e.f32(0)},
+                                [&](Value d, ValueRange a) -> SmallVector<Value> {
+                                  return {e.fadd(a[0], e.fmul(e.loadF32(lhs, {r, d}),
+                                                              e.loadF32(rhs, {g, n, d})))};
+                                })[0];
+          e.storeF32(dot, out, {r, n});
+        });
+        return;
+      }
+      // acc[:] = sum_d lhs[r, d] * rhs[g, d, :]: rows of rhs in order.
+      e.fill(acc, e.f32(0));
+      e.forLoop(zero, depth, [&](Value d) {
+        Value a = e.loadF32(lhs, {r, d});
+        e.forLoop(zero, cWidth, [&](Value n) {
+          e.store(e.fadd(e.load(acc, {n}), e.fmul(a, e.loadF32(rhs, {g, d, n}))), acc, {n});
+        });
+      });
+      e.forLoop(zero, cWidth, [&](Value n) { e.storeF32(e.load(acc, {n}), out, {r, n}); });
+    });
+  });
+  rewriter.replaceOp(op, e.tensor(out, type));
+}
+
+void mlir::moe::codegen::lowerTgmm(RewriterBase &rewriter, TgmmOp op) {
+  rewriter.setInsertionPoint(op);
+  Emitter e(rewriter, op.getLoc());
+  auto &b = e.b;
+  Value lhs = e.buffer(op.getLhs());
+  Value rhs = e.buffer(op.getRhs());
+  Value sizes = e.buffer(op.getGroupSizes());
+  auto type = cast<RankedTensorType>(op.getType());
+  int64_t depth = type.getDimSize(1), width = type.getDimSize(2);
+  Value cDepth = e.index(depth), cWidth = e.index(width), zero = e.index(0);
+  Value rowCount = e.min(e.dim(lhs, 0), e.dim(rhs, 0));
+  Value out = e.alloc(type, {});
+  Value acc = e.alloc({depth, width}, b.getF32Type(), {});
+
+  forEachGroup(e, sizes, rowCount, [&](Value g, Value first, Value end) {
+    // acc = lhs_g^T @ rhs_g, one outer product per row of the group.
+    e.fill(acc, e.f32(0));
+    e.forLoop(first, end, [&](Value r) {
+      e.forLoop(zero, cDepth, [&](Value d) {
+        Value a = e.loadF32(lhs, {r, d});
+        e.forLoop(zero, cWidth, [&](Value n) {
+          e.store(e.fadd(e.load(acc, {d, n}), e.fmul(a, e.loadF32(rhs, {r, n}))), acc, {d, n});
+        });
+      });
+    });
+    e.forLoop(zero, cDepth, [&](Value d) {
+      e.forLoop(zero, cWidth, [&](Value n) {
+        e.storeF32(e.load(acc, {d, n}), out, {g, d, n});
+      });
+    });
+  });
+  rewriter.replaceOp(op, e.tensor(out, type));
+}

@@ -1,0 +1,29 @@
+//===- Lowerings.h - moe ops to loops over buffers ---------------*- C++ -*-===//
+//
+// One function per op family; each builds the loops before the op and
+// replaces it. They assume verified IR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEC_CODEGEN_LOWERINGS_H
+#define MOEC_CODEGEN_LOWERINGS_H
+
+#include "dialect/MoeOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::moe::codegen {
+
+void lowerRoute(RewriterBase &rewriter, RouteOp op);
+void lowerPack(RewriterBase &rewriter, PackOp op);
+void lowerGatherRows(RewriterBase &rewriter, GatherRowsOp op);
+/// The grouped matmuls. Kept apart from the rest so that a tiled or
+/// microkernel strategy can replace this one lowering.
+void lowerGmm(RewriterBase &rewriter, GmmOp op);
+void lowerTgmm(RewriterBase &rewriter, TgmmOp op);
+void lowerSwiglu(RewriterBase &rewriter, SwigluOp op);
+void lowerSwigluGrad(RewriterBase &rewriter, SwigluGradOp op);
+void lowerScaleRows(RewriterBase &rewriter, ScaleRowsOp op);
+void lowerCombine(RewriterBase &rewriter, CombineOp op);
+
+} // namespace mlir::moe::codegen
+
+#endif // MOEC_CODEGEN_LOWERINGS_H

@@ -1,0 +1,40 @@
+//===- Passes.h - moe code generation passes and pipelines ------*- C++ -*-===//
+#ifndef MOEC_CODEGEN_PASSES_H
+#define MOEC_CODEGEN_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class DialectRegistry;
+namespace moe {
+
+#define GEN_PASS_DECL
+#include "codegen/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/Passes.h.inc"
+
+/// The whole way from the moe dialect to the LLVM dialect: expand blocks,
+/// lower the primitives to loops, bufferize, lower to LLVM. Public functions
+/// get a C interface.
+void buildToLLVMPipeline(OpPassManager &pm);
+
+/// Registers the codegen passes, the upstream passes `moe-to-llvm` uses, and
+/// the `moe-to-llvm` pipeline.
+void registerCodegenPassesAndPipelines();
+
+/// Everything a context needs to run `moe-to-llvm`: bufferization and
+/// to-LLVM interfaces of the upstream dialects involved.
+void registerCodegenInterfaces(DialectRegistry &registry);
+
+} // namespace moe
+} // namespace mlir
+
+#endif // MOEC_CODEGEN_PASSES_H

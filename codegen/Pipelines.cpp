@@ -1,0 +1,90 @@
+//===- Pipelines.cpp - moe-to-llvm -----------------------------------------===//
+
+#include "codegen/Passes.h"
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+// Spelled as a textual pipeline: it reads like the mlir-opt command a user
+// would type to reproduce any stage, and `moec --emit=mlir --stop-after`
+// style debugging maps one to one onto it.
+static constexpr llvm::StringLiteral kToLLVM =
+    "moe-expand-block,canonicalize,cse,"
+    "moe-emit-c-interface,"
+    "moe-lower-to-loops,"
+    "func.func(convert-elementwise-to-linalg),"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "canonicalize,"
+    "buffer-deallocation-pipeline,"
+    "convert-linalg-to-loops,"
+    "expand-strided-metadata,lower-affine,"
+    "convert-scf-to-cf,convert-math-to-llvm,"
+    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+    "convert-func-to-llvm,convert-cf-to-llvm,"
+    "reconcile-unrealized-casts";
+
+void mlir::moe::buildToLLVMPipeline(OpPassManager &pm) {
+  if (failed(parsePassPipeline(kToLLVM, pm)))
+    llvm::report_fatal_error("moe-to-llvm refers to an unregistered pass");
+}
+
+void mlir::moe::registerCodegenPassesAndPipelines() {
+  registerMoeCodegenPasses();
+  registerMoePassesAndPipelines();
+  registerTransformsPasses();
+  registerLinalgPasses();
+  bufferization::registerBufferizationPasses();
+  bufferization::registerBufferizationPipelines();
+  memref::registerExpandStridedMetadataPass();
+  registerLowerAffinePass();
+  registerSCFToControlFlowPass();
+  registerConvertMathToLLVMPass();
+  registerFinalizeMemRefToLLVMConversionPass();
+  registerArithToLLVMConversionPass();
+  registerConvertIndexToLLVMPass();
+  registerConvertFuncToLLVMPass();
+  registerConvertControlFlowToLLVMPass();
+  registerReconcileUnrealizedCastsPass();
+  PassPipelineRegistration<>(
+      "moe-to-llvm",
+      "From the moe dialect to the LLVM dialect: expand blocks, lower the "
+      "primitives to loops, bufferize, convert to LLVM",
+      buildToLLVMPipeline);
+}
+
+void mlir::moe::registerCodegenInterfaces(DialectRegistry &registry) {
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+}
