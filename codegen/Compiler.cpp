@@ -1,0 +1,305 @@
+//===- Compiler.cpp - from a moe program to native code -------------------===//
+
+#include "codegen/Compiler.h"
+#include "codegen/Passes.h"
+#include "dialect/MoeDialect.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <cstdlib>
+#include <set>
+
+using namespace mlir;
+using namespace moec;
+
+void moec::registerCompilerDialects(DialectRegistry &registry) {
+  registry.insert<moe::MoeDialect, affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect, shard::ShardDialect,
+                  tensor::TensorDialect, ub::UBDialect>();
+  moe::registerCodegenInterfaces(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+static std::optional<TensorSignature> tensorSignature(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return std::nullopt;
+  DType dtype;
+  Type element = tensor.getElementType();
+  if (element.isF32())
+    dtype = DType::F32;
+  else if (element.isBF16())
+    dtype = DType::BF16;
+  else if (element.isInteger(32))
+    dtype = DType::I32;
+  else
+    return std::nullopt;
+  TensorSignature sig{dtype, {}};
+  for (int64_t d : tensor.getShape())
+    sig.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  return sig;
+}
+
+std::optional<FunctionSignature>
+moec::entrySignature(ModuleOp module, const std::string &name,
+                     std::string &error) {
+  func::FuncOp entry;
+  std::vector<std::string> publicNames;
+  SmallVector<func::FuncOp> publics;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isDeclaration())
+      continue;
+    publicNames.push_back(func.getName().str());
+    publics.push_back(func);
+    if (func.getName() == name)
+      entry = func;
+  }
+  if (name.empty() && publics.size() == 1)
+    entry = publics.front();
+  auto listed = [&] {
+    std::string s;
+    for (auto &n : publicNames)
+      s += (s.empty() ? "" : ", ") + n;
+    return s.empty() ? std::string("none") : s;
+  };
+  if (!entry) {
+    error = name.empty()
+                ? "the module has " + std::to_string(publicNames.size()) +
+                      " public functions (" + listed() + "); pick one with --entry"
+                : "no public function '" + name + "' (public functions: " + listed() + ")";
+    return std::nullopt;
+  }
+  FunctionSignature sig;
+  sig.name = entry.getName().str();
+  auto describe = [](Type t) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << t;
+    return s;
+  };
+  for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
+    auto t = tensorSignature(type);
+    if (!t) {
+      error = "argument " + std::to_string(i) + " of '" + sig.name + "' is " +
+              describe(type) + "; entry points take ranked f32, bf16 or i32 tensors";
+      return std::nullopt;
+    }
+    sig.inputs.push_back(*t);
+  }
+  for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
+    auto t = tensorSignature(type);
+    if (!t) {
+      error = "result " + std::to_string(i) + " of '" + sig.name + "' is " +
+              describe(type) + "; entry points return ranked f32, bf16 or i32 tensors";
+      return std::nullopt;
+    }
+    sig.results.push_back(*t);
+  }
+  return sig;
+}
+
+LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline) {
+  // Textual pipelines name passes through the global registry.
+  static bool registered = [] {
+    moe::registerCodegenPassesAndPipelines();
+    return true;
+  }();
+  (void)registered;
+  PassManager pm(module.getContext());
+  if (pipeline.empty()) {
+    moe::buildToLLVMPipeline(pm);
+  } else if (failed(parsePassPipeline(pipeline, pm, llvm::errs()))) {
+    return failure();
+  }
+  return pm.run(module);
+}
+
+static void initializeNativeTarget() {
+  static bool done = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+    return true;
+  }();
+  (void)done;
+}
+
+std::unique_ptr<llvm::TargetMachine> moec::hostTargetMachine(std::string &error) {
+  initializeNativeTarget();
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) {
+    error = llvm::toString(builder.takeError());
+    return nullptr;
+  }
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  auto tm = builder->createTargetMachine();
+  if (!tm) {
+    error = llvm::toString(tm.takeError());
+    return nullptr;
+  }
+  return std::move(*tm);
+}
+
+std::unique_ptr<llvm::Module>
+moec::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
+                           llvm::TargetMachine &tm, std::string &error) {
+  auto llvmModule = translateModuleToLLVMIR(module, context);
+  if (!llvmModule) {
+    error = "translation to LLVM IR failed";
+    return nullptr;
+  }
+  llvmModule->setDataLayout(tm.createDataLayout());
+  llvmModule->setTargetTriple(tm.getTargetTriple());
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, &tm);
+  if (auto err = optimize(llvmModule.get())) {
+    error = llvm::toString(std::move(err));
+    return nullptr;
+  }
+  return llvmModule;
+}
+
+bool moec::emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
+                           bool assembly, llvm::SmallVectorImpl<char> &out,
+                           std::string &error) {
+  llvm::raw_svector_ostream os(out);
+  llvm::legacy::PassManager pm;
+  auto kind = assembly ? llvm::CodeGenFileType::AssemblyFile
+                       : llvm::CodeGenFileType::ObjectFile;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, kind)) {
+    error = "the target cannot emit this file type";
+    return false;
+  }
+  pm.run(module);
+  return true;
+}
+
+JitProgram::~JitProgram() = default;
+
+std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
+                                                     std::string &error) {
+  initializeNativeTarget();
+  std::string tmError;
+  auto tm = hostTargetMachine(tmError);
+  if (!tm) {
+    error = tmError;
+    return nullptr;
+  }
+  auto transformer = makeOptimizingTransformer(3, 0, tm.get());
+  ExecutionEngineOptions options;
+  options.transformer = transformer;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(lowered, options, std::move(tm));
+  if (!engine) {
+    error = "JIT compilation failed: " + llvm::toString(engine.takeError());
+    return nullptr;
+  }
+  std::unique_ptr<JitProgram> program(new JitProgram());
+  program->engine = std::move(*engine);
+  return program;
+}
+
+bool JitProgram::checkInputs(const FunctionSignature &sig,
+                             const std::vector<Buffer> &inputs,
+                             std::string &error) {
+  if (inputs.size() != sig.inputs.size()) {
+    error = "'" + sig.name + "' takes " + std::to_string(sig.inputs.size()) +
+            " inputs, got " + std::to_string(inputs.size());
+    return false;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSignature &want = sig.inputs[i];
+    const Buffer &got = inputs[i];
+    bool ok = got.dtype() == want.dtype && got.rank() == (int64_t)want.shape.size();
+    for (size_t d = 0; ok && d < want.shape.size(); ++d)
+      ok = want.shape[d] < 0 || want.shape[d] == got.shape()[d];
+    if (!ok) {
+      error = "argument " + std::to_string(i) + " of '" + sig.name + "' expects " +
+              shapeString(want.shape) + "x" + dtypeName(want.dtype) + ", got " +
+              shapeString(got.shape()) + "x" + dtypeName(got.dtype());
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<std::vector<Buffer>>
+JitProgram::run(const FunctionSignature &sig, std::vector<Buffer> &inputs,
+                std::string &error) {
+  if (!checkInputs(sig, inputs, error))
+    return std::nullopt;
+  // The C interface: void _mlir_ciface_f([Results *], Desc *arg0, ...), where
+  // one result is its descriptor and several are a struct of descriptors.
+  std::vector<std::vector<int64_t>> descriptors;
+  for (Buffer &b : inputs)
+    descriptors.push_back(b.descriptor());
+  size_t resultWords = 0;
+  for (auto &r : sig.results)
+    resultWords += 3 + 2 * r.shape.size();
+  std::vector<int64_t> results(resultWords, 0);
+
+  std::vector<void *> pointers;
+  std::vector<void *> args;
+  pointers.reserve(descriptors.size() + 1);
+  if (!sig.results.empty())
+    pointers.push_back(results.data());
+  for (auto &d : descriptors)
+    pointers.push_back(d.data());
+  for (void *&p : pointers)
+    args.push_back(&p);
+  if (auto err = engine->invokePacked("_mlir_ciface_" + sig.name, args)) {
+    error = "calling '" + sig.name + "' failed: " + llvm::toString(std::move(err));
+    return std::nullopt;
+  }
+
+  std::vector<Buffer> outputs;
+  std::set<void *> inputData, freed;
+  for (Buffer &b : inputs)
+    inputData.insert(b.data());
+  size_t offset = 0;
+  for (auto &r : sig.results) {
+    const int64_t *words = results.data() + offset;
+    outputs.push_back(Buffer::fromDescriptor(r.dtype, r.shape.size(), words));
+    // Results the program allocated are ours to free, once each; a result
+    // that is an input's buffer is not.
+    void *allocated = reinterpret_cast<void *>(words[0]);
+    void *aligned = reinterpret_cast<void *>(words[1]);
+    if (!inputData.count(aligned) && freed.insert(allocated).second)
+      std::free(allocated);
+    offset += 3 + 2 * r.shape.size();
+  }
+  return outputs;
+}

@@ -1,0 +1,99 @@
+//===- Compiler.h - from a moe program to native code ------------*- C++ -*-===//
+//
+// What moec does, as a library the tools and tests share: find an entry
+// function's tensor signature, lower a module to the LLVM dialect, translate
+// and optimize it for the host CPU, emit assembly or an object, or JIT it and
+// call the entry with host Buffers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEC_CODEGEN_COMPILER_H
+#define MOEC_CODEGEN_COMPILER_H
+
+#include "runtime/Buffer.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+} // namespace llvm
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace moec {
+
+/// A tensor argument or result: element type and shape (-1 = dynamic).
+struct TensorSignature {
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+
+struct FunctionSignature {
+  std::string name;
+  std::vector<TensorSignature> inputs;
+  std::vector<TensorSignature> results;
+};
+
+/// Every dialect, interface and translation compiling a moe program needs.
+void registerCompilerDialects(mlir::DialectRegistry &registry);
+
+/// The signature of public function `name` (or of the only public function
+/// when `name` is empty). Fails with a message when the function is missing
+/// or takes anything but ranked f32/bf16/i32 tensors.
+std::optional<FunctionSignature> entrySignature(mlir::ModuleOp module,
+                                                const std::string &name,
+                                                std::string &error);
+
+/// Runs `pipeline` (textual, nested under builtin.module), or moe-to-llvm
+/// when empty, over `module`. Diagnostics go to the context's handler.
+mlir::LogicalResult lowerModule(mlir::ModuleOp module,
+                                const std::string &pipeline = "");
+
+/// A target machine for this CPU with all its features (AVX-512, AMX, ...).
+std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error);
+
+/// Translates an LLVM-dialect module to LLVM IR optimized at -O3 for `tm`.
+std::unique_ptr<llvm::Module> translateAndOptimize(mlir::ModuleOp module,
+                                                   llvm::LLVMContext &context,
+                                                   llvm::TargetMachine &tm,
+                                                   std::string &error);
+
+/// Assembly text or an ELF object for `module`.
+bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
+                     bool assembly, llvm::SmallVectorImpl<char> &out,
+                     std::string &error);
+
+/// A JIT-compiled, LLVM-dialect module.
+class JitProgram {
+public:
+  static std::unique_ptr<JitProgram> create(mlir::ModuleOp lowered,
+                                            std::string &error);
+  ~JitProgram();
+
+  /// Checks `inputs` against `sig` (count, element type, static sizes),
+  /// naming the argument and both shapes on a mismatch.
+  static bool checkInputs(const FunctionSignature &sig,
+                          const std::vector<Buffer> &inputs, std::string &error);
+
+  /// Calls the entry's C interface; returns its results as new buffers.
+  std::optional<std::vector<Buffer>> run(const FunctionSignature &sig,
+                                         std::vector<Buffer> &inputs,
+                                         std::string &error);
+
+private:
+  JitProgram() = default;
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+};
+
+} // namespace moec
+
+#endif // MOEC_CODEGEN_COMPILER_H

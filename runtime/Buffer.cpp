@@ -1,0 +1,121 @@
+//===- Buffer.cpp - host tensors -------------------------------------------===//
+
+#include "runtime/Buffer.h"
+
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+
+using namespace moec;
+
+const char *moec::dtypeName(DType t) {
+  switch (t) {
+  case DType::F32:
+    return "f32";
+  case DType::BF16:
+    return "bf16";
+  case DType::I32:
+    return "i32";
+  }
+  return "?";
+}
+
+size_t moec::dtypeSize(DType t) { return t == DType::BF16 ? 2 : 4; }
+
+uint16_t moec::f32ToBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::isnan(f))
+    return static_cast<uint16_t>((u >> 16) | 0x40); // keep it a quiet NaN
+  u += 0x7FFF + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+float moec::bf16ToF32(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+std::string moec::shapeString(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += "x";
+    s += shape[i] < 0 ? "?" : std::to_string(shape[i]);
+  }
+  return s.empty() ? "scalar" : s;
+}
+
+Buffer::Buffer(DType dtype, std::vector<int64_t> shape)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  // 64-byte aligned, rounded up to whole lines; at least one line so that an
+  // empty tensor still has a distinct address.
+  size_t bytes = (numBytes() + 63) / 64 * 64;
+  void *p = std::aligned_alloc(64, bytes ? bytes : 64);
+  if (!p) {
+    std::fprintf(stderr, "moec runtime: cannot allocate %zu bytes for a %s %s tensor\n",
+                 bytes, shapeString(shape_).c_str(), dtypeName(dtype_));
+    std::abort();
+  }
+  std::memset(p, 0, bytes ? bytes : 64);
+  data_.reset(p);
+}
+
+int64_t Buffer::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape_)
+    n *= d;
+  return n;
+}
+
+double Buffer::at(int64_t i) const {
+  switch (dtype_) {
+  case DType::F32:
+    return as<float>()[i];
+  case DType::BF16:
+    return bf16ToF32(as<uint16_t>()[i]);
+  case DType::I32:
+    return as<int32_t>()[i];
+  }
+  return 0;
+}
+
+std::vector<int64_t> Buffer::descriptor() {
+  std::vector<int64_t> words(3 + 2 * shape_.size());
+  auto ptr = reinterpret_cast<int64_t>(data());
+  words[0] = ptr;
+  words[1] = ptr;
+  words[2] = 0;
+  int64_t stride = 1;
+  for (int64_t i = rank() - 1; i >= 0; --i) {
+    words[3 + i] = shape_[i];
+    words[3 + rank() + i] = stride;
+    stride *= shape_[i];
+  }
+  return words;
+}
+
+Buffer Buffer::fromDescriptor(DType dtype, int64_t rank, const int64_t *words) {
+  std::vector<int64_t> shape(words + 3, words + 3 + rank);
+  const int64_t *strides = words + 3 + rank;
+  Buffer out(dtype, shape);
+  size_t size = dtypeSize(dtype);
+  auto *base = reinterpret_cast<const char *>(words[1]) + words[2] * size;
+  auto *dst = static_cast<char *>(out.data());
+  int64_t n = out.numElements();
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      offset += index[d] * strides[d];
+    std::memcpy(dst + e * size, base + offset * size, size);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}

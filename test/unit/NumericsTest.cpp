@@ -1,0 +1,393 @@
+//===- NumericsTest.cpp - compiled blocks against the C++ reference -------===//
+//
+// Each configuration is written as a moe.block, compiled through moe-to-llvm
+// and the JIT, run on fresh random inputs, and compared with the plain C++
+// reference (test/reference). The base seed is random unless MOEC_TEST_SEED
+// is set; it is printed, and every failure names its configuration and seed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Compiler.h"
+#include "reference/Reference.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+
+using namespace moec;
+
+namespace {
+
+struct Config {
+  std::string name;
+  int64_t tokens = 16, hidden = 32, mlp = 24, experts = 8, k = 2, shared = 0;
+  bool bf16 = false, dynamicTokens = true, fusedW13 = true, sharedFused = true;
+  bool routerWeight = false, preweight = false, scatter = false;
+  reference::RouteConfig route;
+  const char *packStrategy = nullptr;
+  int64_t hotExpert = -1;  // every token's top choice, when >= 0
+  bool nullsWin = false;   // null experts score highest
+};
+
+std::string tensorType(std::vector<int64_t> shape, const std::string &element) {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
+  return s + element + ">";
+}
+
+/// The block as MLIR, with the function's arguments in order:
+/// x, router (logits or weight), expert weights, shared weights.
+std::string program(const Config &c) {
+  std::string dt = c.bf16 ? "bf16" : "f32";
+  int64_t T = c.dynamicTokens ? -1 : c.tokens, H = c.hidden, M = c.mlp,
+          E = c.experts, S = c.shared, C = E + c.route.nullExperts;
+  std::vector<std::pair<std::string, std::string>> args;
+  args.push_back({"%x", tensorType({T, H}, dt)});
+  args.push_back({"%r", c.routerWeight ? tensorType({H, C}, dt) : tensorType({T, C}, "f32")});
+  if (c.fusedW13)
+    args.push_back({"%w13", tensorType({E, H, 2 * M}, dt)});
+  else {
+    args.push_back({"%w1", tensorType({E, H, M}, dt)});
+    args.push_back({"%w3", tensorType({E, H, M}, dt)});
+  }
+  args.push_back({"%w2", tensorType({E, M, H}, dt)});
+  if (S > 0) {
+    if (c.sharedFused)
+      args.push_back({"%sw13", tensorType({H, 2 * S}, dt)});
+    else {
+      args.push_back({"%sw1", tensorType({H, S}, dt)});
+      args.push_back({"%sw3", tensorType({H, S}, dt)});
+    }
+    args.push_back({"%sw2", tensorType({S, H}, dt)});
+  }
+  std::ostringstream os;
+  os << "func.func @moe_block(";
+  for (size_t i = 0; i < args.size(); ++i)
+    os << (i ? ", " : "") << args[i].first << ": " << args[i].second;
+  std::string out = tensorType({T, H}, dt);
+  os << ") -> " << out << " {\n  %y = moe.block %x "
+     << (c.routerWeight ? "router" : "logits") << "(%r : " << args[1].second << ") ";
+  size_t i = 2;
+  if (c.fusedW13)
+    os << "gate_up(%w13 : " << args[i++].second << ") ";
+  else {
+    os << "gate_up(%w1, %w3 : " << args[i].second << ", " << args[i + 1].second << ") ";
+    i += 2;
+  }
+  os << "down(%w2 : " << args[i++].second << ") ";
+  if (S > 0) {
+    if (c.sharedFused)
+      os << "shared_gate_up(%sw13 : " << args[i++].second << ") ";
+    else {
+      os << "shared_gate_up(%sw1, %sw3 : " << args[i].second << ", " << args[i + 1].second << ") ";
+      i += 2;
+    }
+    os << "shared_down(%sw2 : " << args[i++].second << ") ";
+  }
+  os << "top " << c.k;
+  if (c.route.sigmoid)
+    os << " scoring sigmoid";
+  if (c.route.softmaxThenTopk)
+    os << " order softmax_then_topk";
+  if (c.route.renormalize)
+    os << " renormalize";
+  if (c.route.nullExperts)
+    os << " null_experts " << c.route.nullExperts;
+  if (c.route.takeUntilNull)
+    os << " null_policy take_until_null";
+  if (c.packStrategy)
+    os << " pack_strategy " << c.packStrategy;
+  if (c.scatter)
+    os << " combine_strategy scatter";
+  if (c.preweight)
+    os << " preweight";
+  os << " : " << out << "\n  return %y : " << out << "\n}\n";
+  return os.str();
+}
+
+/// A random tensor in the storage type, and the float values it holds.
+struct Tensor {
+  Buffer buffer;
+  std::vector<float> values;
+};
+
+Tensor randomTensor(std::mt19937_64 &rng, DType dtype, std::vector<int64_t> shape,
+                    float scale, float boostColumnFrom = -1, float boost = 0) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Tensor t{Buffer(dtype, shape), {}};
+  int64_t n = t.buffer.numElements();
+  int64_t columns = shape.back();
+  t.values.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    float v = normal(rng) * scale;
+    if (boostColumnFrom >= 0 && i % columns >= boostColumnFrom)
+      v += boost;
+    if (dtype == DType::BF16) {
+      t.buffer.as<uint16_t>()[i] = f32ToBf16(v);
+      v = bf16ToF32(t.buffer.as<uint16_t>()[i]);
+    } else {
+      t.buffer.as<float>()[i] = v;
+    }
+    t.values[i] = v;
+  }
+  return t;
+}
+
+uint64_t baseSeed() {
+  static uint64_t seed = [] {
+    const char *env = std::getenv("MOEC_TEST_SEED");
+    uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    std::printf("numerics: base seed %llu (set MOEC_TEST_SEED to repeat)\n",
+                static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+void check(const Config &c, uint64_t seed) {
+  SCOPED_TRACE("config " + c.name + ", seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  DType dt = c.bf16 ? DType::BF16 : DType::F32;
+  int64_t T = c.tokens, H = c.hidden, M = c.mlp, E = c.experts, S = c.shared,
+          C = E + c.route.nullExperts;
+
+  // Inputs, in argument order.
+  std::vector<Tensor> args;
+  args.push_back(randomTensor(rng, dt, {T, H}, 1.0f));
+  if (c.routerWeight) {
+    args.push_back(randomTensor(rng, dt, {H, C}, 1.0f / std::sqrt(float(H))));
+  } else {
+    float from = c.nullsWin ? float(E) : c.hotExpert >= 0 ? float(c.hotExpert) : -1;
+    Tensor logits = randomTensor(rng, DType::F32, {T, C}, 1.0f, from, 20.0f);
+    if (c.hotExpert >= 0) // boost only the hot column, not the ones after it
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t j = c.hotExpert + 1; j < C; ++j) {
+          logits.values[t * C + j] -= 20.0f;
+          logits.buffer.as<float>()[t * C + j] = logits.values[t * C + j];
+        }
+    args.push_back(std::move(logits));
+  }
+  float wIn = 1.0f / std::sqrt(float(H)), wMid = 1.0f / std::sqrt(float(M));
+  reference::BlockWeights w;
+  if (c.fusedW13) {
+    args.push_back(randomTensor(rng, dt, {E, H, 2 * M}, wIn));
+    w.w13 = args.back().values;
+  } else {
+    args.push_back(randomTensor(rng, dt, {E, H, M}, wIn));
+    w.w1 = args.back().values;
+    args.push_back(randomTensor(rng, dt, {E, H, M}, wIn));
+    w.w3 = args.back().values;
+  }
+  args.push_back(randomTensor(rng, dt, {E, M, H}, wMid));
+  w.w2 = args.back().values;
+  if (S > 0) {
+    float sMid = 1.0f / std::sqrt(float(S));
+    if (c.sharedFused) {
+      args.push_back(randomTensor(rng, dt, {H, 2 * S}, wIn));
+      w.sw13 = args.back().values;
+    } else {
+      args.push_back(randomTensor(rng, dt, {H, S}, wIn));
+      w.sw1 = args.back().values;
+      args.push_back(randomTensor(rng, dt, {H, S}, wIn));
+      w.sw3 = args.back().values;
+    }
+    args.push_back(randomTensor(rng, dt, {S, H}, sMid));
+    w.sw2 = args.back().values;
+  }
+
+  // Reference.
+  std::vector<float> logits =
+      c.routerWeight ? reference::routerLogits(args[0].values, args[1].values, T, H, C)
+                     : args[1].values;
+  reference::RouteConfig rc = c.route;
+  rc.k = c.k;
+  reference::Routing routing = reference::route(logits, T, C, rc);
+  reference::BlockShape shape{T, H, M, E, S, c.fusedW13, c.sharedFused};
+  std::vector<double> expected = reference::block(args[0].values, routing, shape, w, c.k);
+
+  // Compiled.
+  std::string source = program(c);
+  SCOPED_TRACE(source);
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  std::string error;
+  auto sig = entrySignature(*module, "moe_block", error);
+  ASSERT_TRUE(sig) << error;
+  ASSERT_TRUE(mlir::succeeded(lowerModule(*module)));
+  auto jit = JitProgram::create(*module, error);
+  ASSERT_TRUE(jit) << error;
+  std::vector<Buffer> inputs;
+  for (Tensor &t : args)
+    inputs.push_back(std::move(t.buffer));
+  auto results = jit->run(*sig, inputs, error);
+  ASSERT_TRUE(results) << error;
+  ASSERT_EQ(results->size(), 1u);
+  const Buffer &y = (*results)[0];
+  ASSERT_EQ(y.shape(), (std::vector<int64_t>{T, H}));
+
+  double maxRef = 0, maxErr = 0;
+  int64_t worst = 0;
+  for (int64_t i = 0; i < T * H; ++i) {
+    maxRef = std::max(maxRef, std::fabs(expected[i]));
+    double err = std::fabs(y.at(i) - expected[i]);
+    if (err > maxErr) {
+      maxErr = err;
+      worst = i;
+    }
+  }
+  double relative = maxErr / std::max(maxRef, 1e-30);
+  double tolerance = c.bf16 ? 2e-2 : 1e-5;
+  if (maxRef == 0) // all null, no shared expert: exactly zero
+    EXPECT_EQ(maxErr, 0.0);
+  else
+    EXPECT_LE(relative, tolerance)
+        << "max |error| " << maxErr << " at element " << worst << " (got "
+        << y.at(worst) << ", expected " << expected[worst] << "), max |expected| " << maxRef;
+}
+
+std::vector<Config> configs() {
+  std::vector<Config> list;
+  auto add = [&](std::string name, auto edit) {
+    Config c;
+    c.name = std::move(name);
+    edit(c);
+    list.push_back(c);
+  };
+  add("small defaults", [](Config &) {});
+  add("60 experts top-1, empty groups", [](Config &c) { c.experts = 60; c.k = 1; c.tokens = 9; });
+  add("60 experts top-8 shared", [](Config &c) {
+    c.experts = 60; c.k = 8; c.tokens = 33; c.shared = 40; });
+  add("every token to one expert", [](Config &c) { c.hotExpert = 3; c.k = 1; c.tokens = 40; });
+  add("hot expert top-4", [](Config &c) { c.hotExpert = 5; c.k = 4; c.tokens = 21; });
+  add("one token", [](Config &c) { c.tokens = 1; c.k = 3; });
+  add("odd sizes", [](Config &c) { c.hidden = 23; c.mlp = 19; c.tokens = 31; c.experts = 7; c.k = 3; });
+  add("static tokens baseline", [](Config &c) { c.dynamicTokens = false; c.fusedW13 = false; });
+  add("router weight, sigmoid", [](Config &c) {
+    c.routerWeight = true; c.route.sigmoid = true; c.k = 3; });
+  add("softmax_then_topk renormalize", [](Config &c) {
+    c.route.softmaxThenTopk = true; c.route.renormalize = true; c.k = 4; });
+  add("softmax_then_topk, no renormalize", [](Config &c) { c.route.softmaxThenTopk = true; c.k = 5; });
+  add("sigmoid renormalize", [](Config &c) { c.route.sigmoid = true; c.route.renormalize = true; });
+  add("nulls independent", [](Config &c) { c.route.nullExperts = 4; c.k = 4; });
+  add("nulls take_until_null renormalize", [](Config &c) {
+    c.route.nullExperts = 3; c.route.takeUntilNull = true; c.route.renormalize = true; c.k = 6; });
+  add("all null", [](Config &c) {
+    c.route.nullExperts = 4; c.route.takeUntilNull = true; c.nullsWin = true; c.k = 2; });
+  add("all null with shared", [](Config &c) {
+    c.route.nullExperts = 2; c.nullsWin = true; c.k = 2; c.shared = 16; });
+  add("preweight scatter counting", [](Config &c) {
+    c.preweight = true; c.scatter = true; c.packStrategy = "counting"; c.k = 3; });
+  add("shared unfused, baseline", [](Config &c) {
+    c.shared = 20; c.sharedFused = false; c.fusedW13 = false; });
+  add("k = E", [](Config &c) { c.experts = 5; c.k = 5; });
+  add("bf16 small", [](Config &c) { c.bf16 = true; });
+  add("bf16 60 experts top-8 shared router", [](Config &c) {
+    c.bf16 = true; c.experts = 60; c.k = 8; c.tokens = 17; c.shared = 24; c.routerWeight = true; });
+  add("bf16 nulls preweight baseline", [](Config &c) {
+    c.bf16 = true; c.route.nullExperts = 2; c.k = 3; c.preweight = true; c.fusedW13 = false; });
+  // A few drawn at random (from the base seed): sizes and every switch.
+  std::mt19937_64 rng(baseSeed() ^ 0x5eed);
+  for (int i = 0; i < 8; ++i) {
+    Config c;
+    c.name = "random " + std::to_string(i);
+    auto pick = [&](int64_t lo, int64_t hi) { return lo + int64_t(rng() % (hi - lo + 1)); };
+    c.experts = pick(1, 24);
+    c.route.nullExperts = pick(0, 1) ? pick(1, 4) : 0;
+    c.k = pick(1, std::min<int64_t>(8, c.experts + c.route.nullExperts));
+    c.tokens = pick(1, 50);
+    c.hidden = pick(1, 40);
+    c.mlp = pick(1, 30);
+    c.shared = pick(0, 1) ? pick(1, 30) : 0;
+    c.bf16 = pick(0, 3) == 0;
+    c.dynamicTokens = pick(0, 1);
+    c.fusedW13 = pick(0, 1);
+    c.sharedFused = pick(0, 1);
+    c.routerWeight = pick(0, 1);
+    c.preweight = pick(0, 1);
+    c.scatter = pick(0, 1);
+    c.route.sigmoid = pick(0, 1);
+    c.route.softmaxThenTopk = pick(0, 1);
+    c.route.renormalize = pick(0, 1);
+    c.route.takeUntilNull = c.route.nullExperts > 0 && pick(0, 1);
+    list.push_back(c);
+  }
+  return list;
+}
+
+class Numerics : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(Numerics, MatchesReference) {
+  static const std::vector<Config> all = configs();
+  check(all[GetParam()], baseSeed() + GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Blocks, Numerics, ::testing::Range<size_t>(0, 30));
+
+// moe.route on its own: ids exactly (including the ids of nulled slots,
+// which the block's output cannot show), weights to float precision.
+TEST(RouteNumerics, IdsAndWeightsMatchReference) {
+  uint64_t seed = baseSeed() + 1000;
+  std::mt19937_64 rng(seed);
+  struct Case {
+    int64_t columns, k, nulls;
+    bool sigmoid, overAll, renormalize, untilNull;
+  };
+  std::vector<Case> cases = {
+      {8, 2, 0, false, false, false, false}, {60, 8, 0, false, true, false, false},
+      {12, 4, 4, false, false, true, true},  {12, 6, 3, true, true, true, true},
+      {10, 10, 2, false, true, true, false}, {7, 1, 0, true, false, false, false},
+  };
+  for (const Case &c : cases) {
+    int64_t T = 37;
+    std::ostringstream src;
+    std::string lt = tensorType({-1, c.columns}, "f32");
+    src << "func.func @route(%l: " << lt << ") -> (" << tensorType({-1, c.k}, "i32") << ", "
+        << tensorType({-1, c.k}, "f32") << ") {\n  %i, %w = moe.route %l top " << c.k
+        << (c.sigmoid ? " scoring sigmoid" : "") << (c.overAll ? " order softmax_then_topk" : "")
+        << (c.renormalize ? " renormalize" : "");
+    if (c.nulls)
+      src << " null_experts " << c.nulls << (c.untilNull ? " null_policy take_until_null" : "");
+    src << " : " << lt << "\n  return %i, %w : " << tensorType({-1, c.k}, "i32") << ", "
+        << tensorType({-1, c.k}, "f32") << "\n}\n";
+    SCOPED_TRACE(src.str() + "seed " + std::to_string(seed));
+    Tensor logits = randomTensor(rng, DType::F32, {T, c.columns}, 1.0f);
+    reference::RouteConfig rc{c.k, c.sigmoid, c.overAll, c.renormalize, c.nulls, c.untilNull};
+    reference::Routing expected = reference::route(logits.values, T, c.columns, rc);
+
+    mlir::DialectRegistry registry;
+    registerCompilerDialects(registry);
+    mlir::MLIRContext context(registry);
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(src.str(), &context);
+    ASSERT_TRUE(module);
+    std::string error;
+    auto sig = entrySignature(*module, "", error);
+    ASSERT_TRUE(sig) << error;
+    ASSERT_TRUE(mlir::succeeded(lowerModule(*module)));
+    auto jit = JitProgram::create(*module, error);
+    ASSERT_TRUE(jit) << error;
+    std::vector<Buffer> inputs;
+    inputs.push_back(std::move(logits.buffer));
+    auto results = jit->run(*sig, inputs, error);
+    ASSERT_TRUE(results) << error;
+    for (int64_t i = 0; i < T * c.k; ++i) {
+      ASSERT_EQ((*results)[0].as<int32_t>()[i], expected.ids[i]) << "slot " << i;
+      ASSERT_NEAR((*results)[1].as<float>()[i], expected.weights[i], 1e-6) << "slot " << i;
+    }
+  }
+}
+
+TEST(NumericsSetup, ConfigCountMatchesInstantiation) {
+  EXPECT_EQ(configs().size(), 30u);
+}
+
+} // namespace

@@ -1,0 +1,333 @@
+//===- moec.cpp - the moe compiler driver ---------------------------------===//
+//
+//   moec FILE.mlir -o OUT [--emit=mlir|llvm|asm|obj|so] [--pass-pipeline=P]
+//   moec run FILE.mlir [--entry F] [--input A.npy]... [--random-inputs]
+//            [--seed N] [--dim N] [--iters N] [--output-dir DIR]
+//
+// Compile: the kind of output follows --emit, or else OUT's extension (.mlir,
+// .ll, .s, .o, .so). Outputs are written to a temporary file next to OUT and
+// renamed into place, so a failure leaves nothing behind.
+// Run: JIT-compiles, binds the inputs in argument order, runs, and writes
+// result i to DIR/out<i>.npy; prints each result's shape and checksum, and the
+// median time of the runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Compiler.h"
+#include "runtime/Npy.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+using namespace llvm;
+using namespace moec;
+
+namespace {
+cl::SubCommand runCommand("run", "JIT-compile a function, run it on .npy or random inputs");
+
+// Shared by both forms.
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+                               cl::Required, cl::sub(cl::SubCommand::getTopLevel()),
+                               cl::sub(runCommand));
+cl::opt<std::string> passPipeline(
+    "pass-pipeline",
+    cl::desc("Pipeline to run instead of moe-to-llvm, e.g. "
+             "'moe-expand-block,moe-to-llvm' (nested under builtin.module)"),
+    cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+
+// Compile.
+cl::opt<std::string> outputFile("o", cl::desc("Output file"), cl::value_desc("path"));
+cl::opt<std::string> emit("emit", cl::desc("What to write: mlir, llvm, asm, obj or so "
+                                           "(default: from the -o extension)"),
+                          cl::init(""));
+
+// Run.
+cl::opt<std::string> entry("entry", cl::desc("Function to run (default: the only public one)"),
+                           cl::init(""), cl::sub(runCommand));
+cl::list<std::string> inputs("input", cl::desc("An .npy file per argument, in order"),
+                             cl::sub(runCommand));
+cl::opt<bool> randomInputs("random-inputs", cl::desc("Run on random inputs"),
+                           cl::sub(runCommand));
+cl::opt<unsigned> seed("seed", cl::desc("Seed of the random inputs"), cl::init(0),
+                       cl::sub(runCommand));
+cl::opt<int64_t> dynamicSize("dim", cl::desc("Size of every dynamic dimension of random inputs"),
+                             cl::init(256), cl::sub(runCommand));
+cl::opt<unsigned> iters("iters", cl::desc("Times to run (the median time is printed)"),
+                        cl::init(1), cl::sub(runCommand));
+cl::opt<std::string> outputDir("output-dir", cl::desc("Directory for out<i>.npy"),
+                               cl::init(""), cl::sub(runCommand));
+
+int fail(const std::string &message) {
+  errs() << "moec: error: " << message << "\n";
+  return 1;
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed into place.
+bool writeAtomically(StringRef path, StringRef bytes, std::string &error) {
+  SmallString<256> temp(path);
+  temp += ".tmp-%%%%%%";
+  int fd;
+  SmallString<256> tempPath;
+  if (auto ec = sys::fs::createUniqueFile(temp, fd, tempPath)) {
+    error = path.str() + ": " + ec.message();
+    return false;
+  }
+  {
+    raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << bytes;
+    os.close();
+    if (os.has_error()) {
+      sys::fs::remove(tempPath);
+      error = path.str() + ": write failed";
+      return false;
+    }
+  }
+  if (auto ec = sys::fs::rename(tempPath, path)) {
+    sys::fs::remove(tempPath);
+    error = path.str() + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+/// The linker turns an object into a shared library; the system compiler
+/// driver knows the platform's crt files and libm.
+bool linkSharedLibrary(StringRef object, StringRef output, std::string &error) {
+  auto cc = sys::findProgramByName("cc");
+  if (!cc) {
+    error = "no 'cc' on PATH to link a shared library (install gcc)";
+    return false;
+  }
+  SmallVector<StringRef> args = {*cc, "-shared", "-o", output, object, "-lm"};
+  std::string message;
+  int rc = sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &message);
+  if (rc != 0) {
+    error = "linking " + output.str() + " failed" + (message.empty() ? "" : ": " + message);
+    return false;
+  }
+  return true;
+}
+
+std::string emitKind() {
+  if (!emit.empty())
+    return emit;
+  StringRef ext = sys::path::extension(outputFile);
+  if (ext == ".mlir")
+    return "mlir";
+  if (ext == ".ll")
+    return "llvm";
+  if (ext == ".s")
+    return "asm";
+  if (ext == ".so")
+    return "so";
+  return "obj";
+}
+
+int compile(mlir::ModuleOp module) {
+  if (outputFile.empty())
+    return fail("no output: give -o FILE (.o, .so, .s, .ll or .mlir)");
+  std::string kind = emitKind();
+  if (kind != "mlir" && kind != "llvm" && kind != "asm" && kind != "obj" && kind != "so")
+    return fail("--emit must be one of mlir, llvm, asm, obj, so (got '" + kind + "')");
+  if (mlir::failed(lowerModule(module, passPipeline)))
+    return 1;
+  std::string error, bytes;
+  raw_string_ostream os(bytes);
+  if (kind == "mlir") {
+    module.print(os);
+    return writeAtomically(outputFile, bytes, error) ? 0 : fail(error);
+  }
+  auto tm = hostTargetMachine(error);
+  if (!tm)
+    return fail(error);
+  LLVMContext llvmContext;
+  auto llvmModule = translateAndOptimize(module, llvmContext, *tm, error);
+  if (!llvmModule)
+    return fail(error);
+  if (kind == "llvm") {
+    llvmModule->print(os, nullptr);
+    return writeAtomically(outputFile, bytes, error) ? 0 : fail(error);
+  }
+  SmallVector<char> code;
+  if (!emitMachineCode(*llvmModule, *tm, kind == "asm", code, error))
+    return fail(error);
+  StringRef text(code.data(), code.size());
+  if (kind != "so")
+    return writeAtomically(outputFile, text, error) ? 0 : fail(error);
+  SmallString<256> object;
+  if (auto ec = sys::fs::createTemporaryFile("moec", "o", object))
+    return fail("cannot create a temporary object: " + ec.message());
+  SmallString<256> library(outputFile);
+  library += ".tmp.so";
+  bool ok = writeAtomically(object, text, error) && linkSharedLibrary(object, library, error);
+  sys::fs::remove(object);
+  if (ok) {
+    if (auto ec = sys::fs::rename(library, outputFile)) {
+      error = outputFile + ": " + ec.message();
+      ok = false;
+    }
+  }
+  if (!ok) {
+    sys::fs::remove(library);
+    return fail(error);
+  }
+  return 0;
+}
+
+/// Random inputs for a signature: weights (rank 3, or rank 2 with a static
+/// first dimension) scaled by 1/sqrt(fan-in) so activations stay O(1);
+/// activations and logits N(0, 1); i32 tensors uniform in [0, 8).
+std::vector<Buffer> randomBuffers(const FunctionSignature &sig) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<Buffer> out;
+  for (const TensorSignature &t : sig.inputs) {
+    std::vector<int64_t> shape = t.shape;
+    for (int64_t &d : shape)
+      if (d < 0)
+        d = dynamicSize;
+    Buffer b(t.dtype, shape);
+    bool weight = shape.size() == 3 || (shape.size() == 2 && t.shape[0] >= 0);
+    int64_t fanIn = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+    float scale = weight ? 1.0f / std::sqrt(float(std::max<int64_t>(fanIn, 1))) : 1.0f;
+    for (int64_t i = 0; i < b.numElements(); ++i) {
+      if (t.dtype == DType::I32)
+        b.as<int32_t>()[i] = static_cast<int32_t>(rng() % 8);
+      else if (t.dtype == DType::F32)
+        b.as<float>()[i] = normal(rng) * scale;
+      else
+        b.as<uint16_t>()[i] = f32ToBf16(normal(rng) * scale);
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+int run(mlir::ModuleOp module) {
+  std::string error;
+  auto sig = entrySignature(module, entry, error);
+  if (!sig)
+    return fail(error);
+  if (randomInputs && !inputs.empty())
+    return fail("give either --input files or --random-inputs, not both");
+  if (!randomInputs && inputs.size() != sig->inputs.size())
+    return fail("'" + sig->name + "' takes " + std::to_string(sig->inputs.size()) +
+                " inputs; " + std::to_string(inputs.size()) +
+                " --input files given (or use --random-inputs)");
+  if (dynamicSize < 0)
+    return fail("--dim must not be negative");
+  if (iters < 1)
+    return fail("--iters must be at least 1");
+
+  std::vector<Buffer> args;
+  if (randomInputs) {
+    args = randomBuffers(*sig);
+    outs() << "inputs: random, seed " << seed << ", dynamic dimensions " << dynamicSize << "\n";
+  } else {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      auto array = readNpy(inputs[i], error);
+      if (!array)
+        return fail(error);
+      auto buffer = toBuffer(*array, sig->inputs[i].dtype, error);
+      if (!buffer)
+        return fail("argument " + std::to_string(i) + " (" + inputs[i] + "): " + error);
+      args.push_back(std::move(*buffer));
+    }
+  }
+  if (!JitProgram::checkInputs(*sig, args, error))
+    return fail(error);
+
+  if (mlir::failed(lowerModule(module, passPipeline)))
+    return 1;
+  auto program = JitProgram::create(module, error);
+  if (!program)
+    return fail(error);
+
+  std::vector<double> seconds;
+  std::optional<std::vector<Buffer>> results;
+  for (unsigned i = 0; i < iters; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    results = program->run(*sig, args, error);
+    auto stop = std::chrono::steady_clock::now();
+    if (!results)
+      return fail(error);
+    seconds.push_back(std::chrono::duration<double>(stop - start).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  double median = seconds[seconds.size() / 2];
+
+  for (size_t i = 0; i < results->size(); ++i) {
+    const Buffer &r = (*results)[i];
+    double sum = 0, sumAbs = 0;
+    for (int64_t e = 0; e < r.numElements(); ++e) {
+      sum += r.at(e);
+      sumAbs += std::fabs(r.at(e));
+    }
+    outs() << "out" << i << ": " << shapeString(r.shape()) << "x" << dtypeName(r.dtype())
+           << " sum " << format("%.6e", sum) << " sum|x| " << format("%.6e", sumAbs) << "\n";
+  }
+  outs() << "time: " << format("%.3f", median * 1e3) << " ms median of " << iters
+         << " run" << (iters == 1 ? "" : "s") << "\n";
+
+  if (outputDir.empty())
+    return 0;
+  if (auto ec = sys::fs::create_directories(outputDir))
+    return fail(outputDir + ": " + ec.message());
+  // All files or none: write temporaries, then rename them all.
+  std::vector<std::pair<std::string, std::string>> written;
+  for (size_t i = 0; i < results->size(); ++i) {
+    SmallString<256> path(outputDir);
+    sys::path::append(path, "out" + std::to_string(i) + ".npy");
+    std::string temp = std::string(path) + ".tmp";
+    if (!writeNpy(temp, (*results)[i], error)) {
+      for (auto &w : written)
+        sys::fs::remove(w.first);
+      sys::fs::remove(temp);
+      return fail(error);
+    }
+    written.push_back({temp, std::string(path)});
+  }
+  for (auto &[temp, path] : written)
+    if (auto ec = sys::fs::rename(temp, path))
+      return fail(path + ": " + ec.message());
+  return 0;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "moec: compile and run MoE blocks\n");
+
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  std::string error;
+  auto file = mlir::openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  return runCommand ? run(*module) : compile(*module);
+}
