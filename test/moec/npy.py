@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Writes and prints .npy files without NumPy, for the moec lit tests.
+
+  npy.py write FILE DTYPE SHAPE V0 V1 ...   (DTYPE f4, f8, i4 or i8; SHAPE like 2x3)
+  npy.py print FILE                         (dtype, shape, then the values)
+"""
+import struct
+import sys
+
+FORMATS = {"f4": "f", "f8": "d", "i4": "i", "i8": "q"}
+
+
+def write(path, dtype, shape, values):
+    dims = [int(d) for d in shape.split("x")] if shape else []
+    shape_text = "(" + ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
+    header = "{'descr': '<%s', 'fortran_order': False, 'shape': %s, }" % (dtype, shape_text)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    fmt = FORMATS[dtype]
+    parse = float if fmt in "fd" else int
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack("<%d%s" % (len(values), fmt), *[parse(v) for v in values]))
+
+
+def show(path):
+    data = open(path, "rb").read()
+    assert data[:6] == b"\x93NUMPY", "not an npy file"
+    length = struct.unpack("<H", data[8:10])[0]
+    header = eval(data[10:10 + length].decode())
+    dtype = header["descr"][1:]
+    count = 1
+    for d in header["shape"]:
+        count *= d
+    values = struct.unpack("<%d%s" % (count, FORMATS[dtype]), data[10 + length:])
+    print("dtype", dtype, "shape", "x".join(str(d) for d in header["shape"]))
+    print(" ".join("%g" % v for v in values))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "write":
+        write(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    else:
+        show(sys.argv[2])
