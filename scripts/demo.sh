@@ -1,24 +1,35 @@
 #!/usr/bin/env bash
-# The main job on the shipped examples: set up, build, then run moe-opt's
-# default pipeline (expand moe.block into route/pack/gmm/swiglu/combine,
-# canonicalize, CSE) over every example and show one result in full.
+# The main job on a shipped example: set up, build, then
+#  1. show what moe-opt's default pipeline makes of a moe.block,
+#  2. compile the block to native code with moec and run it on random inputs,
+#     printing the result's checksum and the median time,
+#  3. compile every example through moe-to-llvm to an object file.
+# Usage: scripts/demo.sh [EXAMPLE.mlir] [TOKENS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+build=${MOEC_BUILD_DIR:-$root/build}
 "$root/scripts/setup.sh"
-"$root/scripts/build.sh" moe-opt >/dev/null
-opt=${MOEC_BUILD_DIR:-$root/build}/bin/moe-opt
+"$root/scripts/build.sh" moe-opt moec >/dev/null
+example=${1:-$root/examples/small-e60-top8.mlir}
+tokens=${2:-512}
 
-shown=${1:-$root/examples/small-e60-top8.mlir}
-echo "== moe-opt --pass-pipeline='builtin.module(moe-default)' $(basename "$shown")"
-"$opt" --pass-pipeline='builtin.module(moe-default)' "$shown"
+echo "== moe-opt --pass-pipeline='builtin.module(moe-default)' $(basename "$example")"
+"$build/bin/moe-opt" --pass-pipeline='builtin.module(moe-default)' "$example"
 echo
-echo "== every example through moe-default"
+echo "== moec run $(basename "$example") --random-inputs --dim $tokens --iters 5"
+"$build/bin/moec" run "$example" --random-inputs --seed 1 --dim "$tokens" --iters 5
+echo
+echo "== moec EXAMPLE -o EXAMPLE.o, for every example without collectives"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
 for f in "$root"/examples/*.mlir; do
-  out=$("$opt" --pass-pipeline='builtin.module(moe-default)' "$f")
-  # Ops only: a dialect-qualified name at the start of a statement or
-  # right after "= " (not attribute names such as moe.axes).
-  ops=$(grep -oE '(^ *|= )(moe|linalg|shard|arith|tensor)\.[a-z_]+' <<<"$out" | sed -E 's/^ *(= )?//')
-  printf '%-28s %3d ops: %s\n' "$(basename "$f")" "$(wc -l <<<"$ops")" \
-    "$(grep -E '^(moe|linalg|shard)' <<<"$ops" | sort | uniq -c | sort -rn |
-       awk '{printf "%s%s x%d", (NR>1?", ":""), $2, $1}')"
+  name=$(basename "$f" .mlir)
+  if grep -qE 'moe\.(psum|all_gather|reduce_scatter|all_to_all)' "$f"; then
+    printf '%-28s skipped: a per-shard program (needs the sharded runtime)\n' "$name"
+    continue
+  fi
+  start=$(date +%s%N)
+  "$build/bin/moec" "$f" -o "$out/$name.o"
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  printf '%-28s %7d bytes of x86-64 in %d ms\n' "$name" "$(stat -c %s "$out/$name.o")" "$ms"
 done
