@@ -2,6 +2,7 @@
 
 #include "codegen/Compiler.h"
 #include "codegen/Passes.h"
+#include "runtime/Invoke.h"
 #include "dialect/MoeDialect.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -28,6 +29,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -36,7 +38,6 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <cstdlib>
-#include <set>
 
 using namespace mlir;
 using namespace moec;
@@ -131,6 +132,21 @@ moec::entrySignature(ModuleOp module, const std::string &name,
   return sig;
 }
 
+std::vector<FunctionSignature>
+moec::entrySignatures(ModuleOp module, std::vector<std::string> &skipped) {
+  std::vector<FunctionSignature> sigs;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isDeclaration())
+      continue;
+    std::string error;
+    if (auto sig = entrySignature(module, func.getName().str(), error))
+      sigs.push_back(*sig);
+    else
+      skipped.push_back(error);
+  }
+  return sigs;
+}
+
 LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline) {
   // Textual pipelines name passes through the global registry.
   static bool registered = [] {
@@ -174,9 +190,43 @@ std::unique_ptr<llvm::TargetMachine> moec::hostTargetMachine(std::string &error)
   return std::move(*tm);
 }
 
+namespace {
+/// moec_call_<name>(void **args) calls _mlir_ciface_<name>(args[0], ...):
+/// one C signature for every entry point, so that a loader needs no
+/// knowledge of arity.
+void addEntryPoints(llvm::Module &module,
+                    const std::vector<FunctionSignature> &entries) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  std::string manifest;
+  for (const FunctionSignature &sig : entries) {
+    llvm::Function *target = module.getFunction("_mlir_ciface_" + sig.name);
+    if (!target)
+      continue;
+    auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+    auto *wrapper = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                                           "moec_call_" + sig.name, module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+    llvm::SmallVector<llvm::Value *> args;
+    for (unsigned i = 0; i < target->arg_size(); ++i) {
+      llvm::Value *slot = b.CreateConstGEP1_64(ptr, wrapper->getArg(0), i);
+      args.push_back(b.CreateLoad(ptr, slot));
+    }
+    b.CreateCall(target, args);
+    b.CreateRetVoid();
+    manifest += sig.str() + "\n";
+  }
+  auto *text = llvm::ConstantDataArray::getString(ctx, manifest);
+  new llvm::GlobalVariable(module, text->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, text, "moec_manifest");
+}
+} // namespace
+
 std::unique_ptr<llvm::Module>
 moec::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
-                           llvm::TargetMachine &tm, std::string &error) {
+                           llvm::TargetMachine &tm,
+                           const std::vector<FunctionSignature> &entries,
+                           std::string &error) {
   auto llvmModule = translateModuleToLLVMIR(module, context);
   if (!llvmModule) {
     error = "translation to LLVM IR failed";
@@ -184,6 +234,8 @@ moec::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
   }
   llvmModule->setDataLayout(tm.createDataLayout());
   llvmModule->setTargetTriple(tm.getTargetTriple());
+  if (!entries.empty())
+    addEntryPoints(*llvmModule, entries);
   auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, &tm);
   if (auto err = optimize(llvmModule.get())) {
     error = llvm::toString(std::move(err));
@@ -232,74 +284,21 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
   return program;
 }
 
-bool JitProgram::checkInputs(const FunctionSignature &sig,
-                             const std::vector<Buffer> &inputs,
-                             std::string &error) {
-  if (inputs.size() != sig.inputs.size()) {
-    error = "'" + sig.name + "' takes " + std::to_string(sig.inputs.size()) +
-            " inputs, got " + std::to_string(inputs.size());
-    return false;
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorSignature &want = sig.inputs[i];
-    const Buffer &got = inputs[i];
-    bool ok = got.dtype() == want.dtype && got.rank() == (int64_t)want.shape.size();
-    for (size_t d = 0; ok && d < want.shape.size(); ++d)
-      ok = want.shape[d] < 0 || want.shape[d] == got.shape()[d];
-    if (!ok) {
-      error = "argument " + std::to_string(i) + " of '" + sig.name + "' expects " +
-              shapeString(want.shape) + "x" + dtypeName(want.dtype) + ", got " +
-              shapeString(got.shape()) + "x" + dtypeName(got.dtype());
-      return false;
-    }
-  }
-  return true;
-}
-
 std::optional<std::vector<Buffer>>
 JitProgram::run(const FunctionSignature &sig, std::vector<Buffer> &inputs,
                 std::string &error) {
-  if (!checkInputs(sig, inputs, error))
-    return std::nullopt;
-  // The C interface: void _mlir_ciface_f([Results *], Desc *arg0, ...), where
-  // one result is its descriptor and several are a struct of descriptors.
-  std::vector<std::vector<int64_t>> descriptors;
-  for (Buffer &b : inputs)
-    descriptors.push_back(b.descriptor());
-  size_t resultWords = 0;
-  for (auto &r : sig.results)
-    resultWords += 3 + 2 * r.shape.size();
-  std::vector<int64_t> results(resultWords, 0);
-
-  std::vector<void *> pointers;
-  std::vector<void *> args;
-  pointers.reserve(descriptors.size() + 1);
-  if (!sig.results.empty())
-    pointers.push_back(results.data());
-  for (auto &d : descriptors)
-    pointers.push_back(d.data());
-  for (void *&p : pointers)
-    args.push_back(&p);
-  if (auto err = engine->invokePacked("_mlir_ciface_" + sig.name, args)) {
-    error = "calling '" + sig.name + "' failed: " + llvm::toString(std::move(err));
-    return std::nullopt;
-  }
-
-  std::vector<Buffer> outputs;
-  std::set<void *> inputData, freed;
-  for (Buffer &b : inputs)
-    inputData.insert(b.data());
-  size_t offset = 0;
-  for (auto &r : sig.results) {
-    const int64_t *words = results.data() + offset;
-    outputs.push_back(Buffer::fromDescriptor(r.dtype, r.shape.size(), words));
-    // Results the program allocated are ours to free, once each; a result
-    // that is an input's buffer is not.
-    void *allocated = reinterpret_cast<void *>(words[0]);
-    void *aligned = reinterpret_cast<void *>(words[1]);
-    if (!inputData.count(aligned) && freed.insert(allocated).second)
-      std::free(allocated);
-    offset += 3 + 2 * r.shape.size();
-  }
-  return outputs;
+  return invoke(sig, inputs,
+                [&](void **args, std::string &err) {
+                  // invokePacked wants a pointer to each argument's value.
+                  size_t count = sig.inputs.size() + (sig.results.empty() ? 0 : 1);
+                  std::vector<void *> packed;
+                  for (size_t i = 0; i < count; ++i)
+                    packed.push_back(&args[i]);
+                  if (auto e = engine->invokePacked("_mlir_ciface_" + sig.name, packed)) {
+                    err = "calling '" + sig.name + "' failed: " + llvm::toString(std::move(e));
+                    return false;
+                  }
+                  return true;
+                },
+                error);
 }

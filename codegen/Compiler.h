@@ -9,7 +9,7 @@
 #ifndef MOEC_CODEGEN_COMPILER_H
 #define MOEC_CODEGEN_COMPILER_H
 
-#include "runtime/Buffer.h"
+#include "runtime/Signature.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -31,18 +31,6 @@ class ExecutionEngine;
 
 namespace moec {
 
-/// A tensor argument or result: element type and shape (-1 = dynamic).
-struct TensorSignature {
-  DType dtype;
-  std::vector<int64_t> shape;
-};
-
-struct FunctionSignature {
-  std::string name;
-  std::vector<TensorSignature> inputs;
-  std::vector<TensorSignature> results;
-};
-
 /// Every dialect, interface and translation compiling a moe program needs.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 
@@ -61,11 +49,20 @@ mlir::LogicalResult lowerModule(mlir::ModuleOp module,
 /// A target machine for this CPU with all its features (AVX-512, AMX, ...).
 std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error);
 
+/// The signatures of every public function taking and returning only
+/// tensors, in order; `skipped` gets a line for each public function that
+/// does not qualify (and so is not an entry point of a library).
+std::vector<FunctionSignature> entrySignatures(mlir::ModuleOp module,
+                                               std::vector<std::string> &skipped);
+
 /// Translates an LLVM-dialect module to LLVM IR optimized at -O3 for `tm`.
-std::unique_ptr<llvm::Module> translateAndOptimize(mlir::ModuleOp module,
-                                                   llvm::LLVMContext &context,
-                                                   llvm::TargetMachine &tm,
-                                                   std::string &error);
+/// For each of `entries`, adds what runtime/Library.h loads: a
+/// `moec_call_<name>(void **args)` and a line of the `moec_manifest` string.
+std::unique_ptr<llvm::Module>
+translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
+                     llvm::TargetMachine &tm,
+                     const std::vector<FunctionSignature> &entries,
+                     std::string &error);
 
 /// Assembly text or an ELF object for `module`.
 bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
@@ -78,11 +75,6 @@ public:
   static std::unique_ptr<JitProgram> create(mlir::ModuleOp lowered,
                                             std::string &error);
   ~JitProgram();
-
-  /// Checks `inputs` against `sig` (count, element type, static sizes),
-  /// naming the argument and both shapes on a mismatch.
-  static bool checkInputs(const FunctionSignature &sig,
-                          const std::vector<Buffer> &inputs, std::string &error);
 
   /// Calls the entry's C interface; returns its results as new buffers.
   std::optional<std::vector<Buffer>> run(const FunctionSignature &sig,

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Compiler.h"
+#include "runtime/Invoke.h"
 #include "runtime/Npy.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -35,7 +36,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <random>
 
 using namespace llvm;
 using namespace moec;
@@ -147,6 +147,11 @@ int compile(mlir::ModuleOp module) {
   std::string kind = emitKind();
   if (kind != "mlir" && kind != "llvm" && kind != "asm" && kind != "obj" && kind != "so")
     return fail("--emit must be one of mlir, llvm, asm, obj, so (got '" + kind + "')");
+  std::vector<std::string> skipped;
+  std::vector<FunctionSignature> entries = entrySignatures(module, skipped);
+  if (kind == "so")
+    for (const std::string &why : skipped)
+      errs() << "moec: note: not an entry point of the library: " << why << "\n";
   if (mlir::failed(lowerModule(module, passPipeline)))
     return 1;
   std::string error, bytes;
@@ -159,7 +164,7 @@ int compile(mlir::ModuleOp module) {
   if (!tm)
     return fail(error);
   LLVMContext llvmContext;
-  auto llvmModule = translateAndOptimize(module, llvmContext, *tm, error);
+  auto llvmModule = translateAndOptimize(module, llvmContext, *tm, entries, error);
   if (!llvmModule)
     return fail(error);
   if (kind == "llvm") {
@@ -192,35 +197,6 @@ int compile(mlir::ModuleOp module) {
   return 0;
 }
 
-/// Random inputs for a signature: weights (rank 3, or rank 2 with a static
-/// first dimension) scaled by 1/sqrt(fan-in) so activations stay O(1);
-/// activations and logits N(0, 1); i32 tensors uniform in [0, 8).
-std::vector<Buffer> randomBuffers(const FunctionSignature &sig) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<Buffer> out;
-  for (const TensorSignature &t : sig.inputs) {
-    std::vector<int64_t> shape = t.shape;
-    for (int64_t &d : shape)
-      if (d < 0)
-        d = dynamicSize;
-    Buffer b(t.dtype, shape);
-    bool weight = shape.size() == 3 || (shape.size() == 2 && t.shape[0] >= 0);
-    int64_t fanIn = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
-    float scale = weight ? 1.0f / std::sqrt(float(std::max<int64_t>(fanIn, 1))) : 1.0f;
-    for (int64_t i = 0; i < b.numElements(); ++i) {
-      if (t.dtype == DType::I32)
-        b.as<int32_t>()[i] = static_cast<int32_t>(rng() % 8);
-      else if (t.dtype == DType::F32)
-        b.as<float>()[i] = normal(rng) * scale;
-      else
-        b.as<uint16_t>()[i] = f32ToBf16(normal(rng) * scale);
-    }
-    out.push_back(std::move(b));
-  }
-  return out;
-}
-
 int run(mlir::ModuleOp module) {
   std::string error;
   auto sig = entrySignature(module, entry, error);
@@ -239,7 +215,7 @@ int run(mlir::ModuleOp module) {
 
   std::vector<Buffer> args;
   if (randomInputs) {
-    args = randomBuffers(*sig);
+    args = moec::randomInputs(*sig, seed, dynamicSize);
     outs() << "inputs: random, seed " << seed << ", dynamic dimensions " << dynamicSize << "\n";
   } else {
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -252,7 +228,7 @@ int run(mlir::ModuleOp module) {
       args.push_back(std::move(*buffer));
     }
   }
-  if (!JitProgram::checkInputs(*sig, args, error))
+  if (!sig->checkInputs(args, error))
     return fail(error);
 
   if (mlir::failed(lowerModule(module, passPipeline)))

@@ -1,0 +1,74 @@
+//===- run_block.cpp - call an AOT-compiled MoE block from C++ -------------===//
+//
+// The worked example of docs/moec.md: load a library built by
+//   moec examples/small-e60-top8.mlir -o libblock.so
+// list its entry points, bind random inputs (or your own Buffers), run, and
+// read the outputs.
+//
+//   run_block LIB.so [FUNCTION] [TOKENS] [SEED] [OUTPUT_DIR]
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Invoke.h"
+#include "runtime/Library.h"
+#include "runtime/Npy.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s LIB.so [FUNCTION] [TOKENS] [SEED] [OUTPUT_DIR]\n", argv[0]);
+    return 2;
+  }
+  std::string error;
+  auto lib = moec::Library::open(argv[1], error);
+  if (!lib) {
+    std::fprintf(stderr, "run_block: %s\n", error.c_str());
+    return 1;
+  }
+  for (const moec::FunctionSignature &f : lib->functions())
+    std::printf("entry point: %s\n", f.str().c_str());
+
+  std::string name = argc > 2 ? argv[2] : lib->functions().at(0).name;
+  int64_t tokens = argc > 3 ? std::atoll(argv[3]) : 256;
+  uint64_t seed = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 0;
+  const moec::FunctionSignature *sig = lib->find(name);
+  if (!sig) {
+    std::fprintf(stderr, "run_block: no entry point '%s'\n", name.c_str());
+    return 1;
+  }
+
+  // Inputs in argument order; here random, with every dynamic dimension (the
+  // token count) set to `tokens`. Your own data goes in the same way:
+  // moec::Buffer x(moec::DType::F32, {tokens, 64}); fill x.as<float>() ...
+  std::vector<moec::Buffer> inputs = moec::randomInputs(*sig, seed, tokens);
+
+  auto start = std::chrono::steady_clock::now();
+  auto outputs = lib->run(name, inputs, error);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!outputs) {
+    std::fprintf(stderr, "run_block: %s\n", error.c_str());
+    return 1;
+  }
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const moec::Buffer &out = (*outputs)[i];
+    double sum = 0;
+    for (int64_t e = 0; e < out.numElements(); ++e)
+      sum += out.at(e);
+    std::printf("out%zu: %sx%s sum %.6e\n", i, moec::shapeString(out.shape()).c_str(),
+                moec::dtypeName(out.dtype()), sum);
+    if (argc > 5) {
+      std::string path = std::string(argv[5]) + "/out" + std::to_string(i) + ".npy";
+      if (!moec::writeNpy(path, out, error)) {
+        std::fprintf(stderr, "run_block: %s\n", error.c_str());
+        return 1;
+      }
+    }
+  }
+  std::printf("time: %.3f ms\n", ms);
+  return 0;
+}

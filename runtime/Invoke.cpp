@@ -1,0 +1,78 @@
+//===- Invoke.cpp - calling generated code through its C interface --------===//
+
+#include "runtime/Invoke.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+
+using namespace moec;
+
+std::optional<std::vector<Buffer>> moec::invoke(const FunctionSignature &sig,
+                                                std::vector<Buffer> &inputs,
+                                                const CInterfaceCall &call,
+                                                std::string &error) {
+  if (!sig.checkInputs(inputs, error))
+    return std::nullopt;
+  std::vector<std::vector<int64_t>> descriptors;
+  for (Buffer &b : inputs)
+    descriptors.push_back(b.descriptor());
+  size_t resultWords = 0;
+  for (auto &r : sig.results)
+    resultWords += 3 + 2 * r.shape.size();
+  std::vector<int64_t> results(resultWords, 0);
+
+  std::vector<void *> args;
+  if (!sig.results.empty())
+    args.push_back(results.data());
+  for (auto &d : descriptors)
+    args.push_back(d.data());
+  if (!call(args.data(), error))
+    return std::nullopt;
+
+  std::vector<Buffer> outputs;
+  std::set<void *> inputData, freed;
+  for (Buffer &b : inputs)
+    inputData.insert(b.data());
+  size_t offset = 0;
+  for (auto &r : sig.results) {
+    const int64_t *words = results.data() + offset;
+    outputs.push_back(Buffer::fromDescriptor(r.dtype, r.shape.size(), words));
+    // What the program allocated for a result is ours to free, once; a
+    // result that is an input's buffer is not.
+    void *allocated = reinterpret_cast<void *>(words[0]);
+    void *aligned = reinterpret_cast<void *>(words[1]);
+    if (!inputData.count(aligned) && freed.insert(allocated).second)
+      std::free(allocated);
+    offset += 3 + 2 * r.shape.size();
+  }
+  return outputs;
+}
+
+std::vector<Buffer> moec::randomInputs(const FunctionSignature &sig, uint64_t seed,
+                                       int64_t dynamicSize) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<Buffer> out;
+  for (const TensorSignature &t : sig.inputs) {
+    std::vector<int64_t> shape = t.shape;
+    for (int64_t &d : shape)
+      if (d < 0)
+        d = dynamicSize;
+    Buffer b(t.dtype, shape);
+    bool weight = shape.size() == 3 || (shape.size() == 2 && t.shape[0] >= 0);
+    int64_t fanIn = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+    float scale = weight ? 1.0f / std::sqrt(float(std::max<int64_t>(fanIn, 1))) : 1.0f;
+    for (int64_t i = 0; i < b.numElements(); ++i) {
+      if (t.dtype == DType::I32)
+        b.as<int32_t>()[i] = static_cast<int32_t>(rng() % 8);
+      else if (t.dtype == DType::F32)
+        b.as<float>()[i] = normal(rng) * scale;
+      else
+        b.as<uint16_t>()[i] = f32ToBf16(normal(rng) * scale);
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
