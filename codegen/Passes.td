@@ -35,4 +35,16 @@ def MoeEmitCInterface : Pass<"moe-emit-c-interface", "::mlir::ModuleOp"> {
   }];
 }
 
+def MoeCopiesToLinalg : Pass<"moe-copies-to-linalg"> {
+  let summary = "Turn memref.copy between strided buffers into linalg.copy";
+  let description = [{
+    finalize-memref-to-llvm lowers a copy between buffers that are not both
+    contiguous (what bufferizing tensor.concat and insert_slice produces) to
+    a call to `memrefCopy` in libmlir_c_runner_utils, which neither the JIT
+    nor a library built by moec links. As a linalg.copy it becomes plain loops;
+    contiguous copies are left for the llvm.memcpy lowering.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // MOE_CODEGEN_PASSES_TD

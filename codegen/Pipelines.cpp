@@ -38,6 +38,7 @@ static constexpr llvm::StringLiteral kToLLVM =
     "function-boundary-type-conversion=identity-layout-map},"
     "canonicalize,"
     "buffer-deallocation-pipeline,"
+    "moe-copies-to-linalg,"
     "convert-linalg-to-loops,"
     "expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,convert-math-to-llvm,"

@@ -1,6 +1,7 @@
 //===- ExpandBlock.cpp - moe.block to primitive ops -----------------------===//
 
 #include "dialect/MoeOps.h"
+#include "passes/PassUtils.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -17,27 +18,6 @@ using namespace mlir;
 using namespace mlir::moe;
 
 namespace {
-
-/// lhs [T, K] @ rhs [K, N] with an f32 accumulator, whatever the storage type
-/// (bf16 products accumulate in f32, as the routed gmm does). The dense
-/// matmul is upstream's linalg.matmul: nothing MoE-specific about it.
-Value matmulF32(OpBuilder &rewriter, Location loc, Value lhs, Value rhs) {
-  auto lhsType = cast<RankedTensorType>(lhs.getType());
-  auto rhsType = cast<RankedTensorType>(rhs.getType());
-  auto f32 = rewriter.getF32Type();
-  auto type = RankedTensorType::get(
-      {lhsType.getDimSize(0), rhsType.getDimSize(1)}, f32);
-  SmallVector<Value> dynamicSizes;
-  if (type.isDynamicDim(0))
-    dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, lhs, 0));
-  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), f32,
-                                        dynamicSizes);
-  Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
-  Value init = linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
-  return linalg::MatmulOp::create(rewriter, loc, TypeRange{type},
-                                  ValueRange{lhs, rhs}, ValueRange{init})
-      .getResult(0);
-}
 
 /// The shared expert: silu(x @ sw1) * (x @ sw3) @ sw2, in f32, returned in
 /// the element type of x.

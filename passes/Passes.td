@@ -42,4 +42,43 @@ def MoeCollectivesToShard : Pass<"moe-collectives-to-shard"> {
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 
+def MoeFuseW13 : Pass<"moe-fuse-w13"> {
+  let summary = "Fuse the gate and up grouped matmuls into one over [w1 | w3]";
+  let description = [{
+    `moe.swiglu(moe.gmm(rows, w1, sizes), moe.gmm(rows, w3, sizes))` becomes
+    `moe.swiglu(moe.gmm(rows, w13, sizes))` with w13 = w1 and w3 concatenated
+    along their last axis: the rows are read once and one grouped kernel runs
+    instead of two (the seeds' `fused_w13`). Constant weights are
+    concatenated at compile time; others by a `tensor.concat` in the
+    function. The same rewrite for the shared expert's two dense matmuls is
+    `-moe-fuse-shared-expert`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def MoeFuseSharedExpert : Pass<"moe-fuse-shared-expert"> {
+  let summary = "Fuse the shared expert's matmuls, or fold it into the routed experts";
+  let description = [{
+    `mode=matmul` (default): the shared expert's gate and up projections,
+    two `linalg.matmul`s of the same tokens feeding `moe.swiglu`, become one
+    matmul against [sw1 | sw3] (the seeds' `shared_fused`).
+
+    `mode=grouped`: every `moe.block` with a shared expert of size S is
+    expanded so that the shared expert runs inside the routed grouped matmul:
+    its weights become c = ceil(S / M) extra experts of width M (zero-padded
+    to c * M), every token is routed to all of them with weight 1, and null
+    ids move past them. One grouped kernel computes routed and shared work;
+    the result is the same function.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"matmul\"",
+           "matmul: one dense matmul for gate and up; grouped: the shared "
+           "expert as always-selected groups of the routed gmm">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // MOE_PASSES_TD

@@ -1,0 +1,69 @@
+//===- PassUtils.cpp - IR-building helpers the moe passes share --------------===//
+
+#include "passes/PassUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace {
+/// Row-major concatenation of two dense constants along `dim`.
+DenseElementsAttr concatConstants(DenseElementsAttr a, DenseElementsAttr b,
+                                  RankedTensorType type, int64_t dim) {
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(b.getType());
+  int64_t outer = 1;
+  for (int64_t i = 0; i < dim; ++i)
+    outer *= aType.getDimSize(i);
+  int64_t aInner = aType.getNumElements() / outer, bInner = bType.getNumElements() / outer;
+  auto aValues = llvm::to_vector(a.getValues<Attribute>());
+  auto bValues = llvm::to_vector(b.getValues<Attribute>());
+  SmallVector<Attribute> values;
+  values.reserve(type.getNumElements());
+  for (int64_t o = 0; o < outer; ++o) {
+    values.append(aValues.begin() + o * aInner, aValues.begin() + (o + 1) * aInner);
+    values.append(bValues.begin() + o * bInner, bValues.begin() + (o + 1) * bInner);
+  }
+  return DenseElementsAttr::get(type, values);
+}
+} // namespace
+
+Value mlir::moe::concatWeights(OpBuilder &b, Location loc, Value x, Value y,
+                               int64_t dim) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto yType = cast<RankedTensorType>(y.getType());
+  SmallVector<int64_t> shape(xType.getShape());
+  shape[dim] += yType.getDimSize(dim);
+  auto type = RankedTensorType::get(shape, xType.getElementType());
+  DenseElementsAttr xConst, yConst;
+  if (matchPattern(x, m_Constant(&xConst)) && matchPattern(y, m_Constant(&yConst)))
+    return arith::ConstantOp::create(b, loc, type, concatConstants(xConst, yConst, type, dim));
+  return tensor::ConcatOp::create(b, loc, type, dim, ValueRange{x, y});
+}
+
+Value mlir::moe::dimValue(OpBuilder &b, Location loc, Value tensor, int64_t i) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(i))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(i));
+  return tensor::DimOp::create(b, loc, tensor, i);
+}
+
+Value mlir::moe::matmulF32(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  auto f32 = b.getF32Type();
+  auto type = RankedTensorType::get({lhsType.getDimSize(0), rhsType.getDimSize(1)}, f32);
+  SmallVector<Value> dynamicSizes;
+  if (type.isDynamicDim(0))
+    dynamicSizes.push_back(tensor::DimOp::create(b, loc, lhs, 0));
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), f32, dynamicSizes);
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+  Value init = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  return linalg::MatmulOp::create(b, loc, TypeRange{type}, ValueRange{lhs, rhs},
+                                  ValueRange{init})
+      .getResult(0);
+}
