@@ -44,7 +44,7 @@ void mlir::moe::codegen::lowerSwiglu(RewriterBase &rewriter, SwigluOp op) {
   auto type = cast<RankedTensorType>(op.getType());
   Value rowCount = e.dim(gu.buffers[0], 0), zero = e.index(0);
   Value out = e.alloc(type, dynamicRows(e, type, gu.buffers[0]));
-  e.forLoop(zero, rowCount, [&](Value r) {
+  e.parallelFor(zero, rowCount, [&](Value r) {
     e.forLoop(zero, gu.width, [&](Value m) {
       auto [gate, up] = gu.at(e, r, m);
       e.storeF32(e.fmul(e.fmul(gate, e.sigmoid(gate)), up), out, {r, m});
@@ -65,7 +65,7 @@ void mlir::moe::codegen::lowerSwigluGrad(RewriterBase &rewriter,
     auto type = cast<RankedTensorType>(result.getType());
     outs.push_back(e.alloc(type, dynamicRows(e, type, gu.buffers[0])));
   }
-  e.forLoop(zero, rowCount, [&](Value r) {
+  e.parallelFor(zero, rowCount, [&](Value r) {
     e.forLoop(zero, gu.width, [&](Value m) {
       auto [gate, up] = gu.at(e, r, m);
       Value g = e.loadF32(grad, {r, m});
@@ -99,7 +99,7 @@ void mlir::moe::codegen::lowerScaleRows(RewriterBase &rewriter,
   auto type = cast<RankedTensorType>(op.getType());
   Value rowCount = e.dim(in, 0), width = e.dim(in, 1), zero = e.index(0);
   Value out = e.alloc(type, dynamicRows(e, type, in));
-  e.forLoop(zero, rowCount, [&](Value r) {
+  e.parallelFor(zero, rowCount, [&](Value r) {
     Value s = e.load(scale, {r});
     e.forLoop(zero, width, [&](Value h) {
       e.storeF32(e.fmul(e.loadF32(in, {r, h}), s), out, {r, h});

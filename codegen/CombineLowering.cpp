@@ -3,7 +3,8 @@
 // Both strategies accumulate in f32 and cast once at the end:
 // - unsort inverts the permutation, then each token sums its K rows in slot
 //   order (k = 0..K-1), the order of the reference semantics;
-// - scatter adds each row into its token in row (expert) order.
+// - scatter adds each row into its token in row (expert) order; rows of one
+//   token may be anywhere, so this one stays sequential.
 // Same value; the summation order, and so the last bits, differ.
 //
 //===----------------------------------------------------------------------===//
@@ -56,7 +57,8 @@ void mlir::moe::codegen::lowerCombine(RewriterBase &rewriter, CombineOp op) {
       Value p = e.toIndex(e.load(perm, {r}));
       e.ifThen(e.inRange(p, positions), [&] { e.store(r, inverse, {p}); });
     });
-    e.forLoop(zero, tokens, [&](Value t) {
+    // Each token sums its own rows: tokens are independent.
+    e.parallelFor(zero, tokens, [&](Value t) {
       e.forLoop(zero, cK, [&](Value slot) {
         Value r = e.load(inverse, {e.add(e.mul(t, cK), slot)});
         e.ifThen(e.ge(r, zero), [&] { addRow(t, slot, r); });
@@ -65,7 +67,7 @@ void mlir::moe::codegen::lowerCombine(RewriterBase &rewriter, CombineOp op) {
   }
 
   if (!f32Out) {
-    e.forLoop(zero, tokens, [&](Value t) {
+    e.parallelFor(zero, tokens, [&](Value t) {
       e.forLoop(zero, hidden, [&](Value h) { e.storeF32(e.load(acc, {t, h}), out, {t, h}); });
     });
   }

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -26,6 +27,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -47,12 +49,16 @@ void moec::registerCompilerDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
                   linalg::LinalgDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect, shard::ShardDialect,
+                  memref::MemRefDialect, omp::OpenMPDialect, scf::SCFDialect,
+                  shard::ShardDialect,
                   tensor::TensorDialect, ub::UBDialect>();
   moe::registerCodegenInterfaces(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
 }
+
+std::string moec::openMPLibraryDir() { return MOEC_OPENMP_LIBRARY_DIR; }
 
 static std::optional<TensorSignature> tensorSignature(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -274,6 +280,10 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
   ExecutionEngineOptions options;
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // Parallel loops call into libomp.
+  std::string libomp = openMPLibraryDir() + "/libomp.so";
+  llvm::StringRef libs[] = {libomp};
+  options.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(lowered, options, std::move(tm));
   if (!engine) {
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());

@@ -31,6 +31,10 @@ class ExecutionEngine;
 
 namespace moec {
 
+/// The directory of libomp, the OpenMP runtime the generated parallel loops
+/// call (LLVM's; libomp-22-dev).
+std::string openMPLibraryDir();
+
 /// Every dialect, interface and translation compiling a moe program needs.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 

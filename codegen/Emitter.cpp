@@ -143,3 +143,21 @@ void Emitter::ifThen(Value cond, function_ref<void()> then) {
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   then();
 }
+
+void Emitter::parallelFor(Value lb, Value ub, function_ref<void(Value)> body) {
+  auto loop = scf::ParallelOp::create(b, ValueRange{lb}, ValueRange{ub},
+                                      ValueRange{index(1)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  auto scope = memref::AllocaScopeOp::create(b, TypeRange{});
+  Block *block = b.createBlock(&scope.getBodyRegion());
+  b.setInsertionPointToEnd(block);
+  memref::AllocaScopeReturnOp::create(b, ValueRange{});
+  b.setInsertionPointToStart(block);
+  body(loop.getInductionVars()[0]);
+}
+
+Value Emitter::allocaScratch(ArrayRef<int64_t> shape, Type element) {
+  return memref::AllocaOp::create(b, MemRefType::get(shape, element),
+                                  b.getI64IntegerAttr(64));
+}

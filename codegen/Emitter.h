@@ -83,6 +83,13 @@ public:
   SmallVector<Value> forLoop(Value lb, Value ub, ValueRange init,
                              function_ref<SmallVector<Value>(Value, ValueRange)> body);
   void ifThen(Value cond, function_ref<void()> then);
+  /// A loop whose iterations are independent: scf.parallel, which the
+  /// pipeline hands to OpenMP. The body runs in an alloca scope, so stack
+  /// scratch (allocaScratch) is per iteration and released after it.
+  void parallelFor(Value lb, Value ub, function_ref<void(Value)> body);
+  /// Stack scratch; only inside parallelFor bodies (or the alloca scope of
+  /// the function).
+  Value allocaScratch(ArrayRef<int64_t> shape, Type element);
 };
 
 } // namespace mlir::moe::codegen

@@ -2,9 +2,11 @@
 //
 // The reference lowering of the grouped matmuls: a row at a time, an f32
 // accumulator row, the weight rows streamed in order so the innermost loop is
-// contiguous. Correct for every shape and group layout (empty groups, sizes
-// past the row count, rows outside every group); the fast tiled/microkernel
-// strategy replaces this file's functions, nothing else.
+// contiguous. Rows are spread over threads through a row-to-group map, so a
+// hot expert's rows split like any others. Correct for every shape and group
+// layout (empty groups, sizes past the row count, rows outside every group);
+// the fast tiled/microkernel strategy replaces this file's functions, nothing
+// else.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,10 +54,16 @@ void mlir::moe::codegen::lowerGmm(RewriterBase &rewriter, GmmOp op) {
     dyn.push_back(rowCount);
   Value out = e.alloc(type, dyn);
   e.fill(out, e.zero(type.getElementType()));
-  Value acc = e.alloc({width}, b.getF32Type(), {});
-
+  // The group of every row, -1 for rows outside all groups.
+  Value groupOf = e.alloc({ShapedType::kDynamic}, b.getIndexType(), {rowCount});
+  e.fill(groupOf, e.index(-1));
   forEachGroup(e, sizes, rowCount, [&](Value g, Value first, Value end) {
-    e.forLoop(first, end, [&](Value r) {
+    e.forLoop(first, end, [&](Value r) { e.store(g, groupOf, {r}); });
+  });
+
+  e.parallelFor(zero, rowCount, [&](Value r) {
+    Value g = e.load(groupOf, {r});
+    e.ifThen(e.ge(g, zero), [&] {
       if (transposed) {
         // out[r, n] = sum_d lhs[r, d] * rhs[g, n, d]: contiguous dot products.
         e.forLoop(zero, cWidth, [&](Value n) {
@@ -69,6 +77,7 @@ void mlir::moe::codegen::lowerGmm(RewriterBase &rewriter, GmmOp op) {
         return;
       }
       // acc[:] = sum_d lhs[r, d] * rhs[g, d, :]: rows of rhs in order.
+      Value acc = e.allocaScratch({width}, b.getF32Type());
       e.fill(acc, e.f32(0));
       e.forLoop(zero, depth, [&](Value d) {
         Value a = e.loadF32(lhs, {r, d});
@@ -94,12 +103,21 @@ void mlir::moe::codegen::lowerTgmm(RewriterBase &rewriter, TgmmOp op) {
   Value cDepth = e.index(depth), cWidth = e.index(width), zero = e.index(0);
   Value rowCount = e.min(e.dim(lhs, 0), e.dim(rhs, 0));
   Value out = e.alloc(type, {});
-  Value acc = e.alloc({depth, width}, b.getF32Type(), {});
-
+  // Group bounds first, then one group per parallel iteration (each writes
+  // only its own out[g]).
+  Value groups = e.dim(sizes, 0);
+  Value firstRow = e.alloc({ShapedType::kDynamic}, b.getIndexType(), {groups});
+  Value endRow = e.alloc({ShapedType::kDynamic}, b.getIndexType(), {groups});
   forEachGroup(e, sizes, rowCount, [&](Value g, Value first, Value end) {
-    // acc = lhs_g^T @ rhs_g, one outer product per row of the group.
+    e.store(first, firstRow, {g});
+    e.store(end, endRow, {g});
+  });
+  e.parallelFor(zero, groups, [&](Value g) {
+    // acc = lhs_g^T @ rhs_g, one outer product per row of the group. On the
+    // heap: D x N floats can exceed a thread's stack.
+    Value acc = e.alloc({depth, width}, b.getF32Type(), {});
     e.fill(acc, e.f32(0));
-    e.forLoop(first, end, [&](Value r) {
+    e.forLoop(e.load(firstRow, {g}), e.load(endRow, {g}), [&](Value r) {
       e.forLoop(zero, cDepth, [&](Value d) {
         Value a = e.loadF32(lhs, {r, d});
         e.forLoop(zero, cWidth, [&](Value n) {

@@ -3,7 +3,8 @@
 // moe.pack is a counting sort: count the assignments of each local expert,
 // take prefix sums (cutting groups from the end when the capacity is short),
 // then place each assignment at its group's cursor in token-major order,
-// which makes the sort stable. O(T*K + L) plus the row copies: every
+// which makes the sort stable, then copy the rows in parallel. O(T*K + L)
+// plus the row copies: every
 // strategy attribute (argsort, tuple_sort, counting) gets this algorithm,
 // since all of them define the same permutation.
 //
@@ -84,11 +85,17 @@ void mlir::moe::codegen::lowerPack(RewriterBase &rewriter, PackOp op) {
         Value t = e.divs(p, cK);
         e.store(e.toI32(p), perm, {r});
         e.store(e.load(weights, {t, e.rems(p, cK)}), sortedW, {r});
-        e.forLoop(zero, hidden, [&](Value h) {
-          e.store(e.load(x, {t, h}), rows, {r, h});
-        });
         e.store(e.add(r, e.index(1)), cursor, {g});
       });
+    });
+  });
+  // The row copies, the bulk of the bytes, in parallel once every row knows
+  // its source.
+  e.parallelFor(zero, rowCount, [&](Value r) {
+    Value p = e.toIndex(e.load(perm, {r}));
+    e.ifThen(e.ge(p, zero), [&] {
+      Value t = e.divs(p, cK);
+      e.forLoop(zero, hidden, [&](Value h) { e.store(e.load(x, {t, h}), rows, {r, h}); });
     });
   });
   rewriter.replaceOp(op, {e.tensor(rows, rowsType), e.tensor(sortedW, sortedWType),
@@ -111,7 +118,7 @@ void mlir::moe::codegen::lowerGatherRows(RewriterBase &rewriter,
     dyn.push_back(rowCount);
   Value rows = e.alloc(type, dyn);
   e.fill(rows, e.zero(type.getElementType()));
-  e.forLoop(zero, rowCount, [&](Value r) {
+  e.parallelFor(zero, rowCount, [&](Value r) {
     Value p = e.toIndex(e.load(perm, {r}));
     e.ifThen(e.inRange(p, positions), [&] {
       Value t = e.divs(p, cK);

@@ -26,6 +26,10 @@
 
 using namespace mlir;
 
+// Parallel loops (scf.parallel from the lowerings) run on LLVM's OpenMP
+// runtime, libomp: upstream already has the thread pool, the work sharing
+// and the lowering, so moec does not write its own.
+//
 // Spelled as a textual pipeline: it reads like the mlir-opt command a user
 // would type to reproduce any stage, and `moec --emit=mlir --stop-after`
 // style debugging maps one to one onto it.
@@ -39,11 +43,16 @@ static constexpr llvm::StringLiteral kToLLVM =
     "canonicalize,"
     "buffer-deallocation-pipeline,"
     "moe-copies-to-linalg,"
+    "convert-scf-to-openmp,"
     "convert-linalg-to-loops,"
     "expand-strided-metadata,lower-affine,"
+    // Before scf-to-cf: it inlines each memref.alloca_scope (per-iteration
+    // stack scratch) between stacksave and stackrestore, and a scope may
+    // only hold one block.
+    "finalize-memref-to-llvm,"
     "convert-scf-to-cf,convert-math-to-llvm,"
-    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
-    "convert-func-to-llvm,convert-cf-to-llvm,"
+    "convert-arith-to-llvm,convert-index-to-llvm,"
+    "convert-func-to-llvm,convert-cf-to-llvm,convert-openmp-to-llvm,"
     "reconcile-unrealized-casts";
 
 void mlir::moe::buildToLLVMPipeline(OpPassManager &pm) {
@@ -67,6 +76,8 @@ void mlir::moe::registerCodegenPassesAndPipelines() {
   registerConvertIndexToLLVMPass();
   registerConvertFuncToLLVMPass();
   registerConvertControlFlowToLLVMPass();
+  registerConvertSCFToOpenMPPass();
+  registerConvertOpenMPToLLVMPass();
   registerReconcileUnrealizedCastsPass();
   PassPipelineRegistration<>(
       "moe-to-llvm",

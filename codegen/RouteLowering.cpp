@@ -42,15 +42,14 @@ void mlir::moe::codegen::lowerRoute(RewriterBase &rewriter, RouteOp op) {
   Value ids = e.alloc(idsType, dyn);
   Value weights = e.alloc(weightsType, dyn);
 
-  // Scratch, allocated once: which columns are taken, the chosen ids and
-  // logits of the current token.
-  Value taken = e.alloc({columns}, b.getI1Type(), {});
-  Value chosenId = e.alloc({k}, b.getIndexType(), {});
-  Value chosenLogit = e.alloc({k}, b.getF32Type(), {});
   Value cColumns = e.index(columns), cK = e.index(k), zero = e.index(0);
   Value negInf = e.f32(-std::numeric_limits<float>::infinity());
 
-  e.forLoop(zero, tokens, [&](Value t) {
+  e.parallelFor(zero, tokens, [&](Value t) {
+    // Per-token scratch: which columns are taken, the chosen ids and logits.
+    Value taken = e.allocaScratch({columns}, b.getI1Type());
+    Value chosenId = e.allocaScratch({k}, b.getIndexType());
+    Value chosenLogit = e.allocaScratch({k}, b.getF32Type());
     e.fill(taken, arith::ConstantOp::create(b, b.getBoolAttr(false)));
     e.forLoop(zero, cK, [&](Value slot) {
       SmallVector<Value> best = e.forLoop(

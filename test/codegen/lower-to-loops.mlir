@@ -1,20 +1,26 @@
 // RUN: moe-opt %s -moe-lower-to-loops -split-input-file | FileCheck %s
 
 // Operands are read through to_buffer, the result is a fresh allocation that
-// becomes a tensor again; groups are walked with a running start row.
+// becomes a tensor again. Groups are walked once to map rows to groups; the
+// rows are then computed in parallel, each with stack scratch released per
+// iteration.
 // CHECK-LABEL: func @gmm
 // CHECK-DAG: %[[LHS:.*]] = bufferization.to_buffer %arg0 read_only
 // CHECK-DAG: %[[RHS:.*]] = bufferization.to_buffer %arg1 read_only
 // CHECK-DAG: %[[SIZES:.*]] = bufferization.to_buffer %arg2 read_only
 // CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x32xbf16>
-// CHECK: %[[ACC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32xf32>
+// CHECK: %[[GROUP_OF:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?xindex>
 // CHECK: scf.for %[[G:.*]] = {{.*}} iter_args(%[[START:.*]] = {{.*}}) -> (index)
 // CHECK:   memref.load %[[SIZES]][%[[G]]]
-// CHECK:   scf.for
-// CHECK:     memref.load %[[LHS]]
-// CHECK:     arith.extf
-// CHECK:     memref.load %[[RHS]]
-// CHECK:   arith.truncf {{.*}} : f32 to bf16
+// CHECK:   memref.store %[[G]], %[[GROUP_OF]]
+// CHECK: scf.parallel (%[[R:.*]]) =
+// CHECK:   memref.alloca_scope
+// CHECK:     memref.load %[[GROUP_OF]][%[[R]]]
+// CHECK:     memref.alloca() {alignment = 64 : i64} : memref<32xf32>
+// CHECK:       memref.load %[[LHS]]
+// CHECK:       arith.extf
+// CHECK:       memref.load %[[RHS]]
+// CHECK:     arith.truncf {{.*}} : f32 to bf16
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<?x32xbf16>
 // CHECK-NOT: moe.gmm
 func.func @gmm(%rows: tensor<?x64xbf16>, %w: tensor<6x64x32xbf16>, %sizes: tensor<6xi32>) -> tensor<?x32xbf16> {

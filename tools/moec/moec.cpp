@@ -70,6 +70,10 @@ cl::opt<unsigned> seed("seed", cl::desc("Seed of the random inputs"), cl::init(0
                        cl::sub(runCommand));
 cl::opt<int64_t> dynamicSize("dim", cl::desc("Size of every dynamic dimension of random inputs"),
                              cl::init(256), cl::sub(runCommand));
+cl::opt<unsigned> threads("threads",
+                          cl::desc("Threads for the parallel loops (default: OMP_NUM_THREADS, "
+                                   "else every core)"),
+                          cl::init(0), cl::sub(runCommand));
 cl::opt<unsigned> iters("iters", cl::desc("Times to run (the median time is printed)"),
                         cl::init(1), cl::sub(runCommand));
 cl::opt<std::string> outputDir("output-dir", cl::desc("Directory for out<i>.npy"),
@@ -116,7 +120,11 @@ bool linkSharedLibrary(StringRef object, StringRef output, std::string &error) {
     error = "no 'cc' on PATH to link a shared library (install gcc)";
     return false;
   }
-  SmallVector<StringRef> args = {*cc, "-shared", "-o", output, object, "-lm"};
+  // The generated parallel loops call libomp; the rpath lets the library
+  // find it without LD_LIBRARY_PATH.
+  std::string libDir = "-L" + openMPLibraryDir();
+  std::string rpath = "-Wl,-rpath," + openMPLibraryDir();
+  SmallVector<StringRef> args = {*cc, "-shared", "-o", output, object, libDir, rpath, "-lomp", "-lm"};
   std::string message;
   int rc = sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &message);
   if (rc != 0) {
@@ -231,6 +239,8 @@ int run(mlir::ModuleOp module) {
   if (!sig->checkInputs(args, error))
     return fail(error);
 
+  if (threads > 0) // libomp reads it when the first parallel loop starts
+    setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
   if (mlir::failed(lowerModule(module, passPipeline)))
     return 1;
   auto program = JitProgram::create(module, error);
