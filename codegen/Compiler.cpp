@@ -228,6 +228,16 @@ void addEntryPoints(llvm::Module &module,
 }
 } // namespace
 
+std::string moec::describeHostTarget(llvm::TargetMachine &tm) {
+  std::string features = tm.getTargetFeatureString().str();
+  std::string out = tm.getTargetCPU().str() + ":";
+  for (const char *f : {"avx512f", "avx512bf16", "avx512vnni", "amx-tile", "amx-bf16", "amx-int8"})
+    if (features.find(std::string("+") + f + ",") != std::string::npos ||
+        llvm::StringRef(features).ends_with(std::string("+") + f))
+      out += std::string(" ") + f;
+  return out;
+}
+
 std::unique_ptr<llvm::Module>
 moec::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
                            llvm::TargetMachine &tm,

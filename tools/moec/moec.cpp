@@ -239,6 +239,8 @@ int run(mlir::ModuleOp module) {
   if (!sig->checkInputs(args, error))
     return fail(error);
 
+  if (auto tm = hostTargetMachine(error))
+    outs() << "target: " << describeHostTarget(*tm) << "\n";
   if (threads > 0) // libomp reads it when the first parallel loop starts
     setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
   if (mlir::failed(lowerModule(module, passPipeline)))
