@@ -25,6 +25,9 @@ GateUp gateUpOf(Emitter &e, ValueRange inputs) {
   GateUp gu;
   for (Value in : inputs)
     gu.buffers.push_back(e.buffer(in));
+  if (gu.buffers.size() == 2)
+    e.checkSameSize(e.dim(gu.buffers[0], 0), e.dim(gu.buffers[1], 0),
+                    "moe.swiglu: gate and up have different row counts");
   int64_t width = cast<RankedTensorType>(inputs[0].getType()).getDimSize(1);
   gu.width = e.index(inputs.size() == 1 ? width / 2 : width);
   return gu;
@@ -60,6 +63,8 @@ void mlir::moe::codegen::lowerSwigluGrad(RewriterBase &rewriter,
   GateUp gu = gateUpOf(e, op.getInputs());
   Value grad = e.buffer(op.getGrad());
   Value rowCount = e.dim(gu.buffers[0], 0), zero = e.index(0);
+  e.checkSameSize(rowCount, e.dim(grad, 0),
+                  "moe.swiglu_grad: grad and inputs have different row counts");
   SmallVector<Value> outs;
   for (Value result : op.getInputGrads()) {
     auto type = cast<RankedTensorType>(result.getType());
@@ -98,6 +103,8 @@ void mlir::moe::codegen::lowerScaleRows(RewriterBase &rewriter,
   Value scale = e.buffer(op.getScale());
   auto type = cast<RankedTensorType>(op.getType());
   Value rowCount = e.dim(in, 0), width = e.dim(in, 1), zero = e.index(0);
+  e.checkSameSize(rowCount, e.dim(scale, 0),
+                  "moe.scale_rows: input rows and scale length differ");
   Value out = e.alloc(type, dynamicRows(e, type, in));
   e.parallelFor(zero, rowCount, [&](Value r) {
     Value s = e.load(scale, {r});

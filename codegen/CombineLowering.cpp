@@ -27,6 +27,8 @@ void mlir::moe::codegen::lowerCombine(RewriterBase &rewriter, CombineOp op) {
   int64_t k = cast<RankedTensorType>(op.getWeights().getType()).getDimSize(1);
   Value cK = e.index(k), zero = e.index(0);
   Value tokens = e.dim(weights, 0), hidden = e.dim(rows, 1), rowCount = e.dim(rows, 0);
+  e.checkSameSize(rowCount, e.dim(perm, 0),
+                  "moe.combine: rows and permutation have different lengths");
   Value positions = e.mul(tokens, cK);
   bool preweighted = op.getPreweighted();
 

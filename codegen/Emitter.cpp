@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -160,4 +161,9 @@ void Emitter::parallelFor(Value lb, Value ub, function_ref<void(Value)> body) {
 Value Emitter::allocaScratch(ArrayRef<int64_t> shape, Type element) {
   return memref::AllocaOp::create(b, MemRefType::get(shape, element),
                                   b.getI64IntegerAttr(64));
+}
+
+void Emitter::checkSameSize(Value a, Value c, StringRef message) {
+  Value same = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, a, c);
+  cf::AssertOp::create(b, same, message);
 }

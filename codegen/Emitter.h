@@ -77,6 +77,11 @@ public:
   /// Fills a memref with a scalar of its element type.
   void fill(Value memref, Value scalar);
 
+  /// Aborts at run time with `message` unless sizes `a` and `b` agree: the
+  /// dynamic sizes the verifier could not compare (two arguments' token
+  /// counts) must match before any loop indexes one by the other.
+  void checkSameSize(Value a, Value c, StringRef message);
+
   // Control flow.
   void forLoop(Value lb, Value ub, function_ref<void(Value)> body);
   /// A loop carrying values; returns the final values.

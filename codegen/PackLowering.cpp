@@ -29,6 +29,9 @@ void mlir::moe::codegen::lowerPack(RewriterBase &rewriter, PackOp op) {
   int64_t local = op.getNumLocalExperts();
   Value tokens = e.dim(x, 0), hidden = e.dim(x, 1);
   Value cK = e.index(k), cLocal = e.index(local), zero = e.index(0);
+  e.checkSameSize(tokens, e.dim(ids, 0), "moe.pack: x and ids have different token counts");
+  e.checkSameSize(tokens, e.dim(weights, 0),
+                  "moe.pack: x and weights have different token counts");
   Value assignments = e.mul(tokens, cK);
   Value offset = e.index(op.getExpertOffset());
 

@@ -19,6 +19,7 @@ def MoeLowerToLoops : Pass<"moe-lower-to-loops"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",

@@ -241,6 +241,11 @@ int run(mlir::ModuleOp module) {
 
   if (auto tm = hostTargetMachine(error))
     outs() << "target: " << describeHostTarget(*tm) << "\n";
+  // Generated code reports a failed run-time check (cf.assert: two
+  // arguments' dynamic sizes disagree) with puts, then aborts: unbuffered,
+  // the message is out before the abort.
+  outs().flush();
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
   if (threads > 0) // libomp reads it when the first parallel loop starts
     setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
   if (mlir::failed(lowerModule(module, passPipeline)))
