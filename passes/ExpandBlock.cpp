@@ -40,34 +40,10 @@ void expandBlock(RewriterBase &rewriter, BlockOp op) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
-  Value x = op.getX();
-
-  Value logits = op.getRouterLogits();
-  if (!logits)
-    logits = matmulF32(rewriter, loc, x, op.getRouterWeight());
-  auto route = RouteOp::create(
-      rewriter, loc, logits, op.getKAttr(), op.getScoringAttr(),
-      op.getOrderAttr(), op.getRenormalizeAttr(), op.getNullExpertsAttr(),
-      op.getNullPolicyAttr());
-
-  auto pack = PackOp::create(
-      rewriter, loc, x, route.getIds(), route.getWeights(),
-      rewriter.getI64IntegerAttr(op.getNumExperts()),
-      /*expert_offset=*/rewriter.getI64IntegerAttr(0),
-      /*local_experts=*/IntegerAttr(), /*capacity=*/IntegerAttr(),
-      op.getPackStrategyAttr());
-  Value sizes = pack.getGroupSizes();
-
-  SmallVector<Value> gateUp;
-  for (Value w : op.getExpertGateUp())
-    gateUp.push_back(GmmOp::create(rewriter, loc, pack.getRows(), w, sizes));
-  Value act = SwigluOp::create(rewriter, loc, gateUp);
-  if (op.getPreweight())
-    act = ScaleRowsOp::create(rewriter, loc, act, pack.getSortedWeights());
-  Value down = GmmOp::create(rewriter, loc, act, op.getExpertDown(), sizes);
-  Value out = CombineOp::create(rewriter, loc, down, pack.getPermutation(),
-                                route.getWeights(), op.getCombineStrategyAttr(),
-                                op.getPreweightAttr());
+  auto route = buildRoute(rewriter, loc, op);
+  Value out = buildRoutedExperts(rewriter, loc, op, route.getIds(), route.getWeights(),
+                                 op.getNumExperts(), op.getExpertGateUp(),
+                                 op.getExpertDown());
 
   if (op.hasSharedExpert())
     out = arith::AddFOp::create(rewriter, loc, out,

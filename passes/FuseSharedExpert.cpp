@@ -120,12 +120,7 @@ void expandWithSharedGroups(RewriterBase &rw, BlockOp op) {
 
   // Routing, then c more slots per token: experts E..E+c-1 with weight 1.
   // Null ids (>= E) move past the new experts.
-  Value logits = op.getRouterLogits();
-  if (!logits)
-    logits = matmulF32(rw, loc, x, op.getRouterWeight());
-  auto route = RouteOp::create(rw, loc, logits, op.getKAttr(), op.getScoringAttr(),
-                               op.getOrderAttr(), op.getRenormalizeAttr(),
-                               op.getNullExpertsAttr(), op.getNullPolicyAttr());
+  auto route = buildRoute(rw, loc, op);
   auto idsType = cast<RankedTensorType>(route.getIds().getType());
   SmallVector<Value> dyn;
   if (idsType.isDynamicDim(0))
@@ -174,16 +169,8 @@ void expandWithSharedGroups(RewriterBase &rw, BlockOp op) {
   Value allW2 = concatWeights(rw, loc, op.getExpertDown(), sharedDown, 0);
 
   // The routed block over E + c experts.
-  auto pack = PackOp::create(rw, loc, x, allIds, allWeights,
-                             rw.getI64IntegerAttr(experts + c), rw.getI64IntegerAttr(0),
-                             IntegerAttr(), IntegerAttr(), op.getPackStrategyAttr());
-  Value h = GmmOp::create(rw, loc, pack.getRows(), allW13, pack.getGroupSizes());
-  Value act = SwigluOp::create(rw, loc, ValueRange{h});
-  if (op.getPreweight())
-    act = ScaleRowsOp::create(rw, loc, act, pack.getSortedWeights());
-  Value down = GmmOp::create(rw, loc, act, allW2, pack.getGroupSizes());
-  Value out = CombineOp::create(rw, loc, down, pack.getPermutation(), allWeights,
-                                op.getCombineStrategyAttr(), op.getPreweightAttr());
+  Value out = buildRoutedExperts(rw, loc, op, allIds, allWeights, experts + c,
+                                 ValueRange{allW13}, allW2);
   if (out.getType() != op.getType())
     out = tensor::CastOp::create(rw, loc, op.getType(), out);
   rw.replaceOp(op, out);

@@ -9,6 +9,7 @@
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
+using namespace mlir::moe;
 
 namespace {
 /// Row-major concatenation of two dense constants along `dim`.
@@ -66,4 +67,33 @@ Value mlir::moe::matmulF32(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   return linalg::MatmulOp::create(b, loc, TypeRange{type}, ValueRange{lhs, rhs},
                                   ValueRange{init})
       .getResult(0);
+}
+
+mlir::moe::RouteOp mlir::moe::buildRoute(OpBuilder &b, Location loc, moe::BlockOp block) {
+  Value logits = block.getRouterLogits();
+  if (!logits)
+    logits = matmulF32(b, loc, block.getX(), block.getRouterWeight());
+  return RouteOp::create(b, loc, logits, block.getKAttr(), block.getScoringAttr(),
+                         block.getOrderAttr(), block.getRenormalizeAttr(),
+                         block.getNullExpertsAttr(), block.getNullPolicyAttr());
+}
+
+Value mlir::moe::buildRoutedExperts(OpBuilder &b, Location loc, moe::BlockOp block,
+                                    Value ids, Value weights, int64_t experts,
+                                    ValueRange gateUp, Value down) {
+  auto pack = PackOp::create(b, loc, block.getX(), ids, weights,
+                             b.getI64IntegerAttr(experts),
+                             /*expert_offset=*/b.getI64IntegerAttr(0),
+                             /*local_experts=*/IntegerAttr(), /*capacity=*/IntegerAttr(),
+                             block.getPackStrategyAttr());
+  Value sizes = pack.getGroupSizes();
+  SmallVector<Value> h;
+  for (Value w : gateUp)
+    h.push_back(GmmOp::create(b, loc, pack.getRows(), w, sizes));
+  Value act = SwigluOp::create(b, loc, h);
+  if (block.getPreweight())
+    act = ScaleRowsOp::create(b, loc, act, pack.getSortedWeights());
+  Value rows = GmmOp::create(b, loc, act, down, sizes);
+  return CombineOp::create(b, loc, rows, pack.getPermutation(), weights,
+                           block.getCombineStrategyAttr(), block.getPreweightAttr());
 }
