@@ -26,7 +26,7 @@ run_suite() {
   /usr/lib/llvm-22/bin/lit -sv "$build/test" | tee "$out"
   local lit_status=${PIPESTATUS[0]}
   # lit's summary: "  Passed: 12 (100.00%)", "  Failed: 1 (8.33%)", ...
-  count() { sed -nE "s/^ *($1): *([0-9]+).*/\\2/p" "$out" | awk '{n += $1} END {print n + 0}'; }
+  count() { sed -nE "s/^ *($1) *: *([0-9]+).*/\\2/p" "$out" | awk '{n += $1} END {print n + 0}'; }
   local lit_passed lit_failed
   lit_passed=$(count 'Passed')
   lit_failed=$(count 'Failed|Unresolved|Timed Out|Unexpectedly Passed')
