@@ -91,9 +91,10 @@ def Moe_PackOp : Moe_Op<"pack", [Pure,
       [sum(group_sizes[0:e]), +group_sizes[e]).
 
     Ids outside the local expert range [`expert_offset`, `expert_offset` + L)
-    (L = `local_experts`, default `experts` - `expert_offset`) and null ids
-    (>= `experts`) sort after every group and belong to none, so no work is
-    done for them. R is T * K, or `capacity` when given: the compact
+    (L = `local_experts`, default `experts` - `expert_offset`): null ids
+    (>= `experts`), other shards' experts and negative ids, are left out: they
+    occupy no row, so no work is done for them. The rows after the last group
+    are padding. R is T * K, or `capacity` when given: the compact
     expert-parallel dispatch gathers only its local experts' rows into a
     buffer of that many rows; rows beyond the capacity are dropped (the groups
     are cut from the end, so padding never shifts a group boundary).
