@@ -117,24 +117,22 @@ moec::entrySignature(ModuleOp module, const std::string &name,
     os << t;
     return s;
   };
-  for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
-    auto t = tensorSignature(type);
-    if (!t) {
-      error = "argument " + std::to_string(i) + " of '" + sig.name + "' is " +
-              describe(type) + "; entry points take ranked f32, bf16 or i32 tensors";
-      return std::nullopt;
+  auto collect = [&](TypeRange types, const char *what, const char *verb,
+                     std::vector<TensorSignature> &out) {
+    for (auto [i, type] : llvm::enumerate(types)) {
+      auto t = tensorSignature(type);
+      if (!t) {
+        error = std::string(what) + " " + std::to_string(i) + " of '" + sig.name + "' is " +
+                describe(type) + "; entry points " + verb + " ranked f32, bf16 or i32 tensors";
+        return false;
+      }
+      out.push_back(*t);
     }
-    sig.inputs.push_back(*t);
-  }
-  for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
-    auto t = tensorSignature(type);
-    if (!t) {
-      error = "result " + std::to_string(i) + " of '" + sig.name + "' is " +
-              describe(type) + "; entry points return ranked f32, bf16 or i32 tensors";
-      return std::nullopt;
-    }
-    sig.results.push_back(*t);
-  }
+    return true;
+  };
+  if (!collect(entry.getArgumentTypes(), "argument", "take", sig.inputs) ||
+      !collect(entry.getResultTypes(), "result", "return", sig.results))
+    return std::nullopt;
   return sig;
 }
 
@@ -229,12 +227,12 @@ void addEntryPoints(llvm::Module &module,
 } // namespace
 
 std::string moec::describeHostTarget(llvm::TargetMachine &tm) {
-  std::string features = tm.getTargetFeatureString().str();
+  SmallVector<llvm::StringRef> features;
+  tm.getTargetFeatureString().split(features, ',');
   std::string out = tm.getTargetCPU().str() + ":";
-  for (const char *f : {"avx512f", "avx512bf16", "avx512vnni", "amx-tile", "amx-bf16", "amx-int8"})
-    if (features.find(std::string("+") + f + ",") != std::string::npos ||
-        llvm::StringRef(features).ends_with(std::string("+") + f))
-      out += std::string(" ") + f;
+  for (llvm::StringRef f : {"avx512f", "avx512bf16", "avx512vnni", "amx-tile", "amx-bf16", "amx-int8"})
+    if (llvm::is_contained(features, ("+" + f).str()))
+      out += " " + f.str();
   return out;
 }
 
@@ -279,13 +277,9 @@ JitProgram::~JitProgram() = default;
 
 std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
                                                      std::string &error) {
-  initializeNativeTarget();
-  std::string tmError;
-  auto tm = hostTargetMachine(tmError);
-  if (!tm) {
-    error = tmError;
+  auto tm = hostTargetMachine(error);
+  if (!tm)
     return nullptr;
-  }
   auto transformer = makeOptimizingTransformer(3, 0, tm.get());
   ExecutionEngineOptions options;
   options.transformer = transformer;

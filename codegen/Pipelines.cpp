@@ -42,6 +42,9 @@ static constexpr llvm::StringLiteral kToLLVM =
     "function-boundary-type-conversion=identity-layout-map},"
     "canonicalize,"
     "buffer-deallocation-pipeline,"
+    // The deallocation pipeline clones returned buffers it does not own
+    // (constants, arguments), so the caller can always free a result.
+    "convert-bufferization-to-memref,"
     "moe-copies-to-linalg,"
     "convert-scf-to-openmp,"
     "convert-linalg-to-loops,"
@@ -69,6 +72,7 @@ void mlir::moe::registerCodegenPassesAndPipelines() {
   bufferization::registerBufferizationPipelines();
   memref::registerExpandStridedMetadataPass();
   registerLowerAffinePass();
+  registerConvertBufferizationToMemRefPass();
   registerSCFToControlFlowPass();
   registerConvertMathToLLVMPass();
   registerFinalizeMemRefToLLVMConversionPass();

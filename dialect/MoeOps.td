@@ -509,7 +509,6 @@ def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
     int64_t getExpertDim();
     /// 0 when the block has no shared expert.
     int64_t getSharedDim();
-    bool hasFusedGateUp() { return getExpertGateUp().size() == 1; }
     bool hasSharedExpert() { return !getSharedGateUp().empty(); }
   }];
   let hasVerifier = 1;

@@ -46,13 +46,6 @@ Value mlir::moe::concatWeights(OpBuilder &b, Location loc, Value x, Value y,
   return tensor::ConcatOp::create(b, loc, type, dim, ValueRange{x, y});
 }
 
-Value mlir::moe::dimValue(OpBuilder &b, Location loc, Value tensor, int64_t i) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  if (!type.isDynamicDim(i))
-    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(i));
-  return tensor::DimOp::create(b, loc, tensor, i);
-}
-
 Value mlir::moe::matmulF32(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());

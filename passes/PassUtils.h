@@ -28,8 +28,6 @@ Value buildRoutedExperts(OpBuilder &b, Location loc, BlockOp block, Value ids,
 /// Routes `block`'s tokens with its router (logits, or x @ router weight).
 RouteOp buildRoute(OpBuilder &b, Location loc, BlockOp block);
 
-/// Size `i` of a ranked tensor as an index value (a constant when static).
-Value dimValue(OpBuilder &b, Location loc, Value tensor, int64_t i);
 
 } // namespace mlir::moe
 

@@ -96,15 +96,26 @@ std::optional<NpyArray> moec::readNpy(const std::string &path, std::string &erro
     error = path + ": unsupported dtype '" + array.descr + "'";
     return std::nullopt;
   }
-  size_t count = 1;
+  // Check what the header promises against what the file holds before
+  // allocating: a corrupt shape must not become a huge allocation.
+  std::streampos dataStart = in.tellg();
+  in.seekg(0, std::ios::end);
+  uint64_t available = static_cast<uint64_t>(in.tellg() - dataStart);
+  in.seekg(dataStart);
+  uint64_t count = 1;
+  bool overflow = false;
   for (int64_t dim : array.shape)
-    count *= static_cast<size_t>(dim);
-  array.bytes.resize(count * elementSize);
-  if (!in.read(array.bytes.data(), array.bytes.size())) {
-    error = path + ": truncated data: the header promises " +
-            std::to_string(array.bytes.size()) + " bytes";
+    overflow |= __builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count);
+  uint64_t needed;
+  overflow |= __builtin_mul_overflow(count, static_cast<uint64_t>(elementSize), &needed);
+  if (overflow || needed > available) {
+    error = path + ": truncated data: the header's shape " + *shapeText + " needs " +
+            (overflow ? std::string("more than 2^64") : std::to_string(needed)) +
+            " bytes, the file holds " + std::to_string(available);
     return std::nullopt;
   }
+  array.bytes.resize(needed);
+  in.read(array.bytes.data(), array.bytes.size());
   return array;
 }
 

@@ -22,6 +22,15 @@
 // RUN: not moec run %s --input %t/junk.npy --input %t/s.npy --output-dir %t/o5 2>&1 | FileCheck %s --check-prefix=JUNK
 // JUNK: moec: error: {{.*}}junk.npy: not an .npy file (bad magic)
 
+// A header promising more than the file holds is refused before any
+// allocation.
+// RUN: %python -c "import struct; h=\"{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000, 1), }\".ljust(117) + '\n'; open('%t/huge.npy', 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h.encode() + bytes(8))"
+// RUN: not moec run %s --input %t/huge.npy --input %t/s.npy 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: moec: error: {{.*}}huge.npy: truncated data: the header's shape (100000000000, 1) needs 400000000000 bytes, the file holds 8
+
+// RUN: not moec run %S/Inputs/dynamic.mlir --random-inputs --dim 100000000000 2>&1 | FileCheck %s --check-prefix=TOOBIG
+// TOOBIG: moec: error: random inputs with --dim 100000000000 need 381469 MiB; this machine has {{[0-9]+}} MiB
+
 // RUN: not moec run %s --entry nope --random-inputs 2>&1 | FileCheck %s --check-prefix=ENTRY
 // ENTRY: moec: error: no public function 'nope' (public functions: scale)
 

@@ -36,6 +36,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <unistd.h>
 
 using namespace llvm;
 using namespace moec;
@@ -56,7 +57,8 @@ cl::opt<std::string> passPipeline(
 // Compile.
 cl::opt<std::string> outputFile("o", cl::desc("Output file"), cl::value_desc("path"));
 cl::opt<std::string> emit("emit", cl::desc("What to write: mlir, llvm, asm, obj or so "
-                                           "(default: from the -o extension)"),
+                                           "(default: from the -o extension: .mlir, .ll, "
+                                           ".s, .so; an object for any other)"),
                           cl::init(""));
 
 // Run.
@@ -223,6 +225,20 @@ int run(mlir::ModuleOp module) {
 
   std::vector<Buffer> args;
   if (randomInputs) {
+    // Refuse inputs that cannot fit before allocating them.
+    uint64_t bytes = 0;
+    bool overflow = false;
+    for (const TensorSignature &t : sig->inputs) {
+      uint64_t n = dtypeSize(t.dtype);
+      for (int64_t d : t.shape)
+        overflow |= __builtin_mul_overflow(n, uint64_t(d < 0 ? dynamicSize : d), &n);
+      overflow |= __builtin_add_overflow(bytes, n, &bytes);
+    }
+    uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
+    if (overflow || bytes > memory)
+      return fail("random inputs with --dim " + std::to_string(dynamicSize) + " need " +
+                  (overflow ? std::string("more than 2^64") : std::to_string(bytes >> 20) + " MiB") +
+                  "; this machine has " + std::to_string(memory >> 20) + " MiB");
     args = moec::randomInputs(*sig, seed, dynamicSize);
     outs() << "inputs: random, seed " << seed << ", dynamic dimensions " << dynamicSize << "\n";
   } else {
