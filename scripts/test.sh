@@ -44,7 +44,12 @@ run_suite() {
 run_suite "${MOEC_BUILD_DIR:-$root/build}" "${MOEC_CMAKE_ARGS:-}"
 if [[ "${CI:-}" == "true" || "${MOEC_TEST_SANITIZERS:-}" == "1" ]]; then
   echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer"
-  run_suite "$root/build-asan" "-DMOEC_ENABLE_SANITIZERS=ON"
+  # Leak detection off: LeakSanitizer's stop-the-world tracer crashes at
+  # random under load here (ptrace in this sandbox; seen in 2 of 40 runs of
+  # one test, in any thread configuration), which would fail runs that have
+  # no leak. Memory errors and undefined behaviour are still fatal.
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    run_suite "$root/build-asan" "-DMOEC_ENABLE_SANITIZERS=ON"
 fi
 
 echo "moec tests: $passed passed, $failed failed"

@@ -20,12 +20,10 @@ config.substitutions.append(("%moe_src_root", config.moe_src_root))
 config.substitutions.append(("%moe_obj_root", config.moe_obj_root))
 config.substitutions.append(("%examples", os.path.join(config.moe_src_root, "examples")))
 
-# LeakSanitizer's exit-time tracer crashes while libomp worker threads
-# exist: sanitizer builds run the generated code on one thread, and tests
-# that need more are unsupported there.
-if config.moe_sanitizers in ("ON", "1", "TRUE", "YES"):
-    config.environment["OMP_NUM_THREADS"] = "1"
-    config.available_features.add("sanitizers")
+# Sanitizer settings chosen by scripts/test.sh reach every test.
+for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
