@@ -151,7 +151,8 @@ moec::entrySignatures(ModuleOp module, std::vector<std::string> &skipped) {
   return sigs;
 }
 
-LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline) {
+LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline,
+                                const GmmChoices &gmm) {
   // Textual pipelines name passes through the global registry.
   static bool registered = [] {
     moe::registerCodegenPassesAndPipelines();
@@ -160,7 +161,11 @@ LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline) {
   (void)registered;
   PassManager pm(module.getContext());
   if (pipeline.empty()) {
-    moe::buildToLLVMPipeline(pm);
+    moe::ToLLVMOptions options;
+    options.gmmStrategy = gmm.strategy;
+    options.gmmTiling = gmm.tiling;
+    options.tuningTable = gmm.tuningTable;
+    moe::buildToLLVMPipeline(pm, options);
   } else if (failed(parsePassPipeline(pipeline, pm, llvm::errs()))) {
     return failure();
   }

@@ -45,10 +45,19 @@ std::optional<FunctionSignature> entrySignature(mlir::ModuleOp module,
                                                 const std::string &name,
                                                 std::string &error);
 
+/// How moe-to-llvm lowers moe.gmm (moec --gmm-strategy/--gmm-tiling/
+/// --tuning-table, moe-bench --backend and --tune).
+struct GmmChoices {
+  std::string strategy = "microkernel";
+  std::string tiling;
+  std::string tuningTable;
+};
+
 /// Runs `pipeline` (textual, nested under builtin.module), or moe-to-llvm
-/// when empty, over `module`. Diagnostics go to the context's handler.
-mlir::LogicalResult lowerModule(mlir::ModuleOp module,
-                                const std::string &pipeline = "");
+/// with `gmm` when empty, over `module`. Diagnostics go to the context's
+/// handler.
+mlir::LogicalResult lowerModule(mlir::ModuleOp module, const std::string &pipeline = "",
+                                const GmmChoices &gmm = {});
 
 /// A target machine for this CPU with all its features (AVX-512, AMX, ...).
 std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error);

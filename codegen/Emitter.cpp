@@ -125,7 +125,13 @@ void Emitter::forLoop(Value lb, Value ub, function_ref<void(Value)> body) {
 SmallVector<Value> Emitter::forLoop(
     Value lb, Value ub, ValueRange init,
     function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  auto loop = scf::ForOp::create(b, lb, ub, index(1), init);
+  return forLoop(lb, ub, index(1), init, body);
+}
+
+SmallVector<Value> Emitter::forLoop(
+    Value lb, Value ub, Value step, ValueRange init,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, lb, ub, step, init);
   {
     OpBuilder::InsertionGuard guard(b);
     Block *block = loop.getBody();

@@ -87,6 +87,8 @@ public:
   /// A loop carrying values; returns the final values.
   SmallVector<Value> forLoop(Value lb, Value ub, ValueRange init,
                              function_ref<SmallVector<Value>(Value, ValueRange)> body);
+  SmallVector<Value> forLoop(Value lb, Value ub, Value step, ValueRange init,
+                             function_ref<SmallVector<Value>(Value, ValueRange)> body);
   void ifThen(Value cond, function_ref<void()> then);
   /// A loop whose iterations are independent: scf.parallel, which the
   /// pipeline hands to OpenMP. The body runs in an alloca scope, so stack

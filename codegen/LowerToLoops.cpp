@@ -1,5 +1,8 @@
 //===- LowerToLoops.cpp - the moe-lower-to-loops pass ---------------------===//
 
+
+#include "codegen/GmmMicrokernel.h"
+#include "codegen/GmmTiling.h"
 #include "codegen/Lowerings.h"
 #include "codegen/Passes.h"
 
@@ -14,24 +17,157 @@ using namespace mlir;
 using namespace mlir::moe;
 
 namespace {
+/// gmm ops the microkernel takes: not transposed, float rows.
+bool isFastGmm(Operation *op) {
+  auto gmm = dyn_cast_or_null<GmmOp>(op);
+  return gmm && !gmm.getTransposeRhs();
+}
+
+/// The SwiGLU that `gmm` can hand its result to without the result reaching
+/// memory: gmm's only use, and for the two-input form a gate and an up gmm
+/// over the same rows and groups, each used only there.
+SwigluOp fusableSwiglu(GmmOp gmm) {
+  if (!gmm->hasOneUse())
+    return {};
+  auto swiglu = dyn_cast<SwigluOp>(*gmm->user_begin());
+  if (!swiglu)
+    return {};
+  SmallVector<GmmOp> inputs;
+  for (Value in : swiglu.getInputs()) {
+    auto g = in.getDefiningOp<GmmOp>();
+    if (!isFastGmm(g) || !g->hasOneUse())
+      return {};
+    inputs.push_back(g);
+  }
+  if (inputs.size() == 2 &&
+      (inputs[0].getLhs() != inputs[1].getLhs() ||
+       inputs[0].getGroupSizes() != inputs[1].getGroupSizes() ||
+       inputs[0].getRhs().getType() != inputs[1].getRhs().getType()))
+    return {};
+  return swiglu;
+}
+
+/// A pack's gathered rows feeding gmms become moe.gather_rows of the tokens
+/// (same rows by definition), which the microkernel reads through; the pack
+/// then skips its copy when nothing else reads its rows.
+void gatherPackRowsInGmms(ModuleOp module) {
+  module.walk([&](PackOp pack) {
+    Value rows = pack.getRows();
+    int64_t topK = cast<RankedTensorType>(pack.getIds().getType()).getDimSize(1);
+    for (OpOperand &use : llvm::make_early_inc_range(rows.getUses())) {
+      auto gmm = dyn_cast<GmmOp>(use.getOwner());
+      if (!isFastGmm(gmm) || use.getOperandNumber() != 0)
+        continue;
+      OpBuilder b(gmm);
+      auto gather = GatherRowsOp::create(b, gmm.getLoc(), pack.getX(), pack.getPermutation(),
+                                         b.getI64IntegerAttr(topK));
+      use.set(gather.getRows());
+    }
+  });
+}
+
+/// A gather_rows every user of which reads it as microkernel rows.
+bool gatherFusedIntoUsers(GatherRowsOp gather) {
+  if (!isa<FloatType>(cast<RankedTensorType>(gather.getType()).getElementType()))
+    return false;
+  return !gather->use_empty() &&
+         llvm::all_of(gather->getUses(), [](OpOperand &use) {
+           return isFastGmm(use.getOwner()) && use.getOperandNumber() == 0;
+         });
+}
+
 struct MoeLowerToLoopsPass
     : mlir::moe::impl::MoeLowerToLoopsBase<MoeLowerToLoopsPass> {
   using MoeLowerToLoopsBase::MoeLowerToLoopsBase;
 
+  /// The tiles for one gmm: the option, the tuning table, the cost model.
+  FailureOr<codegen::GmmTiling> tilingFor(GmmOp gmm, bool swiglu) {
+    auto rhsType = cast<RankedTensorType>(gmm.getRhs().getType());
+    codegen::GmmShape shape;
+    shape.depth = rhsType.getDimSize(1);
+    shape.width = swiglu && cast<SwigluOp>(*gmm->user_begin()).getInputs().size() == 1
+                      ? rhsType.getDimSize(2) / 2
+                      : rhsType.getDimSize(2);
+    shape.swiglu = swiglu;
+    shape.elementBytes = rhsType.getElementType().getIntOrFloatBitWidth() / 8;
+    std::optional<codegen::GmmTiling> tiling;
+    if (!gmmTiling.empty()) {
+      auto parsed = codegen::GmmTiling::parse(gmmTiling);
+      if (!parsed) {
+        gmm.emitError() << llvm::toString(parsed.takeError());
+        return failure();
+      }
+      tiling = *parsed;
+    } else if (!tuningTable.empty()) {
+      auto found = codegen::lookupTuningTable(tuningTable, shape);
+      if (!found) {
+        gmm.emitError() << llvm::toString(found.takeError());
+        return failure();
+      }
+      tiling = *found;
+    }
+    if (!tiling)
+      tiling = codegen::costModelTiling(shape, codegen::MachineModel::host());
+    if (std::string why = tiling->invalidReason(swiglu); !why.empty()) {
+      gmm.emitError() << "gmm tiling " << tiling->str() << ": " << why;
+      return failure();
+    }
+    return *tiling;
+  }
+
   void runOnOperation() override {
+    bool microkernel = gmmStrategy == "microkernel";
+    if (!microkernel && gmmStrategy != "reference") {
+      getOperation().emitError() << "unknown gmm-strategy '" << gmmStrategy
+                                 << "' (expected microkernel or reference)";
+      return signalPassFailure();
+    }
+    if (microkernel)
+      gatherPackRowsInGmms(getOperation());
+
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
       if (isa<MoeDialect>(op->getDialect()))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
+    DenseSet<Operation *> lowered;
     bool failed = false;
+    auto lowerFast = [&](GmmOp gmm) {
+      SwigluOp swiglu = fusableSwiglu(gmm);
+      GmmOp gate = gmm, up;
+      if (swiglu) {
+        gate = swiglu.getInputs()[0].getDefiningOp<GmmOp>();
+        if (swiglu.getInputs().size() == 2)
+          up = swiglu.getInputs()[1].getDefiningOp<GmmOp>();
+      }
+      auto tiling = tilingFor(gate, static_cast<bool>(swiglu));
+      if (mlir::failed(tiling)) {
+        failed = true;
+        return;
+      }
+      for (Operation *op : {gate.getOperation(), up.getOperation(), swiglu.getOperation()})
+        if (op)
+          lowered.insert(op);
+      codegen::lowerGmmMicrokernel(rewriter, gate, up, swiglu, *tiling);
+    };
     for (Operation *op : ops) {
+      if (lowered.contains(op))
+        continue;
       llvm::TypeSwitch<Operation *>(op)
           .Case([&](RouteOp o) { codegen::lowerRoute(rewriter, o); })
           .Case([&](PackOp o) { codegen::lowerPack(rewriter, o); })
-          .Case([&](GatherRowsOp o) { codegen::lowerGatherRows(rewriter, o); })
-          .Case([&](GmmOp o) { codegen::lowerGmm(rewriter, o); })
+          .Case([&](GatherRowsOp o) {
+            // Left for the gmms that read through it (they erase it).
+            if (!microkernel || !gatherFusedIntoUsers(o))
+              codegen::lowerGatherRows(rewriter, o);
+          })
+          .Case([&](GmmOp o) {
+            if (microkernel && isFastGmm(o))
+              lowerFast(o);
+            else
+              codegen::lowerGmm(rewriter, o);
+          })
           .Case([&](TgmmOp o) { codegen::lowerTgmm(rewriter, o); })
           .Case([&](SwigluOp o) { codegen::lowerSwiglu(rewriter, o); })
           .Case([&](SwigluGradOp o) { codegen::lowerSwigluGrad(rewriter, o); })

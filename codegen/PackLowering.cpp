@@ -13,6 +13,8 @@
 #include "codegen/Emitter.h"
 #include "codegen/Lowerings.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 using namespace mlir;
 using namespace mlir::moe;
 using namespace mlir::moe::codegen;
@@ -44,12 +46,16 @@ void mlir::moe::codegen::lowerPack(RewriterBase &rewriter, PackOp op) {
   auto sortedWType = cast<RankedTensorType>(op.getSortedWeights().getType());
   auto permType = cast<RankedTensorType>(op.getPermutation().getType());
   auto sizesType = cast<RankedTensorType>(op.getGroupSizes().getType());
-  Value rows = e.alloc(rowsType, dyn);
+  // Rows nobody reads (the gmms read x through the permutation instead) are
+  // neither allocated nor copied.
+  bool rowsUsed = !op.getRows().use_empty();
+  Value rows = rowsUsed ? e.alloc(rowsType, dyn) : Value();
   Value sortedW = e.alloc(sortedWType, dyn);
   Value perm = e.alloc(permType, dyn);
   Value sizes = e.alloc(sizesType, {});
   // Rows outside every group are padding: zero, weight 0, position -1.
-  e.fill(rows, e.zero(rowsType.getElementType()));
+  if (rowsUsed)
+    e.fill(rows, e.zero(rowsType.getElementType()));
   e.fill(sortedW, e.f32(0));
   e.fill(perm, e.i32(-1));
 
@@ -94,14 +100,20 @@ void mlir::moe::codegen::lowerPack(RewriterBase &rewriter, PackOp op) {
   });
   // The row copies, the bulk of the bytes, in parallel once every row knows
   // its source.
-  e.parallelFor(zero, rowCount, [&](Value r) {
-    Value p = e.toIndex(e.load(perm, {r}));
-    e.ifThen(e.ge(p, zero), [&] {
-      Value t = e.divs(p, cK);
-      e.forLoop(zero, hidden, [&](Value h) { e.store(e.load(x, {t, h}), rows, {r, h}); });
+  if (rowsUsed) {
+    e.parallelFor(zero, rowCount, [&](Value r) {
+      Value p = e.toIndex(e.load(perm, {r}));
+      e.ifThen(e.ge(p, zero), [&] {
+        Value t = e.divs(p, cK);
+        e.forLoop(zero, hidden, [&](Value h) { e.store(e.load(x, {t, h}), rows, {r, h}); });
+      });
     });
-  });
-  rewriter.replaceOp(op, {e.tensor(rows, rowsType), e.tensor(sortedW, sortedWType),
+  }
+  Value rowsTensor = rowsUsed ? e.tensor(rows, rowsType)
+                              : tensor::EmptyOp::create(b, rowsType.getShape(),
+                                                        rowsType.getElementType(), dyn)
+                                    .getResult();
+  rewriter.replaceOp(op, {rowsTensor, e.tensor(sortedW, sortedWType),
                           e.tensor(perm, permType), e.tensor(sizes, sizesType)});
 }
 

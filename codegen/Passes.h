@@ -8,9 +8,13 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
 class DialectRegistry;
@@ -22,9 +26,24 @@ namespace moe {
 #define GEN_PASS_REGISTRATION
 #include "codegen/Passes.h.inc"
 
+/// The options of `moe-to-llvm`: those of moe-lower-to-loops that choose the
+/// gmm code (what moec and moe-bench expose as --backend and the tiles).
+struct ToLLVMOptions : public PassPipelineOptions<ToLLVMOptions> {
+  Option<std::string> gmmStrategy{*this, "gmm-strategy",
+                                  llvm::cl::desc("microkernel or reference"),
+                                  llvm::cl::init("microkernel")};
+  Option<std::string> gmmTiling{*this, "gmm-tiling",
+                                llvm::cl::desc("gmm tiles, e.g. mr=6,nv=4,kc=256,nc=256,mc=192"),
+                                llvm::cl::init("")};
+  Option<std::string> tuningTable{*this, "tuning-table",
+                                  llvm::cl::desc("tuning table to take gmm tiles from"),
+                                  llvm::cl::init("")};
+};
+
 /// The whole way from the moe dialect to the LLVM dialect: expand blocks,
 /// lower the primitives to loops, bufferize, lower to LLVM. Public functions
 /// get a C interface.
+void buildToLLVMPipeline(OpPassManager &pm, const ToLLVMOptions &options);
 void buildToLLVMPipeline(OpPassManager &pm);
 
 /// Registers the codegen passes, the upstream passes `moe-to-llvm` uses, and

@@ -5,7 +5,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def MoeLowerToLoops : Pass<"moe-lower-to-loops"> {
+def MoeLowerToLoops : Pass<"moe-lower-to-loops", "::mlir::ModuleOp"> {
   let summary = "Lower the moe primitives to loops over buffers";
   let description = [{
     Replaces every moe primitive (route, pack, gather_rows, gmm, tgmm, swiglu,
@@ -15,15 +15,34 @@ def MoeLowerToLoops : Pass<"moe-lower-to-loops"> {
     the program around them. Arithmetic is f32 whatever the storage type.
     `moe.block` must have been expanded first; collectives have no
     single-device lowering and are reported as errors.
+
+    `gmm-strategy=microkernel` (the default) lowers moe.gmm to the tiled
+    AVX-512 kernel (codegen/GmmMicrokernel.cpp) and fuses into it what the IR
+    allows: a pack's (or gather_rows') gather into the row loads, and a
+    SwiGLU over the gmm (fused gate|up, or two gmms of the same rows) into the
+    epilogue. `reference` keeps the plain row-at-a-time loops, no fusion.
+    The tiles come from `gmm-tiling` if given, else from the line for the
+    shape in `tuning-table` if there is one, else from the cost model.
   }];
+  let options = [
+    Option<"gmmStrategy", "gmm-strategy", "std::string", "\"microkernel\"",
+           "moe.gmm lowering: microkernel (tiled AVX-512, fused) or reference">,
+    Option<"gmmTiling", "gmm-tiling", "std::string", "\"\"",
+           "tiles for every gmm, e.g. mr=6,nv=4,kc=256,nc=256,mc=192">,
+    Option<"tuningTable", "tuning-table", "std::string", "\"\"",
+           "tuning table (moe-bench --tune) to take gmm tiles from">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::cf::ControlFlowDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
   ];
 }
 
@@ -46,6 +65,17 @@ def MoeCopiesToLinalg : Pass<"moe-copies-to-linalg"> {
     contiguous copies are left for the llvm.memcpy lowering.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def MoeApproximateVectorMath : Pass<"moe-approximate-vector-math"> {
+  let summary = "Polynomial exp for vector math.exp (the fused SwiGLU epilogue)";
+  let description = [{
+    convert-math-to-llvm turns a vector math.exp into llvm.exp, which LLVM
+    scalarizes into sixteen libm calls per vector; upstream's polynomial
+    approximation (about 1 ulp in f32) stays in AVX-512 registers. Only vector
+    exps are rewritten: the scalar ones (routing softmax) keep libm.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
 }
 
 #endif // MOE_CODEGEN_PASSES_TD

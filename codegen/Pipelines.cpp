@@ -20,6 +20,8 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -33,10 +35,11 @@ using namespace mlir;
 // Spelled as a textual pipeline: it reads like the mlir-opt command a user
 // would type to reproduce any stage, and `moec --emit=mlir --stop-after`
 // style debugging maps one to one onto it.
-static constexpr llvm::StringLiteral kToLLVM =
+static constexpr llvm::StringLiteral kExpand =
     "moe-expand-block,canonicalize,cse,"
-    "moe-emit-c-interface,"
-    "moe-lower-to-loops,"
+    "moe-emit-c-interface";
+// Between the two: moe-lower-to-loops with the pipeline's options.
+static constexpr llvm::StringLiteral kToLLVM =
     "func.func(convert-elementwise-to-linalg),"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
@@ -49,6 +52,8 @@ static constexpr llvm::StringLiteral kToLLVM =
     "convert-scf-to-openmp,"
     "convert-linalg-to-loops,"
     "expand-strided-metadata,lower-affine,"
+    // The microkernel's vector ops (AVX-512 with the host's features).
+    "moe-approximate-vector-math,convert-vector-to-llvm,"
     // Before scf-to-cf: it inlines each memref.alloca_scope (per-iteration
     // stack scratch) between stacksave and stackrestore, and a scope may
     // only hold one block.
@@ -58,9 +63,20 @@ static constexpr llvm::StringLiteral kToLLVM =
     "convert-func-to-llvm,convert-cf-to-llvm,convert-openmp-to-llvm,"
     "reconcile-unrealized-casts";
 
-void mlir::moe::buildToLLVMPipeline(OpPassManager &pm) {
+void mlir::moe::buildToLLVMPipeline(OpPassManager &pm, const ToLLVMOptions &options) {
+  if (failed(parsePassPipeline(kExpand, pm)))
+    llvm::report_fatal_error("moe-to-llvm refers to an unregistered pass");
+  MoeLowerToLoopsOptions lower;
+  lower.gmmStrategy = options.gmmStrategy;
+  lower.gmmTiling = options.gmmTiling;
+  lower.tuningTable = options.tuningTable;
+  pm.addPass(createMoeLowerToLoops(lower));
   if (failed(parsePassPipeline(kToLLVM, pm)))
     llvm::report_fatal_error("moe-to-llvm refers to an unregistered pass");
+}
+
+void mlir::moe::buildToLLVMPipeline(OpPassManager &pm) {
+  buildToLLVMPipeline(pm, ToLLVMOptions());
 }
 
 void mlir::moe::registerCodegenPassesAndPipelines() {
@@ -75,6 +91,7 @@ void mlir::moe::registerCodegenPassesAndPipelines() {
   registerConvertBufferizationToMemRefPass();
   registerSCFToControlFlowPass();
   registerConvertMathToLLVMPass();
+  registerConvertVectorToLLVMPass();
   registerFinalizeMemRefToLLVMConversionPass();
   registerArithToLLVMConversionPass();
   registerConvertIndexToLLVMPass();
@@ -83,11 +100,13 @@ void mlir::moe::registerCodegenPassesAndPipelines() {
   registerConvertSCFToOpenMPPass();
   registerConvertOpenMPToLLVMPass();
   registerReconcileUnrealizedCastsPass();
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<ToLLVMOptions>(
       "moe-to-llvm",
       "From the moe dialect to the LLVM dialect: expand blocks, lower the "
       "primitives to loops, bufferize, convert to LLVM",
-      buildToLLVMPipeline);
+      [](OpPassManager &pm, const ToLLVMOptions &options) {
+        buildToLLVMPipeline(pm, options);
+      });
 }
 
 void mlir::moe::registerCodegenInterfaces(DialectRegistry &registry) {

@@ -32,6 +32,7 @@ struct Config {
   reference::RouteConfig route;
   const char *packStrategy = nullptr;
   std::string passes;      // pipeline before moe-to-llvm (fusions), if any
+  std::string toLLVM;      // moe-to-llvm options (gmm strategy and tiles)
   int64_t hotExpert = -1;  // every token's top choice, when >= 0
   bool nullsWin = false;   // null experts score highest
 };
@@ -224,7 +225,9 @@ void check(const Config &c, uint64_t seed) {
   std::string error;
   auto sig = entrySignature(*module, "moe_block", error);
   ASSERT_TRUE(sig) << error;
-  std::string pipeline = c.passes.empty() ? "" : c.passes + ",moe-to-llvm";
+  std::string pipeline;
+  if (!c.passes.empty() || !c.toLLVM.empty())
+    pipeline = (c.passes.empty() ? "" : c.passes + ",") + "moe-to-llvm{" + c.toLLVM + "}";
   ASSERT_TRUE(mlir::succeeded(lowerModule(*module, pipeline)));
   auto jit = JitProgram::create(*module, error);
   ASSERT_TRUE(jit) << error;
@@ -315,6 +318,17 @@ std::vector<Config> configs() {
     c.fusedW13 = false; c.passes = grouped; });
   add("shared grouped, all null", [&](Config &c) {
     c.shared = 16; c.route.nullExperts = 2; c.nullsWin = true; c.passes = grouped; });
+  // The gmm code: the reference loops, and microkernel tiles small enough
+  // that every remainder (rows, columns, depth) and many tasks per group occur.
+  add("reference gmm, odd sizes, nulls", [](Config &c) {
+    c.toLLVM = "gmm-strategy=reference"; c.hidden = 23; c.mlp = 19; c.tokens = 31;
+    c.route.nullExperts = 2; c.k = 3; });
+  add("tiny tiles, odd sizes, hot expert", [](Config &c) {
+    c.toLLVM = "gmm-tiling={mr=2,nv=2,kc=5,nc=32,mc=4}"; c.hidden = 37; c.mlp = 35;
+    c.tokens = 45; c.hotExpert = 2; c.k = 3; });
+  add("tall tiles bf16 baseline", [](Config &c) {
+    c.toLLVM = "gmm-tiling={mr=14,nv=2,kc=16,nc=32,mc=14}"; c.bf16 = true; c.fusedW13 = false;
+    c.hidden = 40; c.mlp = 33; c.tokens = 50; c.k = 4; });
   // A few drawn at random (from the base seed): sizes, every switch, every
   // pipeline.
   std::mt19937_64 rng(baseSeed() ^ 0x5eed);

@@ -54,6 +54,32 @@ cl::opt<std::string> passPipeline(
              "'moe-expand-block,moe-to-llvm' (nested under builtin.module)"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
+cl::opt<std::string> gmmStrategy(
+    "gmm-strategy",
+    cl::desc("How moe.gmm is compiled: microkernel (tiled AVX-512, gather and SwiGLU "
+             "fused; the default) or reference (plain loops)"),
+    cl::init("microkernel"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+cl::opt<std::string> gmmTiling(
+    "gmm-tiling", cl::desc("gmm tiles for every gmm, e.g. mr=6,nv=4,kc=256,nc=256,mc=192 "
+                           "(default: the tuning table's line for the shape, else the "
+                           "cost model)"),
+    cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+cl::opt<std::string> tuningTable(
+    "tuning-table", cl::desc("Tuning table written by moe-bench --tune (default: "
+                             "$MOEC_TUNING_TABLE if set)"),
+    cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+
+GmmChoices gmmChoices() {
+  GmmChoices choices;
+  choices.strategy = gmmStrategy;
+  choices.tiling = gmmTiling;
+  choices.tuningTable = tuningTable;
+  if (choices.tuningTable.empty())
+    if (const char *env = std::getenv("MOEC_TUNING_TABLE"))
+      choices.tuningTable = env;
+  return choices;
+}
+
 // Compile.
 cl::opt<std::string> outputFile("o", cl::desc("Output file"), cl::value_desc("path"));
 cl::opt<std::string> emit("emit", cl::desc("What to write: mlir, llvm, asm, obj or so "
@@ -162,7 +188,7 @@ int compile(mlir::ModuleOp module) {
   if (kind == "so")
     for (const std::string &why : skipped)
       errs() << "moec: note: not an entry point of the library: " << why << "\n";
-  if (mlir::failed(lowerModule(module, passPipeline)))
+  if (mlir::failed(lowerModule(module, passPipeline, gmmChoices())))
     return 1;
   std::string error, bytes;
   raw_string_ostream os(bytes);
@@ -264,7 +290,7 @@ int run(mlir::ModuleOp module) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   if (threads > 0) // libomp reads it when the first parallel loop starts
     setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
-  if (mlir::failed(lowerModule(module, passPipeline)))
+  if (mlir::failed(lowerModule(module, passPipeline, gmmChoices())))
     return 1;
   auto program = JitProgram::create(module, error);
   if (!program)

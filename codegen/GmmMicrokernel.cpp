@@ -1,0 +1,398 @@
+//===- GmmMicrokernel.cpp - the fast grouped matmul: tiles, AVX-512 FMA ---===//
+//
+// moe.gmm (not transposed) as a register-tiled, cache-blocked kernel written
+// in the vector dialect, which LLVM turns into AVX-512 FMAs with embedded
+// broadcasts:
+//
+//   tasks  = for each group, column block (nc), row block (mc): ordered so the
+//            row blocks sharing a weight block run one after another
+//   worker = one per OpenMP thread, taking the next task from an atomic
+//            counter: a hot expert's rows are many tasks, not one thread's
+//            work, and uneven tasks never leave a core idle
+//   task   = for each depth block (kc): pack the weight block into panels of
+//            nr = 16*nv columns (f32, contiguous: no cache-set conflicts from
+//            the weight's row stride, bf16 widened once), then for each
+//            register tile of mr rows and each panel, mr x nv accumulators
+//            of vector<16xf32> over the depth block
+//
+// Fusions, each optional (the caller decides what the IR allows):
+//   - gather: rows are read from `x[perm[r] / K]` (the pack's gather), so the
+//     packed [T*K, H] rows never exist;
+//   - SwiGLU: a panel holds nr/2 gate and nr/2 up columns, and the last depth
+//     block writes silu(gate) * up: the [T*K, 2M] hidden never reaches memory.
+//
+// Why by hand: upstream's linalg tiling + vectorization gives a tiled matmul,
+// but not grouped rows with a data-dependent row-to-weight map, a gathered
+// left operand, or an epilogue that pairs columns N apart.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Emitter.h"
+#include "codegen/GmmMicrokernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::moe;
+using namespace mlir::moe::codegen;
+
+namespace {
+constexpr int64_t kLanes = 16;
+
+/// A buffer of `tensor` whose innermost stride is 1 (what vector loads need)
+/// and whose other strides and offset are whatever bufferization picks.
+Value unitStrideBuffer(Emitter &e, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  strides.back() = 1;
+  auto layout = StridedLayoutAttr::get(e.b.getContext(), ShapedType::kDynamic, strides);
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType(), layout);
+  return bufferization::ToBufferOp::create(e.b, memrefType, tensor, /*read_only=*/true);
+}
+
+/// `omp_get_max_threads`, declared in the module once: the worker count.
+Value maxThreads(Emitter &e, Operation *anchor) {
+  auto module = anchor->getParentOfType<ModuleOp>();
+  auto i32 = e.b.getI32Type();
+  constexpr StringLiteral name = "omp_get_max_threads";
+  auto fn = module.lookupSymbol<func::FuncOp>(name);
+  if (!fn) {
+    OpBuilder mb(module.getBodyRegion());
+    fn = func::FuncOp::create(mb, module.getLoc(), name,
+                              FunctionType::get(e.b.getContext(), {}, {i32}));
+    fn.setPrivate();
+  }
+  Value n = func::CallOp::create(e.b, fn, ValueRange{}).getResult(0);
+  return e.max(e.toIndex(n), e.index(1));
+}
+
+class MicrokernelEmitter {
+public:
+  MicrokernelEmitter(Emitter &e, const GmmKernelPlan &plan)
+      : e(e), b(e.b), p(plan), t(plan.tiling), nr(kLanes * t.vectors),
+        outPerPanel(plan.swiglu ? nr / 2 : nr),
+        panelsPerBlock(t.columnBlock / nr),
+        vecType(VectorType::get({kLanes}, b.getF32Type())),
+        maskType(VectorType::get({kLanes}, b.getI1Type())) {}
+
+  void emit(Operation *anchor);
+
+private:
+  Value splat(double v) {
+    return arith::ConstantOp::create(b, DenseElementsAttr::get(vecType, static_cast<float>(v)));
+  }
+  /// Mask of the first clamp(limit - col, 0, 16) lanes.
+  Value lanesBelow(Value col, Value limit) {
+    Value n = e.max(e.min(e.sub(limit, col), e.index(kLanes)), e.index(0));
+    return vector::CreateMaskOp::create(b, maskType, ValueRange{n});
+  }
+  Value toF32(Value v) {
+    if (cast<VectorType>(v.getType()).getElementType().isF32())
+      return v;
+    return arith::ExtFOp::create(b, vecType, v);
+  }
+  void packWeights(Value g, Value pc, Value kLen, Value c0, Value panels, Value packed);
+  void registerTile(Value r0, Value r1, Value ir, Value pi, Value c0, Value pc, Value kLen,
+                    Value packed, Value partial);
+  void task(Value r0, Value r1, Value g, Value cb, Value packed, Value partial);
+
+  Emitter &e;
+  ImplicitLocOpBuilder &b;
+  const GmmKernelPlan &p;
+  const GmmTiling &t;
+  int64_t nr, outPerPanel, panelsPerBlock;
+  VectorType vecType, maskType;
+};
+
+void MicrokernelEmitter::packWeights(Value g, Value pc, Value kLen, Value c0,
+                                     Value panels, Value packed) {
+  Value zero = e.index(0), width = e.index(p.width);
+  Type element = cast<MemRefType>(p.gateRhs.getType()).getElementType();
+  auto loadType = VectorType::get({kLanes}, element);
+  Value passThru = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(element)));
+  // Weight rows in memory order (a row of the block is contiguous; a new
+  // row is a new page, which the hardware prefetcher does not cross).
+  e.forLoop(zero, kLen, [&](Value k) {
+    Value depthRow = e.add(pc, k);
+    e.forLoop(zero, panels, [&](Value pi) {
+      Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
+      for (int64_t v = 0; v < t.vectors; ++v) {
+        Value src = p.gateRhs, col, limit = width;
+        if (p.swiglu && v >= t.vectors / 2) {
+          Value offset = e.index(p.upOffset);
+          src = p.upRhs;
+          col = e.add(e.add(colOut, offset), e.index((v - t.vectors / 2) * kLanes));
+          limit = e.add(width, offset);
+        } else {
+          col = e.add(colOut, e.index(v * kLanes));
+        }
+        Value vec = vector::MaskedLoadOp::create(b, loadType, src, ValueRange{g, depthRow, col},
+                                                 lanesBelow(col, limit), passThru);
+        vector::StoreOp::create(b, toF32(vec), packed, ValueRange{pi, k, e.index(v * kLanes)});
+      }
+    });
+  });
+}
+
+void MicrokernelEmitter::registerTile(Value r0, Value r1, Value ir, Value pi, Value c0,
+                                      Value pc, Value kLen, Value packed, Value partial) {
+  Value zero = e.index(0), one = e.index(1);
+  Value rowsHere = e.sub(r1, ir);
+  // Rows past the tile's end repeat its last row: computed, never stored.
+  SmallVector<Value> srcRow, valid;
+  for (int64_t i = 0; i < t.rows; ++i) {
+    Value r = e.min(e.add(ir, e.index(i)), e.sub(r1, one));
+    if (p.perm) {
+      Value slot = e.toIndex(e.load(p.perm, {r}));
+      valid.push_back(e.ge(slot, zero));
+      srcRow.push_back(e.divs(e.max(slot, zero), e.index(p.topK)));
+    } else {
+      srcRow.push_back(r);
+    }
+  }
+  Value isFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, pc, zero);
+  Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, e.add(pc, kLen),
+                                       e.index(p.depth));
+  Value tileRow = e.sub(ir, r0);
+  int64_t accCount = t.rows * t.vectors;
+  SmallVector<Type> accTypes(accCount, vecType);
+
+  {
+    Value panelCol = e.mul(pi, e.index(nr));
+    // Accumulators: zero on the first depth block, else the partial sums.
+    auto init = scf::IfOp::create(b, accTypes, isFirst, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(init.thenBlock());
+      Value z = splat(0.0);
+      scf::YieldOp::create(b, SmallVector<Value>(accCount, z));
+      b.setInsertionPointToStart(init.elseBlock());
+      SmallVector<Value> loaded;
+      for (int64_t i = 0; i < t.rows; ++i)
+        for (int64_t v = 0; v < t.vectors; ++v)
+          loaded.push_back(vector::LoadOp::create(
+              b, vecType, partial,
+              ValueRange{e.add(tileRow, e.index(i)), e.add(panelCol, e.index(v * kLanes))}));
+      scf::YieldOp::create(b, loaded);
+    }
+    SmallVector<Value> acc = e.forLoop(
+        zero, kLen, init.getResults(), [&](Value k, ValueRange in) -> SmallVector<Value> {
+          SmallVector<Value> w;
+          for (int64_t v = 0; v < t.vectors; ++v)
+            w.push_back(vector::LoadOp::create(b, vecType, packed,
+                                               ValueRange{pi, k, e.index(v * kLanes)}));
+          Value depthCol = e.add(pc, k);
+          SmallVector<Value> out(in.begin(), in.end());
+          for (int64_t i = 0; i < t.rows; ++i) {
+            Value a = vector::BroadcastOp::create(b, vecType, e.loadF32(p.lhs, {srcRow[i], depthCol}));
+            for (int64_t v = 0; v < t.vectors; ++v)
+              out[i * t.vectors + v] = vector::FMAOp::create(b, a, w[v], out[i * t.vectors + v]);
+          }
+          return out;
+        });
+
+    auto done = scf::IfOp::create(b, TypeRange{}, isLast, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    // Not the last depth block: keep the partial sums.
+    b.setInsertionPoint(done.elseBlock()->getTerminator());
+    for (int64_t i = 0; i < t.rows; ++i)
+      for (int64_t v = 0; v < t.vectors; ++v)
+        vector::StoreOp::create(b, acc[i * t.vectors + v], partial,
+                                ValueRange{e.add(tileRow, e.index(i)),
+                                           e.add(panelCol, e.index(v * kLanes))});
+    // The last: the epilogue writes the output rows that exist.
+    b.setInsertionPoint(done.thenBlock()->getTerminator());
+    Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
+    Value width = e.index(p.width);
+    Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
+    int64_t outVectors = p.swiglu ? t.vectors / 2 : t.vectors;
+    for (int64_t i = 0; i < t.rows; ++i) {
+      e.ifThen(e.lt(e.index(i), rowsHere), [&] {
+        for (int64_t u = 0; u < outVectors; ++u) {
+          Value v = acc[i * t.vectors + u];
+          if (p.swiglu) {
+            // silu(g) * up = g / (1 + exp(-g)) * up, as moe.swiglu computes it.
+            Value sig = arith::DivFOp::create(
+                b, splat(1.0),
+                arith::AddFOp::create(b, splat(1.0),
+                                      math::ExpOp::create(b, arith::NegFOp::create(b, v))));
+            v = arith::MulFOp::create(b, arith::MulFOp::create(b, v, sig),
+                                      acc[i * t.vectors + u + outVectors]);
+          }
+          if (p.perm)
+            v = arith::SelectOp::create(b, valid[i], v, splat(0.0));
+          if (!outElement.isF32())
+            v = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), v);
+          Value col = e.add(colOut, e.index(u * kLanes));
+          vector::MaskedStoreOp::create(b, p.out, ValueRange{e.add(ir, e.index(i)), col},
+                                        lanesBelow(col, width), v);
+        }
+      });
+    }
+  }
+}
+
+void MicrokernelEmitter::task(Value r0, Value r1, Value g, Value cb, Value packed,
+                              Value partial) {
+  int64_t outColumns = panelsPerBlock * outPerPanel;
+  Value c0 = e.mul(cb, e.index(outColumns));
+  Value cEnd = e.min(e.add(c0, e.index(outColumns)), e.index(p.width));
+  Value panels = e.divs(e.add(e.sub(cEnd, c0), e.index(outPerPanel - 1)), e.index(outPerPanel));
+  Value depth = e.index(p.depth);
+  auto depthLoop = scf::ForOp::create(b, e.index(0), depth, e.index(t.depthBlock));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(depthLoop.getBody()->getTerminator());
+  Value pc = depthLoop.getInductionVar();
+  Value kLen = e.min(e.index(t.depthBlock), e.sub(depth, pc));
+  packWeights(g, pc, kLen, c0, panels, packed);
+  // Rows outside, panels inside: a register tile's rows of the left operand
+  // (mr x kc) stay in L1 while the packed block's panels stream from L2.
+  auto rowLoop = scf::ForOp::create(b, r0, r1, e.index(t.rows));
+  b.setInsertionPoint(rowLoop.getBody()->getTerminator());
+  auto panelLoop = scf::ForOp::create(b, e.index(0), panels, e.index(1));
+  b.setInsertionPoint(panelLoop.getBody()->getTerminator());
+  registerTile(r0, r1, rowLoop.getInductionVar(), panelLoop.getInductionVar(), c0, pc, kLen,
+               packed, partial);
+}
+
+void MicrokernelEmitter::emit(Operation *anchor) {
+  Value zero = e.index(0), one = e.index(1);
+  auto indexType = b.getIndexType();
+  Value rowCount = p.rowCount;
+  Value groups = e.dim(p.sizes, 0);
+  int64_t outColumns = panelsPerBlock * outPerPanel;
+  int64_t colBlocks = (p.width + outColumns - 1) / outColumns;
+  Value cColBlocks = e.index(colBlocks), rowBlock = e.index(t.rowBlock);
+
+  // The task table: (first row, end row, group, column block), group by
+  // group, the row blocks of one weight block consecutive.
+  Value maxTasks = e.mul(e.add(e.add(e.divs(rowCount, rowBlock), groups), one), cColBlocks);
+  Value tasks = e.alloc({ShapedType::kDynamic, 4}, indexType, {maxTasks});
+  SmallVector<Value> counts = e.forLoop(
+      zero, groups, ValueRange{zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
+        Value size = e.max(e.toIndex(e.load(p.sizes, {g})), zero);
+        Value first = e.min(acc[0], rowCount);
+        Value end = e.min(e.add(acc[0], size), rowCount);
+        Value n = e.forLoop(zero, cColBlocks, ValueRange{acc[1]},
+                            [&](Value cb, ValueRange c) -> SmallVector<Value> {
+                              return e.forLoop(first, end, rowBlock, c,
+                                               [&](Value r, ValueRange count) -> SmallVector<Value> {
+                                                 Value values[4] = {r, e.min(e.add(r, rowBlock), end), g, cb};
+                                                 for (int64_t f = 0; f < 4; ++f)
+                                                   e.store(values[f], tasks, {count[0], e.index(f)});
+                                                 return {e.add(count[0], one)};
+                                               });
+                            })[0];
+        return {e.add(acc[0], size), n};
+      });
+  Value totalRows = e.min(counts[0], rowCount), taskCount = counts[1];
+
+  // Rows past the last group belong to no group: zero.
+  e.forLoop(totalRows, rowCount, [&](Value r) {
+    Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
+    Value z = e.zero(outElement);
+    e.forLoop(zero, e.index(p.width), [&](Value n) { e.store(z, p.out, {r, n}); });
+  });
+
+  auto i64 = b.getI64Type();
+  Value counter = e.alloc({1}, i64, {});
+  e.store(arith::ConstantOp::create(b, b.getI64IntegerAttr(0)), counter, {zero});
+  Value workers = e.min(maxThreads(e, anchor), taskCount);
+  Value taskCount64 = arith::IndexCastOp::create(b, i64, taskCount);
+  e.parallelFor(zero, workers, [&](Value) {
+    // Per worker: the packed weight block and the task's partial sums.
+    Value packed = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
+    Value partial = e.alloc({t.rowBlock, panelsPerBlock * nr}, b.getF32Type(), {});
+    auto loop = scf::WhileOp::create(b, TypeRange{i64}, ValueRange{});
+    OpBuilder::InsertionGuard guard(b);
+    b.createBlock(&loop.getBefore());
+    Value taken = memref::AtomicRMWOp::create(
+        b, arith::AtomicRMWKind::addi, arith::ConstantOp::create(b, b.getI64IntegerAttr(1)),
+        counter, ValueRange{zero});
+    Value more = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, taken, taskCount64);
+    scf::ConditionOp::create(b, more, ValueRange{taken});
+    Block *body = b.createBlock(&loop.getAfter(), {}, TypeRange{i64}, {b.getLoc()});
+    Value ti = arith::IndexCastOp::create(b, indexType, body->getArgument(0));
+    Value fields[4];
+    for (int64_t f = 0; f < 4; ++f)
+      fields[f] = e.load(tasks, {ti, e.index(f)});
+    scf::YieldOp::create(b, ValueRange{});
+    b.setInsertionPoint(body->getTerminator());
+    task(fields[0], fields[1], fields[2], fields[3], packed, partial);
+  });
+}
+} // namespace
+
+GmmKernelPlan mlir::moe::codegen::planFromTensors(Emitter &e, GmmOp gate, GmmOp up,
+                                                  SwigluOp swiglu, GatherRowsOp gather,
+                                                  const GmmTiling &tiling) {
+  GmmKernelPlan plan;
+  plan.tiling = tiling;
+  plan.sizes = e.buffer(gate.getGroupSizes());
+  auto gateType = cast<RankedTensorType>(gate.getType());
+  plan.rowCount = gateType.isDynamicDim(0) ? Value() : e.index(gateType.getDimSize(0));
+  if (gather) {
+    plan.lhs = unitStrideBuffer(e, gather.getSrc());
+    plan.perm = e.buffer(gather.getPermutation());
+    plan.topK = gather.getK();
+    if (!plan.rowCount)
+      plan.rowCount = e.dim(plan.perm, 0);
+  } else {
+    plan.lhs = unitStrideBuffer(e, gate.getLhs());
+    if (!plan.rowCount)
+      plan.rowCount = e.dim(plan.lhs, 0);
+  }
+  plan.depth = cast<RankedTensorType>(gate.getLhs().getType()).getDimSize(1);
+  plan.gateRhs = unitStrideBuffer(e, gate.getRhs());
+  int64_t rhsWidth = cast<RankedTensorType>(gate.getRhs().getType()).getDimSize(2);
+  if (swiglu) {
+    plan.swiglu = true;
+    if (up) {
+      plan.upRhs = unitStrideBuffer(e, up.getRhs());
+      plan.upOffset = 0;
+      plan.width = rhsWidth;
+    } else {
+      plan.upRhs = plan.gateRhs;
+      plan.width = rhsWidth / 2;
+      plan.upOffset = plan.width;
+    }
+  } else {
+    plan.width = rhsWidth;
+  }
+  return plan;
+}
+
+void mlir::moe::codegen::emitGmmMicrokernel(Emitter &e, Operation *anchor,
+                                            const GmmKernelPlan &plan) {
+  MicrokernelEmitter(e, plan).emit(anchor);
+}
+
+void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate, GmmOp up,
+                                             SwigluOp swiglu, const GmmTiling &tiling) {
+  Operation *root = swiglu ? swiglu.getOperation() : gate.getOperation();
+  rewriter.setInsertionPoint(root);
+  Emitter e(rewriter, root->getLoc());
+  auto gather = gate.getLhs().getDefiningOp<GatherRowsOp>();
+  GmmKernelPlan plan = planFromTensors(e, gate, up, swiglu, gather, tiling);
+  auto type = cast<RankedTensorType>(root->getResult(0).getType());
+  SmallVector<Value> dyn;
+  if (type.isDynamicDim(0))
+    dyn.push_back(plan.rowCount);
+  plan.out = e.alloc(type, dyn);
+  emitGmmMicrokernel(e, root, plan);
+  rewriter.replaceOp(root, e.tensor(plan.out, type));
+  if (swiglu) {
+    rewriter.eraseOp(gate);
+    if (up)
+      rewriter.eraseOp(up);
+  }
+  if (gather && gather->use_empty())
+    rewriter.eraseOp(gather);
+}

@@ -1,0 +1,170 @@
+//===- GmmTiling.cpp - cost model and tuning table for the gmm tiles ------===//
+
+#include "codegen/GmmTiling.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
+
+using namespace mlir::moe::codegen;
+
+std::string GmmTiling::str() const {
+  return "mr=" + std::to_string(rows) + ",nv=" + std::to_string(vectors) +
+         ",kc=" + std::to_string(depthBlock) + ",nc=" + std::to_string(columnBlock) +
+         ",mc=" + std::to_string(rowBlock);
+}
+
+llvm::Expected<GmmTiling> GmmTiling::parse(llvm::StringRef text) {
+  GmmTiling t;
+  llvm::SmallVector<llvm::StringRef> items;
+  text.trim().split(items, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items) {
+    auto [key, value] = item.split('=');
+    key = key.trim();
+    int64_t v = 0;
+    if (value.trim().getAsInteger(10, v) || v <= 0)
+      return llvm::createStringError("gmm tiling '" + text.str() + "': '" + item.str() +
+                                     "' is not key=positive integer");
+    if (key == "mr")
+      t.rows = v;
+    else if (key == "nv")
+      t.vectors = v;
+    else if (key == "kc")
+      t.depthBlock = v;
+    else if (key == "nc")
+      t.columnBlock = v;
+    else if (key == "mc")
+      t.rowBlock = v;
+    else
+      return llvm::createStringError("gmm tiling '" + text.str() + "': unknown key '" +
+                                     key.str() + "' (expected mr, nv, kc, nc, mc)");
+  }
+  return t;
+}
+
+std::string GmmTiling::invalidReason(bool swiglu) const {
+  if (rows <= 0 || vectors <= 0 || depthBlock <= 0 || columnBlock <= 0 || rowBlock <= 0)
+    return "every size must be positive";
+  // Accumulators, one weight vector each, one broadcast: the register file.
+  if (rows * vectors + vectors + 1 > 32)
+    return "register tile mr=" + std::to_string(rows) + " x nv=" + std::to_string(vectors) +
+           " needs " + std::to_string(rows * vectors + vectors + 1) +
+           " vector registers, more than the 32 of AVX-512";
+  if (swiglu && vectors % 2)
+    return "nv must be even when SwiGLU is fused (half gate, half up)";
+  if (columnBlock % (16 * vectors))
+    return "nc=" + std::to_string(columnBlock) + " must be a multiple of the register tile's " +
+           std::to_string(16 * vectors) + " columns";
+  if (rowBlock % rows)
+    return "mc=" + std::to_string(rowBlock) + " must be a multiple of mr=" + std::to_string(rows);
+  return "";
+}
+
+MachineModel MachineModel::host() {
+  MachineModel m;
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  if (long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE); l1 > 0)
+    m.l1Bytes = l1;
+  if (long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE); l2 > 0)
+    m.l2Bytes = l2;
+#endif
+  return m;
+}
+
+std::string GmmShape::key() const {
+  return "D=" + std::to_string(depth) + ",N=" + std::to_string(width) +
+         ",swiglu=" + std::to_string(swiglu ? 1 : 0) + ",bytes=" + std::to_string(elementBytes);
+}
+
+GmmTiling mlir::moe::codegen::costModelTiling(const GmmShape &shape,
+                                              const MachineModel &machine) {
+  GmmTiling t;
+  // Four vectors a row (a 64-float row of the weight panel: four cache
+  // lines, loads that never split), then as many rows as the register file
+  // holds beside the four weight vectors and the broadcast.
+  t.vectors = 4;
+  t.rows = (machine.vectorRegisters - t.vectors - 1) / t.vectors;
+  int64_t nr = 16 * t.vectors;
+  // The register tile's rows of A (mr x kc) stay in L1 while every weight
+  // panel of the block passes by: a quarter of L1.
+  int64_t kc = machine.l1Bytes / 4 / (t.rows * 4);
+  kc = std::max<int64_t>(16, kc / 16 * 16);
+  t.depthBlock = std::min(kc, std::max<int64_t>(shape.depth, 16));
+  // The packed weight block (kc x nc weight columns, f32) in a quarter of L2.
+  int64_t weightColumns = machine.l2Bytes / 4 / (t.depthBlock * 4);
+  weightColumns = std::max(nr, weightColumns / nr * nr);
+  int64_t outputPerPanel = shape.swiglu ? nr / 2 : nr;
+  int64_t neededColumns = (shape.width + outputPerPanel - 1) / outputPerPanel * nr;
+  t.columnBlock = std::max(nr, std::min(weightColumns, neededColumns));
+  // The partial sums of a task (mc x nc weight columns, f32) in another
+  // quarter of L2.
+  int64_t mc = machine.l2Bytes / 4 / (weightColumns * 4);
+  t.rowBlock = std::max(t.rows, mc / t.rows * t.rows);
+  return t;
+}
+
+llvm::Expected<std::optional<GmmTiling>>
+mlir::moe::codegen::lookupTuningTable(llvm::StringRef path, const GmmShape &shape) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file)
+    return llvm::createStringError("cannot read tuning table '" + path.str() +
+                                   "': " + file.getError().message());
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*file)->getBuffer().split(lines, '\n');
+  std::string key = shape.key();
+  for (auto [number, raw] : llvm::enumerate(lines)) {
+    llvm::StringRef line = raw.split('#').first.trim();
+    if (line.empty())
+      continue;
+    auto [lineKey, rest] = line.split(' ');
+    if (lineKey != key)
+      continue;
+    auto tiling = GmmTiling::parse(rest.trim());
+    if (!tiling)
+      return llvm::createStringError(path.str() + ":" + std::to_string(number + 1) + ": " +
+                                     llvm::toString(tiling.takeError()));
+    if (std::string why = tiling->invalidReason(shape.swiglu); !why.empty())
+      return llvm::createStringError(path.str() + ":" + std::to_string(number + 1) + ": " + why);
+    return std::optional<GmmTiling>(*tiling);
+  }
+  return std::optional<GmmTiling>();
+}
+
+llvm::Error mlir::moe::codegen::storeTuningTable(llvm::StringRef path, const GmmShape &shape,
+                                                 const GmmTiling &tiling,
+                                                 llvm::StringRef comment) {
+  std::string kept;
+  if (auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/true)) {
+    llvm::SmallVector<llvm::StringRef> lines;
+    (*file)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef line : lines)
+      if (line.split(' ').first != shape.key())
+        kept += line.str() + "\n";
+  } else if (llvm::sys::fs::exists(path)) {
+    return llvm::createStringError("cannot read tuning table '" + path.str() +
+                                   "': " + file.getError().message());
+  }
+  if (kept.empty())
+    kept = "# moec gmm tuning table: <shape> <tiling>, written by moe-bench --tune\n";
+  std::string line = shape.key() + " " + tiling.str();
+  if (!comment.empty())
+    line += " # " + comment.str();
+  std::string tmp = path.str() + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec)
+      return llvm::createStringError("cannot write '" + tmp + "': " + ec.message());
+    os << kept << line << "\n";
+    os.close();
+    if (os.has_error())
+      return llvm::createStringError("cannot write '" + tmp + "': " + os.error().message());
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
+    return llvm::createStringError("cannot replace '" + path.str() + "': " + ec.message());
+  return llvm::Error::success();
+}

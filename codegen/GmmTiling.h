@@ -1,0 +1,82 @@
+//===- GmmTiling.h - tile sizes of the grouped-matmul microkernel --------===//
+//
+// The knobs of the fast gmm (the seeds' bt/bf/bd and the register tile), where
+// they come from (a cost model of the machine, or a tuning table that
+// `moe-bench --tune` writes), and how they are spelled on a command line.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOEC_CODEGEN_GMMTILING_H
+#define MOEC_CODEGEN_GMMTILING_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir::moe::codegen {
+
+/// One tile configuration. A task is `rowBlock` rows of one group times
+/// `columnBlock` weight columns (output columns without SwiGLU, half of them
+/// with it); inside it the depth is walked `depthBlock` at a
+/// time (the packed weight block kc x nc stays in L2) and the register tile is
+/// `rows` x (16 * `vectors`) f32 accumulators.
+struct GmmTiling {
+  int64_t rows = 6;          // mr: rows of the register tile
+  int64_t vectors = 4;       // nv: 16-lane vectors per row of the register tile
+  int64_t depthBlock = 256;  // kc
+  int64_t columnBlock = 256; // nc, in weight columns
+  int64_t rowBlock = 192;    // mc
+
+  /// `mr=6,nv=4,kc=256,nc=256,mc=192`; every key optional in parse().
+  std::string str() const;
+  static llvm::Expected<GmmTiling> parse(llvm::StringRef text);
+  /// Why the tiling cannot be used, or empty (register file, sizes > 0).
+  std::string invalidReason(bool swiglu) const;
+  bool operator==(const GmmTiling &o) const {
+    return rows == o.rows && vectors == o.vectors && depthBlock == o.depthBlock &&
+           columnBlock == o.columnBlock && rowBlock == o.rowBlock;
+  }
+};
+
+/// What the cost model knows of the machine. Sizes in bytes.
+struct MachineModel {
+  int64_t vectorRegisters = 32; // zmm0-31 with AVX-512
+  int64_t l1Bytes = 48 << 10;
+  int64_t l2Bytes = 2 << 20;
+  /// The host's caches, from sysconf where it reports them.
+  static MachineModel host();
+};
+
+/// The shape a tiling is chosen for: depth D, output width N, whether the
+/// up-projection's SwiGLU is fused into the epilogue (then the weight has 2N
+/// columns), and the storage element size.
+struct GmmShape {
+  int64_t depth = 0;
+  int64_t width = 0;
+  bool swiglu = false;
+  int64_t elementBytes = 4;
+  /// `D=2048,N=1408,swiglu=1,bytes=4`: the key of a tuning-table line.
+  std::string key() const;
+};
+
+/// The cost model: the largest register tile that leaves registers for the
+/// weight vectors and the broadcast, kc so that a register tile's weight panel
+/// (kc x nr) fills about half of L1, nc so that the packed weight block
+/// (kc x nc) and the partial sums (mc x nc) fit in half of L2.
+GmmTiling costModelTiling(const GmmShape &shape, const MachineModel &machine);
+
+/// A tuning table: lines `<shape key> <tiling>` (# comments), what
+/// `moe-bench --tune` stores. Returns the tiling for `shape`, if listed.
+llvm::Expected<std::optional<GmmTiling>> lookupTuningTable(llvm::StringRef path,
+                                                           const GmmShape &shape);
+/// Adds or replaces the line for `shape` (atomically: a temporary, then a
+/// rename), keeping the other lines.
+llvm::Error storeTuningTable(llvm::StringRef path, const GmmShape &shape,
+                             const GmmTiling &tiling, llvm::StringRef comment);
+
+} // namespace mlir::moe::codegen
+
+#endif // MOEC_CODEGEN_GMMTILING_H
