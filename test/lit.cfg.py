@@ -29,5 +29,5 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.moe_tools_dir, config.llvm_tools_dir]
-tools = ["moe-opt", "moec", "run_block"]
+tools = ["moe-opt", "moec", "moe-bench", "run_block"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

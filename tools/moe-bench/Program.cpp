@@ -1,0 +1,161 @@
+//===- Program.cpp - the moe programs moe-bench compiles -------------------===//
+
+#include "Program.h"
+
+#include <sstream>
+#include <vector>
+
+using namespace moebench;
+
+namespace {
+std::string tensor(std::initializer_list<int64_t> shape, const std::string &element) {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + element + ">";
+}
+
+struct Types {
+  std::string x, logits, ids, w, w13, w1, w2, sw13, sw1, sw2, rows, act, d, perm, sizes, sortedW;
+  Types(const BlockConfig &c) {
+    std::string e = c.element();
+    int64_t T = c.tokens, H = c.hidden, M = c.mlp, E = c.experts, K = c.topk, S = c.shared;
+    int64_t R = T * K;
+    x = tensor({T, H}, e);
+    logits = tensor({T, E}, "f32");
+    ids = tensor({T, K}, "i32");
+    w = tensor({T, K}, "f32");
+    w13 = tensor({E, H, 2 * M}, e);
+    w1 = tensor({E, H, M}, e);
+    w2 = tensor({E, M, H}, e);
+    sw13 = tensor({H, 2 * S}, e);
+    sw1 = tensor({H, S}, e);
+    sw2 = tensor({S, H}, e);
+    rows = tensor({R, H}, e);
+    act = tensor({R, M}, e);
+    d = tensor({R, H}, e);
+    perm = tensor({R}, "i32");
+    sizes = tensor({E}, "i32");
+    sortedW = tensor({R}, "f32");
+  }
+};
+
+/// "%w13: T" or "%w1: T, %w3: T" (and the shared ones), as arguments.
+std::string expertArgs(const BlockConfig &c, const Types &t) {
+  std::string s = c.fusedW13() ? "%w13: " + t.w13 : "%w1: " + t.w1 + ", %w3: " + t.w1;
+  return s + ", %w2: " + t.w2;
+}
+std::string sharedArgs(const BlockConfig &c, const Types &t) {
+  if (!c.shared)
+    return "";
+  std::string s = c.sharedFused ? ", %sw13: " + t.sw13 : ", %sw1: " + t.sw1 + ", %sw3: " + t.sw1;
+  return s + ", %sw2: " + t.sw2;
+}
+
+/// Gate/up gmm(s) and SwiGLU (then the routing weight, with preweight) from
+/// `rows`; returns the activation's name.
+std::string upPath(std::ostream &os, const BlockConfig &c, const Types &t, const std::string &rows) {
+  if (c.fusedW13()) {
+    os << "  %h = moe.gmm " << rows << ", %w13, %sizes : " << t.rows << ", " << t.w13 << ", "
+       << t.sizes << "\n";
+    os << "  %a0 = moe.swiglu %h : " << tensor({c.tokens * c.topk, 2 * c.mlp}, c.element())
+       << "\n";
+  } else {
+    for (const char *name : {"g", "u"})
+      os << "  %" << name << " = moe.gmm " << rows << ", %w" << (name[0] == 'g' ? "1" : "3")
+         << ", %sizes : " << t.rows << ", " << t.w1 << ", " << t.sizes << "\n";
+    os << "  %a0 = moe.swiglu %g, %u : " << t.act << ", " << t.act << "\n";
+  }
+  if (!c.preweight())
+    return "%a0";
+  os << "  %a = moe.scale_rows %a0, %sw : " << t.act << ", " << t.sortedW << "\n";
+  return "%a";
+}
+
+std::string combineOp(const BlockConfig &c, const Types &t, const std::string &d) {
+  return "  %y = moe.combine " + d + ", %perm, %w" + (c.scatter() ? " strategy scatter" : "") +
+         (c.preweight() ? " preweighted" : "") + " : " + t.d + ", " + t.perm + ", " + t.w + "\n";
+}
+} // namespace
+
+std::string moebench::blockProgram(const BlockConfig &c) {
+  Types t(c);
+  std::ostringstream os;
+  os << "func.func @moe_block(%x: " << t.x << ", %logits: " << t.logits << ", "
+     << expertArgs(c, t) << sharedArgs(c, t) << ") -> " << t.x << " {\n";
+  os << "  %y = moe.block %x logits(%logits : " << t.logits << ") ";
+  if (c.fusedW13())
+    os << "gate_up(%w13 : " << t.w13 << ") ";
+  else
+    os << "gate_up(%w1, %w3 : " << t.w1 << ", " << t.w1 << ") ";
+  os << "down(%w2 : " << t.w2 << ")\n      ";
+  if (c.shared) {
+    if (c.sharedFused)
+      os << "shared_gate_up(%sw13 : " << t.sw13 << ") ";
+    else
+      os << "shared_gate_up(%sw1, %sw3 : " << t.sw1 << ", " << t.sw1 << ") ";
+    os << "shared_down(%sw2 : " << t.sw2 << ") ";
+  }
+  os << "top " << c.topk << " pack_strategy " << c.packStrategy;
+  if (c.scatter())
+    os << " combine_strategy scatter";
+  if (c.preweight())
+    os << " preweight";
+  os << " : " << t.x << "\n  return %y : " << t.x << "\n}\n";
+  return os.str();
+}
+
+std::string moebench::routeProgram(const BlockConfig &c) {
+  Types t(c);
+  std::ostringstream os;
+  os << "func.func @route(%logits: " << t.logits << ") -> (" << t.ids << ", " << t.w << ") {\n"
+     << "  %ids, %w = moe.route %logits top " << c.topk << " : " << t.logits << "\n"
+     << "  return %ids, %w : " << t.ids << ", " << t.w << "\n}\n";
+  return os.str();
+}
+
+std::string moebench::stageProgram(const BlockConfig &c) {
+  Types t(c);
+  std::string e = c.element();
+  std::ostringstream os;
+  std::string packResults = "(" + t.sortedW + ", " + t.perm + ", " + t.sizes + ")";
+  os << "func.func @pack(%x: " << t.x << ", %ids: " << t.ids << ", %w: " << t.w << ") -> "
+     << packResults << " {\n"
+     << "  %rows, %sw, %perm, %sizes = moe.pack %x, %ids, %w experts " << c.experts
+     << " strategy " << c.packStrategy << " : " << t.x << ", " << t.ids << ", " << t.w << "\n"
+     << "  return %sw, %perm, %sizes : " << t.sortedW << ", " << t.perm << ", " << t.sizes
+     << "\n}\n";
+
+  // up: the gather, the gate/up gmm(s), SwiGLU (and the routing weight).
+  std::string gateUpArgs = c.fusedW13() ? "%w13: " + t.w13 : "%w1: " + t.w1 + ", %w3: " + t.w1;
+  os << "func.func @up(%x: " << t.x << ", %perm: " << t.perm << ", %sizes: " << t.sizes << ", "
+     << gateUpArgs << (c.preweight() ? ", %sw: " + t.sortedW : "") << ") -> " << t.act
+     << " {\n"
+     << "  %rows = moe.gather_rows %x, %perm top " << c.topk << " : " << t.x << ", " << t.perm
+     << "\n";
+  std::string act = upPath(os, c, t, "%rows");
+  os << "  return " << act << " : " << t.act << "\n}\n";
+
+  os << "func.func @down(%a: " << t.act << ", %sizes: " << t.sizes << ", %w2: " << t.w2
+     << ") -> " << t.d << " {\n"
+     << "  %d = moe.gmm %a, %w2, %sizes : " << t.act << ", " << t.w2 << ", " << t.sizes << "\n"
+     << "  return %d : " << t.d << "\n}\n";
+
+  os << "func.func @combine(%d: " << t.d << ", %perm: " << t.perm << ", %w: " << t.w << ") -> "
+     << t.x << " {\n"
+     << combineOp(c, t, "%d") << "  return %y : " << t.x << "\n}\n";
+
+  os << "func.func @gather(%x: " << t.x << ", %perm: " << t.perm << ") -> " << t.rows << " {\n"
+     << "  %rows = moe.gather_rows %x, %perm top " << c.topk << " : " << t.x << ", " << t.perm
+     << "\n  return %rows : " << t.rows << "\n}\n";
+
+  // prequeue: rows already sorted and gathered; gmms, activation, combine.
+  os << "func.func @prequeued(%rows: " << t.rows << ", %perm: " << t.perm << ", %sizes: "
+     << t.sizes << ", %w: " << t.w << ", %sw: " << t.sortedW << ", " << expertArgs(c, t)
+     << ") -> " << t.x << " {\n";
+  act = upPath(os, c, t, "%rows");
+  os << "  %d = moe.gmm " << act << ", %w2, %sizes : " << t.act << ", " << t.w2 << ", " << t.sizes
+     << "\n"
+     << combineOp(c, t, "%d") << "  return %y : " << t.x << "\n}\n";
+  return os.str();
+}

@@ -1,0 +1,47 @@
+//===- Program.h - the moe programs moe-bench compiles ---------------------===//
+
+#ifndef MOEC_TOOLS_MOEBENCH_PROGRAM_H
+#define MOEC_TOOLS_MOEBENCH_PROGRAM_H
+
+#include <cstdint>
+#include <string>
+
+namespace moebench {
+
+/// One benchmark configuration: the seeds' harness flags.
+struct BlockConfig {
+  int64_t tokens = 4096, hidden = 2048, mlp = 1408, experts = 60, topk = 8;
+  int64_t shared = 0;
+  bool sharedFused = false;
+  std::string impl = "fused_w13"; // baseline | fused_w13 | preweight | scatter
+  std::string packStrategy = "argsort";
+  std::string dtype = "f32"; // f32 | bf16
+
+  bool fusedW13() const { return impl != "baseline"; }
+  bool preweight() const { return impl == "preweight"; }
+  bool scatter() const { return impl == "scatter"; }
+  std::string element() const { return dtype == "bf16" ? "bf16" : "f32"; }
+};
+
+/// `@moe_block(x, logits, expert weights..., shared weights...) -> y`: the
+/// whole block as one moe.block.
+std::string blockProgram(const BlockConfig &c);
+
+/// `@route(logits) -> (ids, weights)`: the block's routing alone (what the
+/// peers are given, and the load statistics are counted from).
+std::string routeProgram(const BlockConfig &c);
+
+/// The block cut at its stages, for --stage-timing and --queue-mode prequeue,
+/// each a function of the previous ones' results:
+///   @pack(x, ids, w) -> (sorted_w, perm, sizes)      route is given
+///   @up(x, perm, sizes, gate/up weights[, sorted_w]) -> act    (gather fused)
+///   @down(act, sizes, w2) -> d
+///   @combine(d, perm, w) -> y
+///   @shared(x, shared weights...) -> ys                     (when S > 0)
+///   @gather(x, perm) -> rows                        (prequeue's input)
+///   @prequeued(rows, perm, sizes, w, expert weights...) -> y   (no sort, no gather)
+std::string stageProgram(const BlockConfig &c);
+
+} // namespace moebench
+
+#endif

@@ -1,0 +1,87 @@
+//===- Session.cpp - compile moe programs, call them on named buffers -----===//
+
+#include "Session.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace moebench;
+
+std::unique_ptr<Compiled> Compiled::build(const std::string &source,
+                                          const moec::GmmChoices &gmm, double &seconds,
+                                          std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<Compiled> c(new Compiled());
+  mlir::DialectRegistry registry;
+  moec::registerCompilerDialects(registry);
+  c->context.appendDialectRegistry(registry);
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&c->context, [&](mlir::Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    return mlir::success();
+  });
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &c->context);
+  if (!module) {
+    error = "generated program does not parse: " + diagnostics;
+    return nullptr;
+  }
+  std::vector<std::string> skipped;
+  for (auto &sig : moec::entrySignatures(*module, skipped))
+    c->signatures[sig.name] = sig;
+  if (mlir::failed(moec::lowerModule(*module, "", gmm))) {
+    error = diagnostics.empty() ? "lowering failed" : diagnostics;
+    return nullptr;
+  }
+  c->program = moec::JitProgram::create(*module, error);
+  if (!c->program)
+    return nullptr;
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return c;
+}
+
+double Compiled::call(const std::string &function, std::map<std::string, moec::Buffer> &pool,
+                      const std::vector<std::string> &args,
+                      const std::vector<std::string> &results, std::string &error) {
+  auto sig = signatures.find(function);
+  if (sig == signatures.end()) {
+    error = "no function @" + function;
+    return -1;
+  }
+  std::vector<moec::Buffer> inputs;
+  for (const std::string &name : args) {
+    auto it = pool.find(name);
+    if (it == pool.end()) {
+      error = "no buffer '" + name + "' for @" + function;
+      return -1;
+    }
+    inputs.push_back(std::move(it->second));
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto out = program->run(sig->second, inputs, error);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (size_t i = 0; i < args.size(); ++i)
+    pool[args[i]] = std::move(inputs[i]);
+  if (!out)
+    return -1;
+  for (size_t i = 0; i < results.size() && i < out->size(); ++i)
+    pool[results[i]] = std::move((*out)[i]);
+  return seconds;
+}
+
+void moebench::fillUniform(moec::Buffer &b, uint64_t seed, float scale) {
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  int64_t n = b.numElements();
+  bool bf16 = b.dtype() == moec::DType::BF16;
+  for (int64_t i = 0; i < n; ++i) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    float v = (static_cast<float>(s >> 40) / 16777216.0f * 2 - 1) * scale;
+    if (bf16)
+      b.as<uint16_t>()[i] = moec::f32ToBf16(v);
+    else
+      b.as<float>()[i] = v;
+  }
+}

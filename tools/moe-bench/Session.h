@@ -1,0 +1,46 @@
+//===- Session.h - compile moe programs, call them on named buffers -------===//
+
+#ifndef MOEC_TOOLS_MOEBENCH_SESSION_H
+#define MOEC_TOOLS_MOEBENCH_SESSION_H
+
+#include "codegen/Compiler.h"
+#include "runtime/Buffer.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace moebench {
+
+/// One compiled module and the signatures of its functions.
+class Compiled {
+public:
+  /// Parses, lowers (with `gmm`) and JIT-compiles `source`; nullptr and
+  /// `error` on failure. `seconds` gets the wall time of it all.
+  static std::unique_ptr<Compiled> build(const std::string &source,
+                                         const moec::GmmChoices &gmm, double &seconds,
+                                         std::string &error);
+
+  /// Calls `function` on the buffers named by `args` (lent, not copied) and
+  /// stores its results under `results`. Returns the wall time of the call
+  /// in seconds, or a negative value with `error`.
+  double call(const std::string &function, std::map<std::string, moec::Buffer> &pool,
+              const std::vector<std::string> &args, const std::vector<std::string> &results,
+              std::string &error);
+
+private:
+  mlir::MLIRContext context;
+  std::map<std::string, moec::FunctionSignature> signatures;
+  std::unique_ptr<moec::JitProgram> program;
+};
+
+/// Fills `b` with uniform values in [-scale, scale) from `seed`: fast enough
+/// for gigabytes of weights (whose values do not change the speed).
+void fillUniform(moec::Buffer &b, uint64_t seed, float scale);
+
+} // namespace moebench
+
+#endif

@@ -1,0 +1,515 @@
+//===- moe-bench.cpp - the seeds' MoE harness over generated code ---------===//
+//
+// Compiles an MoE block for a configuration (the seeds' flags), runs it on
+// inputs drawn from a routing distribution, and prints the seeds' lines: the
+// run, the load, the timing, optional stage timing, and one RESULT line per
+// configuration, with the share of this machine's FP32 FMA peak measured in
+// the same run. --tune searches the gmm tiles and stores a tuning table the
+// compiler reads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Peak.h"
+#include "Program.h"
+#include "Session.h"
+#include "Tune.h"
+
+#include "codegen/GmmTiling.h"
+#include "runtime/Npy.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <unistd.h>
+
+using namespace llvm;
+using namespace moebench;
+
+namespace {
+cl::OptionCategory category("moe-bench options");
+cl::opt<int64_t> tokens("tokens", cl::desc("Tokens T"), cl::init(4096), cl::cat(category));
+cl::opt<int64_t> hidden("hidden", cl::desc("Hidden size H"), cl::init(2048), cl::cat(category));
+cl::opt<int64_t> mlpDim("mlp-dim", cl::desc("Expert MLP size M"), cl::init(1408), cl::cat(category));
+cl::opt<int64_t> experts("experts", cl::desc("Routed experts E"), cl::init(60), cl::cat(category));
+cl::opt<int64_t> topk("topk", cl::desc("Experts per token K"), cl::init(8), cl::cat(category));
+cl::opt<std::string> topkList("topk-list", cl::desc("Comma-separated K values (overrides --topk)"),
+                              cl::init(""), cl::cat(category));
+cl::opt<int64_t> sharedDim("shared-expert-dim", cl::desc("Shared expert size S (0: none)"),
+                           cl::init(0), cl::cat(category));
+cl::opt<bool> sharedFused("shared-fused", cl::desc("Shared expert gate/up as one [H, 2S] weight"),
+                          cl::cat(category));
+cl::opt<std::string> impl("impl", cl::desc("baseline | fused_w13 | preweight | scatter"),
+                          cl::init("fused_w13"), cl::cat(category));
+cl::opt<std::string> backend("backend", cl::desc("gmm lowering: microkernel | reference"),
+                             cl::init("microkernel"), cl::cat(category));
+cl::opt<std::string> packStrategy("routing-pack-strategy",
+                                  cl::desc("argsort | tuple_sort | counting"),
+                                  cl::init("argsort"), cl::cat(category));
+cl::opt<std::string> distribution("distribution", cl::desc("random | runs | both"),
+                                  cl::init("random"), cl::cat(category));
+cl::opt<std::string> benchPass("bench-pass", cl::desc("forward"), cl::init("forward"),
+                               cl::cat(category));
+cl::opt<std::string> queueMode("queue-mode", cl::desc("full | prequeue | both"),
+                               cl::init("full"), cl::cat(category));
+cl::opt<bool> stageTiming("stage-timing", cl::desc("Time pack, up, down, combine separately"),
+                          cl::cat(category));
+cl::opt<int> iters("iters", cl::desc("Timed runs (the median is reported)"), cl::init(5),
+                   cl::cat(category));
+cl::opt<int> warmup("warmup", cl::desc("Untimed runs first"), cl::init(1), cl::cat(category));
+cl::opt<std::string> dtype("dtype", cl::desc("f32 | bf16"), cl::init("f32"), cl::cat(category));
+cl::opt<unsigned> seed("seed", cl::desc("Seed of inputs and routing"), cl::init(0),
+                       cl::cat(category));
+// --threads is read before cl::ParseCommandLineOptions: a library linked in
+// (OpenMP's LLVM support) registers a global option of that name.
+unsigned threads = 2;
+cl::opt<std::string> jsonFile("json", cl::desc("Also write the results as JSON to this file"),
+                              cl::init(""), cl::cat(category));
+cl::opt<std::string> gmmTiling("gmm-tiling", cl::desc("gmm tiles for every gmm (see moec)"),
+                               cl::init(""), cl::cat(category));
+cl::opt<std::string> tuningTable("tuning-table",
+                                 cl::desc("Tuning table to read (and --tune to write)"),
+                                 cl::init(""), cl::cat(category));
+cl::opt<bool> tune("tune", cl::desc("Search the gmm tiles for this shape first and store them "
+                                    "in --tuning-table (default moec-tuning.txt)"),
+                   cl::cat(category));
+cl::opt<double> peakOption("peak-gflops",
+                           cl::desc("FP32 peak to report against (default: measured now)"),
+                           cl::init(0), cl::cat(category));
+cl::opt<std::string> dumpRouting("dump-routing",
+                                 cl::desc("Write ids.npy and weights.npy of each routing "
+                                          "here (what bench/ gives the peers)"),
+                                 cl::init(""), cl::cat(category));
+
+int fail(const std::string &message) {
+  errs() << "moe-bench: error: " << message << "\n";
+  return 2;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// The seeds' routing distributions (semantics doc, section 5), as logits.
+moec::Buffer makeLogits(const std::string &dist, int64_t T, int64_t E, std::mt19937_64 &rng) {
+  moec::Buffer logits(moec::DType::F32, {T, E});
+  float *l = logits.as<float>();
+  if (dist == "random") {
+    std::normal_distribution<float> n(0, 1);
+    for (int64_t i = 0; i < T * E; ++i)
+      l[i] = n(rng);
+    return logits;
+  }
+  // runs: geometric run lengths, each run on a least-loaded expert (not the
+  // previous one), logits N(0, 0.35) plus 6 on the run's expert.
+  double alpha = 0.98, meanRun = std::max(2.0, 1 / (1 - alpha));
+  double p = std::clamp(1 / meanRun, 0.01, 0.9);
+  std::geometric_distribution<int64_t> runLength(p);
+  std::normal_distribution<float> n(0, 0.35f);
+  std::vector<int64_t> load(E, 0);
+  int64_t previous = -1;
+  for (int64_t t = 0; t < T;) {
+    int64_t len = runLength(rng) + 1;
+    int64_t best = -1;
+    for (int64_t e = 0; e < E; ++e)
+      if ((e != previous || E == 1) && (best < 0 || load[e] < load[best]))
+        best = e;
+    for (int64_t i = 0; i < len && t < T; ++i, ++t) {
+      for (int64_t e = 0; e < E; ++e)
+        l[t * E + e] = n(rng) + (e == best ? 6.0f : 0.0f);
+      ++load[best];
+    }
+    previous = best;
+  }
+  return logits;
+}
+
+struct Result {
+  std::string distribution, mode, impl;
+  int64_t k = 0, realAssignments = 0, nullAssignments = 0;
+  double seconds = 0, tflops = 0, tokensPerS = 0, peakPct = 0, compileS = 0;
+  std::vector<std::pair<std::string, double>> stages;
+};
+
+std::string jsonOf(const std::vector<Result> &results, double peak) {
+  std::ostringstream os;
+  os << "{\n  \"peak_gflops\": " << peak << ",\n  \"results\": [\n";
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Result &r = results[i];
+    os << "    {\"distribution\": \"" << r.distribution << "\", \"mode\": \"" << r.mode
+       << "\", \"pass\": \"" << benchPass << "\", \"impl\": \"" << r.impl << "\", \"backend\": \""
+       << backend << "\", \"dtype\": \"" << dtype << "\", \"tokens\": " << tokens
+       << ", \"hidden\": " << hidden << ", \"mlp_dim\": " << mlpDim << ", \"experts\": "
+       << experts << ", \"topk\": " << r.k << ", \"shared_expert_dim\": " << sharedDim
+       << ", \"threads\": " << threads << ", \"null_target\": 0, \"null_realized\": "
+       << (r.nullAssignments ? double(r.nullAssignments) / (r.nullAssignments + r.realAssignments) : 0.0)
+       << ", \"null_assignments\": " << r.nullAssignments
+       << ", \"real_assignments\": " << r.realAssignments << ", \"median_s\": " << r.seconds
+       << ", \"tflops\": " << r.tflops << ", \"tokens_per_s\": " << r.tokensPerS
+       << ", \"peak_pct\": " << r.peakPct << ", \"compile_s\": " << r.compileS;
+    if (!r.stages.empty()) {
+      os << ", \"stages_s\": {";
+      for (size_t s = 0; s < r.stages.size(); ++s)
+        os << (s ? ", " : "") << "\"" << r.stages[s].first << "\": " << r.stages[s].second;
+      os << "}";
+    }
+    os << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+  }
+  os << "  ]\n}\n";
+  return os.str();
+}
+
+std::string validate(std::vector<int64_t> &ks) {
+  auto oneOf = [](const std::string &v, std::initializer_list<const char *> allowed,
+                  const char *flag) -> std::string {
+    for (const char *a : allowed)
+      if (v == a)
+        return "";
+    std::string list;
+    for (const char *a : allowed)
+      list += std::string(list.empty() ? "" : ", ") + a;
+    return std::string("--") + flag + " must be one of " + list + " (got '" + v + "')";
+  };
+  for (auto check : {oneOf(impl, {"baseline", "fused_w13", "preweight", "scatter"}, "impl"),
+                     oneOf(backend, {"microkernel", "reference"}, "backend"),
+                     oneOf(packStrategy, {"argsort", "tuple_sort", "counting"},
+                           "routing-pack-strategy"),
+                     oneOf(distribution, {"random", "runs", "both"}, "distribution"),
+                     oneOf(queueMode, {"full", "prequeue", "both"}, "queue-mode"),
+                     oneOf(dtype, {"f32", "bf16"}, "dtype")})
+    if (!check.empty())
+      return check;
+  if (benchPass == "forward_backward")
+    return "--bench-pass forward_backward needs the backward pass, which moec does not "
+           "generate yet (the training issue); use --bench-pass forward";
+  if (benchPass != "forward")
+    return "--bench-pass must be forward (got '" + benchPass + "')";
+  for (auto [name, v] : {std::pair{"tokens", int64_t(tokens)}, {"hidden", hidden},
+                         {"mlp-dim", mlpDim}, {"experts", experts}})
+    if (v <= 0)
+      return std::string("--") + name + " must be positive (got " + std::to_string(v) + ")";
+  if (sharedDim < 0)
+    return "--shared-expert-dim must be >= 0";
+  if (iters < 1 || warmup < 0)
+    return "--iters must be >= 1 and --warmup >= 0";
+  ks.clear();
+  if (!topkList.empty()) {
+    SmallVector<StringRef> items;
+    StringRef(topkList).split(items, ',', -1, false);
+    for (StringRef item : items) {
+      int64_t k;
+      if (item.trim().getAsInteger(10, k))
+        return "--topk-list: '" + item.str() + "' is not an integer";
+      ks.push_back(k);
+    }
+  } else {
+    ks.push_back(topk);
+  }
+  for (int64_t k : ks)
+    if (k < 1 || k > experts)
+      return "top-k " + std::to_string(k) + " must be in 1.." + std::to_string(experts);
+  // The weights must fit in memory, with the activations.
+  int64_t bytes = dtype == "bf16" ? 2 : 4;
+  int64_t kMax = *std::max_element(ks.begin(), ks.end());
+  double need = double(bytes) * (3.0 * experts * hidden * mlpDim + 3.0 * hidden * sharedDim +
+                                 tokens * hidden * 3.0) +
+                4.0 * tokens * kMax * (2.0 * mlpDim + 2.0 * hidden);
+  double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (have > 0 && need > 0.9 * have)
+    return "this configuration needs about " + std::to_string(int64_t(need / 1e9)) +
+           " GB, more than this machine's " + std::to_string(int64_t(have / 1e9)) + " GB";
+  return "";
+}
+} // namespace
+
+/// Takes `--threads N` / `--threads=N` out of argv; false with a message if
+/// N is not a positive integer.
+bool takeThreads(int &argc, char **argv, std::string &error) {
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg(argv[i]);
+    std::optional<StringRef> value;
+    if (arg == "--threads" || arg == "-threads") {
+      if (i + 1 >= argc) {
+        error = "--threads needs a value";
+        return false;
+      }
+      value = StringRef(argv[++i]);
+    } else if (arg.consume_front("--threads=") || arg.consume_front("-threads=")) {
+      value = arg;
+    }
+    if (!value) {
+      argv[out++] = argv[i];
+      continue;
+    }
+    if (value->getAsInteger(10, threads) || threads < 1) {
+      error = "--threads must be a positive integer (got '" + value->str() + "')";
+      return false;
+    }
+  }
+  argc = out;
+  return true;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  if (std::string error; !takeThreads(argc, argv, error))
+    return fail(error);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "moe-bench: compile an MoE block with moec, run it, report "
+                              "TF/s, tokens/s and the share of this machine's peak\n\n"
+                              "  --threads N    threads of the generated code (default 2)\n");
+  std::vector<int64_t> ks;
+  if (std::string why = validate(ks); !why.empty())
+    return fail(why);
+  setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+
+  moec::GmmChoices gmm;
+  gmm.strategy = backend;
+  gmm.tiling = gmmTiling;
+  gmm.tuningTable = tuningTable;
+  if (tune) {
+    if (gmm.tuningTable.empty())
+      gmm.tuningTable = "moec-tuning.txt";
+    if (!gmmTiling.empty())
+      return fail("--tune searches the tiles; do not give --gmm-tiling with it");
+    if (backend != "microkernel")
+      return fail("--tune tunes the microkernel backend");
+  }
+  if (!gmm.tuningTable.empty() && !tune && !sys::fs::exists(gmm.tuningTable))
+    return fail("tuning table '" + gmm.tuningTable + "' does not exist (make it with --tune)");
+
+  double peak = peakOption > 0 ? double(peakOption) : measureFp32PeakGflops(threads);
+  outs() << format("peak: %.1f GFLOP/s FP32 FMA, %u threads (%s)\n", peak, unsigned(threads),
+                   peakOption > 0 ? "given" : "measured now");
+  outs().flush();
+
+  std::vector<std::string> dists;
+  if (distribution == "both")
+    dists = {"random", "runs"};
+  else
+    dists = {distribution};
+  std::vector<std::string> modes;
+  if (queueMode == "both")
+    modes = {"full", "prequeue"};
+  else
+    modes = {queueMode};
+
+  std::vector<Result> results;
+  for (int64_t k : ks) {
+    BlockConfig c;
+    c.tokens = tokens, c.hidden = hidden, c.mlp = mlpDim, c.experts = experts, c.topk = k;
+    c.shared = sharedDim, c.sharedFused = sharedFused, c.impl = impl;
+    c.packStrategy = packStrategy, c.dtype = dtype;
+    std::string error;
+
+    if (tune) {
+      TuneRequest request{c, gmm.tuningTable, threads, seed};
+      if (!tuneGmmTiles(request, error))
+        return fail(error);
+    }
+
+    // Weights and tokens, shared by the distributions.
+    moec::DType dt = dtype == "bf16" ? moec::DType::BF16 : moec::DType::F32;
+    std::map<std::string, moec::Buffer> pool;
+    pool["x"] = moec::Buffer(dt, {c.tokens, c.hidden});
+    fillUniform(pool["x"], seed * 7 + 1, 1.0f);
+    std::vector<std::string> weightNames;
+    auto addWeight = [&](const std::string &name, std::vector<int64_t> shape, float scale) {
+      pool[name] = moec::Buffer(dt, shape);
+      fillUniform(pool[name], seed * 7 + weightNames.size() + 2, scale);
+      weightNames.push_back(name);
+    };
+    float sH = 1 / std::sqrt(float(c.hidden)), sM = 1 / std::sqrt(float(c.mlp));
+    if (c.fusedW13()) {
+      addWeight("w13", {c.experts, c.hidden, 2 * c.mlp}, sH);
+    } else {
+      addWeight("w1", {c.experts, c.hidden, c.mlp}, sH);
+      addWeight("w3", {c.experts, c.hidden, c.mlp}, sH);
+    }
+    addWeight("w2", {c.experts, c.mlp, c.hidden}, sM);
+    std::vector<std::string> expertWeights = weightNames;
+    if (c.shared) {
+      float sS = 1 / std::sqrt(float(c.shared));
+      if (c.sharedFused) {
+        addWeight("sw13", {c.hidden, 2 * c.shared}, sH);
+      } else {
+        addWeight("sw1", {c.hidden, c.shared}, sH);
+        addWeight("sw3", {c.hidden, c.shared}, sH);
+      }
+      addWeight("sw2", {c.shared, c.hidden}, sS);
+    }
+
+    double compileS = 0, stageCompileS = 0, routeCompileS = 0;
+    auto route = Compiled::build(routeProgram(c), gmm, routeCompileS, error);
+    if (!route)
+      return fail(error);
+    auto block = Compiled::build(blockProgram(c), gmm, compileS, error);
+    if (!block)
+      return fail(error);
+    std::unique_ptr<Compiled> stages;
+    bool needStages = stageTiming || queueMode != "full";
+    if (needStages && !(stages = Compiled::build(stageProgram(c), gmm, stageCompileS, error)))
+      return fail(error);
+
+    for (const std::string &dist : dists) {
+      std::mt19937_64 rng(seed * 1000003ull + std::hash<std::string>()(dist) + k);
+      pool["logits"] = makeLogits(dist, c.tokens, c.experts, rng);
+      if (route->call("route", pool, {"logits"}, {"ids", "w"}, error) < 0)
+        return fail(error);
+      // Load statistics from the routing the block computes.
+      std::vector<int64_t> load(c.experts, 0);
+      int64_t real = 0, nulls = 0;
+      const int32_t *ids = pool["ids"].as<int32_t>();
+      for (int64_t i = 0; i < c.tokens * k; ++i) {
+        if (ids[i] >= 0 && ids[i] < c.experts)
+          ++load[ids[i]], ++real;
+        else
+          ++nulls;
+      }
+      int64_t minLoad = *std::min_element(load.begin(), load.end());
+      int64_t maxLoad = *std::max_element(load.begin(), load.end());
+      double meanLoad = double(real) / c.experts;
+      int64_t empty = std::count(load.begin(), load.end(), 0);
+      if (!dumpRouting.empty()) {
+        std::string dir = dumpRouting + "/" + dist + "-top" + std::to_string(k);
+        if (auto ec = sys::fs::create_directories(dir))
+          return fail("cannot create '" + dir + "': " + ec.message());
+        if (!moec::writeNpy(dir + "/ids.npy", pool["ids"], error) ||
+            !moec::writeNpy(dir + "/weights.npy", pool["w"], error))
+          return fail(error);
+        outs() << "routing: written to " << dir << "\n";
+      }
+
+      outs() << format("run: distribution=%s pass=%s impl=%s backend=%s dtype=%s tokens=%lld "
+                       "hidden=%lld mlp_dim=%lld experts=%lld topk=%lld shared_expert_dim=%lld%s "
+                       "pack=%s threads=%u iters=%d warmup=%d compile_s=%.2f\n",
+                       dist.c_str(), benchPass.c_str(), impl.c_str(), backend.c_str(),
+                       dtype.c_str(), (long long)c.tokens, (long long)c.hidden,
+                       (long long)c.mlp, (long long)c.experts, (long long)k,
+                       (long long)c.shared, c.shared && c.sharedFused ? " shared_fused" : "",
+                       packStrategy.c_str(), unsigned(threads), int(iters), int(warmup),
+                       compileS);
+      outs() << format("load: assignments=%lld real=%lld null=%lld rows_per_expert min=%lld "
+                       "mean=%.1f max=%lld max/mean=%.2f empty_experts=%lld\n",
+                       (long long)(c.tokens * k), (long long)real, (long long)nulls,
+                       (long long)minLoad, meanLoad, (long long)maxLoad,
+                       meanLoad > 0 ? maxLoad / meanLoad : 0.0, (long long)empty);
+
+      double flops = 6.0 * c.hidden * c.mlp * real + 6.0 * c.tokens * c.hidden * c.shared;
+      for (const std::string &mode : modes) {
+        std::vector<double> times;
+        std::vector<std::string> blockArgs = {"x", "logits"};
+        blockArgs.insert(blockArgs.end(), weightNames.begin(), weightNames.end());
+        std::vector<std::string> preArgs = {"rows", "perm", "sizes", "w", "sw"};
+        preArgs.insert(preArgs.end(), expertWeights.begin(), expertWeights.end());
+        if (mode == "prequeue") {
+          if (stages->call("pack", pool, {"x", "ids", "w"}, {"sw", "perm", "sizes"}, error) < 0 ||
+              stages->call("gather", pool, {"x", "perm"}, {"rows"}, error) < 0)
+            return fail(error);
+        }
+        for (int i = 0; i < warmup + iters; ++i) {
+          double s = mode == "full" ? block->call("moe_block", pool, blockArgs, {"y"}, error)
+                                    : stages->call("prequeued", pool, preArgs, {"y"}, error);
+          if (s < 0)
+            return fail(error);
+          if (i >= warmup)
+            times.push_back(s);
+        }
+        pool.erase("rows");
+        double med = median(times);
+        Result r;
+        r.distribution = dist, r.mode = mode, r.impl = impl, r.k = k;
+        r.realAssignments = real, r.nullAssignments = nulls, r.seconds = med;
+        r.tflops = flops / med / 1e12, r.tokensPerS = c.tokens / med;
+        r.peakPct = 100 * flops / med / 1e9 / peak, r.compileS = compileS;
+        outs() << format("time: median %.2f ms min %.2f ms max %.2f ms over %d runs; "
+                         "%.1f GFLOP/s, %.1f%% of peak\n",
+                         med * 1e3, *std::min_element(times.begin(), times.end()) * 1e3,
+                         *std::max_element(times.begin(), times.end()) * 1e3, int(iters),
+                         flops / med / 1e9, r.peakPct);
+
+        if (stageTiming && mode == "full") {
+          // Each stage on the previous stage's results, medians of iters.
+          std::vector<double> tPack, tUp, tDown, tCombine;
+          std::vector<std::string> upArgs = {"x", "perm", "sizes"};
+          for (const std::string &w : expertWeights)
+            if (w != "w2")
+              upArgs.push_back(w);
+          if (c.preweight())
+            upArgs.push_back("sw");
+          for (int i = 0; i < warmup + iters; ++i) {
+            double a = stages->call("pack", pool, {"x", "ids", "w"}, {"sw", "perm", "sizes"}, error);
+            double b = a < 0 ? a : stages->call("up", pool, upArgs, {"act"}, error);
+            double d = b < 0 ? b : stages->call("down", pool, {"act", "sizes", "w2"}, {"d"}, error);
+            double e = d < 0 ? d : stages->call("combine", pool, {"d", "perm", "w"}, {"ys"}, error);
+            if (e < 0)
+              return fail(error);
+            if (i >= warmup)
+              tPack.push_back(a), tUp.push_back(b), tDown.push_back(d), tCombine.push_back(e);
+          }
+          pool.erase("act"), pool.erase("d"), pool.erase("ys");
+          // Route runs inside the block; time it on its own too.
+          std::vector<double> tRoute;
+          for (int i = 0; i < iters; ++i) {
+            double s = route->call("route", pool, {"logits"}, {"ids2", "w2r"}, error);
+            if (s < 0)
+              return fail(error);
+            tRoute.push_back(s);
+          }
+          double parts[] = {median(tRoute), median(tPack), median(tUp), median(tDown),
+                            median(tCombine)};
+          const char *names[] = {"route", "pack", "up", "down", "combine"};
+          double sum = 0;
+          for (double p : parts)
+            sum += p;
+          std::string line = "stages:";
+          raw_string_ostream ls(line);
+          for (int s = 0; s < 5; ++s) {
+            ls << format(" %s %.2f ms (%.1f%%)", names[s], parts[s] * 1e3, 100 * parts[s] / sum);
+            r.stages.push_back({names[s], parts[s]});
+          }
+          if (c.shared)
+            ls << format(" shared+rest %.2f ms", (med - sum) * 1e3);
+          outs() << ls.str() << format("; pack+combine %.1f%% of the stages\n",
+                                   100 * (parts[1] + parts[4]) / sum);
+        }
+        outs() << format("RESULT distribution=%s mode=%s pass=%s impl=%s backend=%s topk=%lld "
+                         "null_target=0 null_realized=%.4f null_assignments=%lld "
+                         "real_assignments=%lld tflops=%.4f tokens_per_s=%.1f dtype=%s "
+                         "peak_pct=%.1f\n",
+                         dist.c_str(), mode.c_str(), benchPass.c_str(), impl.c_str(),
+                         backend.c_str(), (long long)k,
+                         nulls ? double(nulls) / (nulls + real) : 0.0, (long long)nulls,
+                         (long long)real, r.tflops, r.tokensPerS, dtype.c_str(), r.peakPct);
+        outs().flush();
+        results.push_back(r);
+      }
+    }
+  }
+  if (!jsonFile.empty()) {
+    std::error_code ec;
+    std::string tmp = jsonFile + ".tmp";
+    {
+      raw_fd_ostream os(tmp, ec);
+      if (ec)
+        return fail("cannot write '" + tmp + "': " + ec.message());
+      os << jsonOf(results, peak);
+    }
+    if (auto rec = sys::fs::rename(tmp, jsonFile))
+      return fail("cannot write '" + jsonFile + "': " + rec.message());
+  }
+  return 0;
+}
