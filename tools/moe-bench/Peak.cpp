@@ -67,7 +67,7 @@ double moebench::measureFp32PeakGflops(unsigned threads, double seconds) {
   threads = std::max(1u, threads);
   double best = 0;
   std::atomic<float> sink{0};
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
     std::vector<std::thread> pool;
     auto start = std::chrono::steady_clock::now();
     for (unsigned t = 0; t < threads; ++t)

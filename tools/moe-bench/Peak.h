@@ -7,7 +7,8 @@ namespace moebench {
 
 /// GFLOP/s of `threads` threads each running independent AVX-512 FMA chains
 /// (AVX2 FMA where there is no AVX-512) on registers for about `seconds`:
-/// what the generated code is measured against. The best of three.
+/// what the generated code is measured against. The best of five (the
+/// machines are shared: a slow attempt is another tenant, not the core).
 double measureFp32PeakGflops(unsigned threads, double seconds = 0.3);
 
 } // namespace moebench

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""The side-by-side table of a bench/compare.sh log: moe-bench's RESULT lines
+and the peers' PEER lines, one row per (dtype, top-k), with the ratios of
+moe-bench's tokens/s to each peer's. Usage: table.py LOG [--markdown]."""
+import re
+import sys
+
+
+def fields(line):
+    return dict(re.findall(r"(\w+)=(\S+)", line))
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit("usage: table.py LOG [--markdown]")
+    try:
+        lines = open(sys.argv[1]).read().splitlines()
+    except OSError as e:
+        sys.exit(f"table.py: cannot read {sys.argv[1]}: {e.strerror}")
+    peak = None
+    ours, peers = {}, {}
+    for line in lines:
+        if line.startswith("peak:"):
+            peak = float(line.split()[1])
+        elif line.startswith("RESULT ") and "mode=full" in line:
+            f = fields(line)
+            ours[(f["dtype"], int(f["topk"]))] = f
+        elif line.startswith("PEER "):
+            f = fields(line)
+            peers[(f["dtype"], int(f["topk"]), f["peer"])] = f
+    rows = []
+    header = ["dtype", "top-k", "moec TF/s", "% peak", "torch TF/s", "oneDNN TF/s",
+              "moec/torch", "moec/oneDNN"]
+    for (dt, k), f in sorted(ours.items()):
+        t = peers.get((dt, k, "torch_eager"))
+        o = peers.get((dt, k, "onednn"))
+        tps = float(f["tokens_per_s"])
+        ratio = lambda p: f"{tps / float(p['tokens_per_s']):.2f}x" if p else "-"
+        rows.append([dt, str(k), f"{float(f['tflops']):.3f}", f.get("peak_pct", "-"),
+                     f"{float(t['tflops']):.3f}" if t else "-",
+                     f"{float(o['tflops']):.3f}" if o else "-", ratio(t), ratio(o)])
+    if "--markdown" in sys.argv:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for r in rows:
+            print("| " + " | ".join(r) + " |")
+    else:
+        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+                  for i, h in enumerate(header)]
+        print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+        for r in rows:
+            print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+    if peak:
+        print(f"FP32 FMA peak measured in the run: {peak:.1f} GFLOP/s")
+
+
+if __name__ == "__main__":
+    main()
