@@ -334,6 +334,12 @@ int run(const Options &o) {
   if (wBuf.shape() != idsBuf.shape())
     fail(o.routing + "/weights.npy: shape " + moec::shapeString(wBuf.shape()) +
          " does not match ids.npy " + moec::shapeString(idsBuf.shape()));
+  if (!o.dumpY.empty()) { // fail now rather than after the run
+    FILE *f = std::fopen(o.dumpY.c_str(), "ab");
+    if (!f)
+      fail("--dump-y: " + o.dumpY + ": cannot create: " + std::strerror(errno));
+    std::fclose(f);
+  }
   const int64_t T = idsBuf.shape()[0], K = idsBuf.shape()[1];
   const int64_t H = o.hidden, M = o.mlpDim, E = o.experts;
   const int32_t *ids = idsBuf.as<int32_t>();

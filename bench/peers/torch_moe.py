@@ -128,6 +128,11 @@ def main():
         a.threads = int(env) if env.isdigit() and int(env) > 0 else 2
     H, M, E = a.hidden, a.mlp_dim, a.experts
     ids_np, w_np = load_routing(a.routing)
+    if a.dump_y:  # fail now rather than after the run
+        try:
+            open(a.dump_y, "ab").close()
+        except OSError as e:
+            fail(f"--dump-y {a.dump_y}: {e.strerror or e}")
     T, K = ids_np.shape
     real = int(((ids_np >= 0) & (ids_np < E)).sum())
 
