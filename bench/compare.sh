@@ -24,7 +24,9 @@ for dt in $DTYPES; do
   for k in $TOPKS; do
     common=(--routing "$log/routing/random-top$k" --hidden "$H" --mlp-dim "$M" --experts "$E"
             --dtype "$dt" --iters "$ITERS" --warmup 1 --threads "$THREADS")
-    /usr/bin/python3 "$root/bench/peers/torch_moe.py" "${common[@]}" | tee -a "$log/run.txt"
+    # OpenBLAS takes this CPU for a Prescott (SSE3) without the core type.
+    OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS="$THREADS" \
+      /usr/bin/python3 "$root/bench/peers/torch_moe.py" "${common[@]}" | tee -a "$log/run.txt"
     "$build/bin/moe-peer-onednn" "${common[@]}" | tee -a "$log/run.txt"
   done
 done

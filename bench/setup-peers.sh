@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the benchmark peers need from Debian 12's packages:
 # python3-torch (PyTorch 1.13, with python3-numpy) for bench/peers/torch_moe.py
-# and libdnnl-dev (oneDNN 2.x) for moe-peer-onednn. Idempotent: does nothing
-# when both are installed already.
+# libopenblas0-pthread, the BLAS Debian's torch does its f32 matmuls with
+# (without it, the libblas.so.3 alternative is the reference BLAS at ~3.5
+# GFLOP/s, and torch f32 would measure that; installing it switches the
+# alternative system-wide, numpy included), and libdnnl-dev (oneDNN 2.x) for
+# moe-peer-onednn. Idempotent: does nothing when all are installed already.
 set -euo pipefail
 
-packages=(python3-torch libdnnl-dev)
+packages=(python3-torch libopenblas0-pthread libdnnl-dev)
 
 missing=()
 for p in "${packages[@]}"; do

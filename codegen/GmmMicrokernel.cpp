@@ -46,6 +46,23 @@ using namespace mlir::moe::codegen;
 namespace {
 constexpr int64_t kLanes = 16;
 
+/// What one microkernel computes, on buffers.
+struct GmmKernelPlan {
+  Value lhs;            // [rows, D], or [tokens, D] when gathered through perm
+  Value perm;           // i32 [R]: row r reads lhs[perm[r] / topK], zero if < 0
+  int64_t topK = 1;
+  Value gateRhs;        // [E, D, Nw], innermost stride 1
+  Value upRhs;          // with swiglu: the up columns' weight (may be gateRhs)
+  int64_t upOffset = 0; // first up column in upRhs
+  bool swiglu = false;
+  Value sizes;          // i32 [E]
+  Value rowCount;       // R
+  int64_t depth = 0;    // D
+  int64_t width = 0;    // output columns N
+  Value out;            // [R, N], identity layout
+  GmmTiling tiling;
+};
+
 /// A buffer of `tensor` whose innermost stride is 1 (what vector loads need)
 /// and whose other strides and offset are whatever bufferization picks.
 Value unitStrideBuffer(Emitter &e, Value tensor) {
@@ -328,11 +345,10 @@ void MicrokernelEmitter::emit(Operation *anchor) {
     task(fields[0], fields[1], fields[2], fields[3], packed, partial);
   });
 }
-} // namespace
-
-GmmKernelPlan mlir::moe::codegen::planFromTensors(Emitter &e, GmmOp gate, GmmOp up,
-                                                  SwigluOp swiglu, GatherRowsOp gather,
-                                                  const GmmTiling &tiling) {
+/// The plan for `gate` (and, for a two-input SwiGLU, `up`), reading rows
+/// through `gather` if given; `out` is left for the caller.
+GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
+                              GatherRowsOp gather, const GmmTiling &tiling) {
   GmmKernelPlan plan;
   plan.tiling = tiling;
   plan.sizes = e.buffer(gate.getGroupSizes());
@@ -369,10 +385,7 @@ GmmKernelPlan mlir::moe::codegen::planFromTensors(Emitter &e, GmmOp gate, GmmOp 
   return plan;
 }
 
-void mlir::moe::codegen::emitGmmMicrokernel(Emitter &e, Operation *anchor,
-                                            const GmmKernelPlan &plan) {
-  MicrokernelEmitter(e, plan).emit(anchor);
-}
+} // namespace
 
 void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate, GmmOp up,
                                              SwigluOp swiglu, const GmmTiling &tiling) {
@@ -386,7 +399,7 @@ void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate,
   if (type.isDynamicDim(0))
     dyn.push_back(plan.rowCount);
   plan.out = e.alloc(type, dyn);
-  emitGmmMicrokernel(e, root, plan);
+  MicrokernelEmitter(e, plan).emit(root);
   rewriter.replaceOp(root, e.tensor(plan.out, type));
   if (swiglu) {
     rewriter.eraseOp(gate);

@@ -17,7 +17,7 @@ using namespace mlir;
 using namespace mlir::moe;
 
 namespace {
-/// gmm ops the microkernel takes: not transposed, float rows.
+/// gmm ops the microkernel takes: the forward ones (not transposed).
 bool isFastGmm(Operation *op) {
   auto gmm = dyn_cast_or_null<GmmOp>(op);
   return gmm && !gmm.getTransposeRhs();
@@ -47,20 +47,23 @@ SwigluOp fusableSwiglu(GmmOp gmm) {
   return swiglu;
 }
 
-/// A pack's gathered rows feeding gmms become moe.gather_rows of the tokens
-/// (same rows by definition), which the microkernel reads through; the pack
-/// then skips its copy when nothing else reads its rows.
+/// A pack's gathered rows feeding gmms become one moe.gather_rows of the
+/// tokens (same rows by definition), which the microkernel reads through;
+/// the pack then skips its copy when nothing else reads its rows. One gather
+/// a pack, so that gate and up gmms still share their rows (and fuse).
 void gatherPackRowsInGmms(ModuleOp module) {
   module.walk([&](PackOp pack) {
-    Value rows = pack.getRows();
-    int64_t topK = cast<RankedTensorType>(pack.getIds().getType()).getDimSize(1);
-    for (OpOperand &use : llvm::make_early_inc_range(rows.getUses())) {
-      auto gmm = dyn_cast<GmmOp>(use.getOwner());
-      if (!isFastGmm(gmm) || use.getOperandNumber() != 0)
+    GatherRowsOp gather;
+    for (OpOperand &use : llvm::make_early_inc_range(pack.getRows().getUses())) {
+      if (!isFastGmm(use.getOwner()) || use.getOperandNumber() != 0)
         continue;
-      OpBuilder b(gmm);
-      auto gather = GatherRowsOp::create(b, gmm.getLoc(), pack.getX(), pack.getPermutation(),
-                                         b.getI64IntegerAttr(topK));
+      if (!gather) {
+        OpBuilder b(pack->getContext());
+        b.setInsertionPointAfter(pack);
+        int64_t topK = cast<RankedTensorType>(pack.getIds().getType()).getDimSize(1);
+        gather = GatherRowsOp::create(b, pack.getLoc(), pack.getX(), pack.getPermutation(),
+                                      b.getI64IntegerAttr(topK));
+      }
       use.set(gather.getRows());
     }
   });
@@ -68,8 +71,6 @@ void gatherPackRowsInGmms(ModuleOp module) {
 
 /// A gather_rows every user of which reads it as microkernel rows.
 bool gatherFusedIntoUsers(GatherRowsOp gather) {
-  if (!isa<FloatType>(cast<RankedTensorType>(gather.getType()).getElementType()))
-    return false;
   return !gather->use_empty() &&
          llvm::all_of(gather->getUses(), [](OpOperand &use) {
            return isFastGmm(use.getOwner()) && use.getOperandNumber() == 0;
@@ -132,7 +133,7 @@ struct MoeLowerToLoopsPass
     });
     IRRewriter rewriter(&getContext());
     DenseSet<Operation *> lowered;
-    bool failed = false;
+    bool anyFailed = false;
     auto lowerFast = [&](GmmOp gmm) {
       SwigluOp swiglu = fusableSwiglu(gmm);
       GmmOp gate = gmm, up;
@@ -142,8 +143,8 @@ struct MoeLowerToLoopsPass
           up = swiglu.getInputs()[1].getDefiningOp<GmmOp>();
       }
       auto tiling = tilingFor(gate, static_cast<bool>(swiglu));
-      if (mlir::failed(tiling)) {
-        failed = true;
+      if (failed(tiling)) {
+        anyFailed = true;
         return;
       }
       for (Operation *op : {gate.getOperation(), up.getOperation(), swiglu.getOperation()})
@@ -176,17 +177,17 @@ struct MoeLowerToLoopsPass
           .Case([&](BlockOp o) {
             o.emitError("moe.block must be expanded before lowering (run "
                         "-moe-expand-block first, or the moe-to-llvm pipeline)");
-            failed = true;
+            anyFailed = true;
           })
           .Default([&](Operation *o) {
             o->emitError() << "'" << o->getName()
                            << "' is a collective and has no single-device "
                               "lowering; compile the per-shard program with "
                               "a sharded pipeline";
-            failed = true;
+            anyFailed = true;
           });
     }
-    if (failed)
+    if (anyFailed)
       signalPassFailure();
   }
 };

@@ -76,3 +76,24 @@ func.func @not_fused(%rows: tensor<?x16xf32>, %w13: tensor<4x16x24xf32>, %sizes:
   %a = moe.swiglu %h : tensor<?x24xf32>
   return %dr, %a : tensor<?x16xf32>, tensor<?x12xf32>
 }
+
+// -----
+
+// The baseline form after a pack: both gmms read the one gather the pack's
+// rows become, so they still fuse into one kernel with the SwiGLU.
+// CHECK-LABEL: func @pack_two_gmms
+// CHECK: tensor.empty(%{{.*}}) : tensor<?x32xf32>
+// CHECK: %[[X:.*]] = bufferization.to_buffer %arg0 read_only : tensor<?x32xf32> to memref<?x32xf32, strided<[?, 1], offset: ?>>
+// CHECK-COUNT-1: scf.parallel
+// CHECK: memref.load %[[X]]
+// CHECK: math.exp {{.*}} : vector<16xf32>
+// CHECK-NOT: scf.parallel
+// CHECK-NOT: moe.
+func.func @pack_two_gmms(%x: tensor<?x32xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
+                         %w1: tensor<4x32x24xf32>, %w3: tensor<4x32x24xf32>) -> tensor<?x24xf32> {
+  %rows, %sw, %perm, %sizes = moe.pack %x, %ids, %w experts 4 : tensor<?x32xf32>, tensor<?x2xi32>, tensor<?x2xf32>
+  %g = moe.gmm %rows, %w1, %sizes : tensor<?x32xf32>, tensor<4x32x24xf32>, tensor<4xi32>
+  %u = moe.gmm %rows, %w3, %sizes : tensor<?x32xf32>, tensor<4x32x24xf32>, tensor<4xi32>
+  %a = moe.swiglu %g, %u : tensor<?x24xf32>, tensor<?x24xf32>
+  return %a : tensor<?x24xf32>
+}

@@ -2,7 +2,7 @@
 //
 // 24 independent accumulators (more than FMA latency x ports, 4 x 2 here),
 // multiplied and added in registers only: the rate no matmul can beat. The
-// compiler sees through nothing: the chains feed the printed checksum.
+// compiler cannot drop them: each thread's sum is stored to an atomic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,16 +66,17 @@ double moebench::measureFp32PeakGflops(unsigned threads, double seconds) {
   long rounds = static_cast<long>(seconds * 100e9 / (24.0 * lanes * 2));
   threads = std::max(1u, threads);
   double best = 0;
+  // The chains' sums go to an atomic: stores the compiler must keep.
   std::atomic<float> sink{0};
   for (int attempt = 0; attempt < 5; ++attempt) {
     std::vector<std::thread> pool;
     auto start = std::chrono::steady_clock::now();
     for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back([&] { sink = sink + run(rounds); });
+      pool.emplace_back([&] { sink.store(run(rounds)); });
     for (auto &th : pool)
       th.join();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = std::max(best, threads * rounds * 24.0 * lanes * 2 / s / 1e9);
   }
-  return sink.load() == 12345.f ? best + 1e-9 : best;
+  return best;
 }

@@ -37,7 +37,6 @@ std::string routeProgram(const BlockConfig &c);
 ///   @up(x, perm, sizes, gate/up weights[, sorted_w]) -> act    (gather fused)
 ///   @down(act, sizes, w2) -> d
 ///   @combine(d, perm, w) -> y
-///   @shared(x, shared weights...) -> ys                     (when S > 0)
 ///   @gather(x, perm) -> rows                        (prequeue's input)
 ///   @prequeued(rows, perm, sizes, w, expert weights...) -> y   (no sort, no gather)
 std::string stageProgram(const BlockConfig &c);

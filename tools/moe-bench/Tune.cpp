@@ -40,11 +40,10 @@ std::string gmmProgram(const GmmShape &shape, int64_t experts, int64_t groupRows
   std::string s = "func.func @gmm(%a: " + lhs + ", %w: " + rhs + ") -> " + out + " {\n" +
                   "  %s = arith.constant " + sizes + "\n" + "  %h = moe.gmm %a, %w, %s : " + lhs +
                   ", " + rhs + ", tensor<" + std::to_string(experts) + "xi32>\n";
-  if (shape.swiglu)
-    s += "  %o = moe.swiglu %h : " + t(std::to_string(R) + "x" + std::to_string(Nw)) + "\n";
-  else
-    s += "  %o = arith.addf %h, %h : " + out + "\n"; // keeps %h a gmm result, cheap
-  return s + "  return " + (shape.swiglu ? "%o" : "%h") + " : " + out + "\n}\n";
+  if (!shape.swiglu)
+    return s + "  return %h : " + out + "\n}\n";
+  s += "  %o = moe.swiglu %h : " + t(std::to_string(R) + "x" + std::to_string(Nw)) + "\n";
+  return s + "  return %o : " + out + "\n}\n";
 }
 
 std::vector<GmmTiling> firstRound(const GmmShape &shape, const GmmTiling &model) {
@@ -106,7 +105,8 @@ bool moebench::tuneGmmTiles(const TuneRequest &request, std::string &error) {
     GmmTiling best = model;
     double bestRate = 0;
     auto start = std::chrono::steady_clock::now();
-    int total = 18, done = 0;
+    // Until the first round ends, the second's size is its upper bound.
+    int total = static_cast<int>(candidates.size() + secondRound(model).size()), done = 0;
     auto measure = [&](const GmmTiling &t) -> bool {
       moec::GmmChoices gmm;
       gmm.tiling = t.str();
@@ -140,8 +140,12 @@ bool moebench::tuneGmmTiles(const TuneRequest &request, std::string &error) {
     for (const GmmTiling &t : candidates)
       if (!measure(t))
         return false;
-    for (const GmmTiling &t : secondRound(best))
-      if (!(t == best) && !measure(t))
+    GmmTiling firstBest = best;
+    std::vector<GmmTiling> second = secondRound(firstBest);
+    total = static_cast<int>(candidates.size() + second.size() -
+                             std::count(second.begin(), second.end(), firstBest));
+    for (const GmmTiling &t : second)
+      if (!(t == firstBest) && !measure(t))
         return false;
     if (terminal)
       llvm::errs() << "\n";

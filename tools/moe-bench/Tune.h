@@ -17,7 +17,7 @@ struct TuneRequest {
 };
 
 /// Times candidate tilings of the block's two gmm shapes (up with SwiGLU,
-/// down) on groups of the block's mean size, and stores the fastest of each
+/// down) on groups of the block's mean size (its first top-k), and stores the fastest of each
 /// in the table. Progress (done/total, best so far, time left) goes to the
 /// terminal when stderr is one.
 bool tuneGmmTiles(const TuneRequest &request, std::string &error);
