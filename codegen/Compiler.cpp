@@ -191,6 +191,13 @@ std::unique_ptr<llvm::TargetMachine> moec::hostTargetMachine(std::string &error)
   }
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   builder->setRelocationModel(llvm::Reloc::PIC_);
+  // AMX tile code (gmm-strategy=microkernel-amx) must compile on any x86-64
+  // host: it only runs after a run-time check that the CPU and kernel grant
+  // the tile state, and LLVM emits tile instructions only for the intrinsics.
+  if (builder->getTargetTriple().getArch() == llvm::Triple::x86_64) {
+    builder->getFeatures().AddFeature("amx-tile");
+    builder->getFeatures().AddFeature("amx-bf16");
+  }
   auto tm = builder->createTargetMachine();
   if (!tm) {
     error = llvm::toString(tm.takeError());

@@ -28,6 +28,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
+#include "codegen/GmmAmxTask.h"
+#include "codegen/GmmKernelPlan.h"
 #include "codegen/GmmMicrokernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -45,23 +47,6 @@ using namespace mlir::moe::codegen;
 
 namespace {
 constexpr int64_t kLanes = 16;
-
-/// What one microkernel computes, on buffers.
-struct GmmKernelPlan {
-  Value lhs;            // [rows, D], or [tokens, D] when gathered through perm
-  Value perm;           // i32 [R]: row r reads lhs[perm[r] / topK], zero if < 0
-  int64_t topK = 1;
-  Value gateRhs;        // [E, D, Nw], innermost stride 1
-  Value upRhs;          // with swiglu: the up columns' weight (may be gateRhs)
-  int64_t upOffset = 0; // first up column in upRhs
-  bool swiglu = false;
-  Value sizes;          // i32 [E]
-  Value rowCount;       // R
-  int64_t depth = 0;    // D
-  int64_t width = 0;    // output columns N
-  Value out;            // [R, N], identity layout
-  GmmTiling tiling;
-};
 
 /// A buffer of `tensor` whose innermost stride is 1 (what vector loads need)
 /// and whose other strides and offset are whatever bufferization picks.
@@ -286,23 +271,43 @@ void MicrokernelEmitter::emit(Operation *anchor) {
   Value groups = e.dim(p.sizes, 0);
   int64_t outColumns = panelsPerBlock * outPerPanel;
   int64_t colBlocks = (p.width + outColumns - 1) / outColumns;
-  Value cColBlocks = e.index(colBlocks), rowBlock = e.index(t.rowBlock);
 
-  // The task table: (first row, end row, group, column block), group by
-  // group, the row blocks of one weight block consecutive.
-  Value maxTasks = e.mul(e.add(e.add(e.divs(rowCount, rowBlock), groups), one), cColBlocks);
-  Value tasks = e.alloc({ShapedType::kDynamic, 4}, indexType, {maxTasks});
+  // The AMX tasks, when the operands are bf16 and the compile target has
+  // AMX; whether this process may use them is only known at run time.
+  std::optional<AmxGmmTasks> amx;
+  Value amxReady = arith::ConstantOp::create(b, b.getBoolAttr(false));
+  int64_t amxColBlocks = 0, amxRowBlock = t.rowBlock;
+  if (p.amx) {
+    amx.emplace(e, p, MachineModel::host().l2Bytes);
+    amxColBlocks = (p.width + amx->columnBlock() - 1) / amx->columnBlock();
+    amxRowBlock = amx->rowBlock();
+    amxReady = AmxGmmTasks::requestTileState(e, anchor);
+  }
+
+  // The task table: (first row, end row, group, column block, kind), group
+  // by group, the row blocks of one weight block consecutive. The kind is
+  // chosen per group at run time: AMX for groups of at least
+  // AmxGmmTasks::kMinRows rows when tiles are available, else FMA.
+  Value minRowBlock = e.index(std::min(t.rowBlock, amxRowBlock));
+  Value maxTasks = e.mul(e.add(e.add(e.divs(rowCount, minRowBlock), groups), one),
+                         e.index(std::max(colBlocks, amxColBlocks)));
+  Value tasks = e.alloc({ShapedType::kDynamic, 5}, indexType, {maxTasks});
   SmallVector<Value> counts = e.forLoop(
       zero, groups, ValueRange{zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
         Value size = e.max(e.toIndex(e.load(p.sizes, {g})), zero);
         Value first = e.min(acc[0], rowCount);
         Value end = e.min(e.add(acc[0], size), rowCount);
-        Value n = e.forLoop(zero, cColBlocks, ValueRange{acc[1]},
+        Value useAmx = e.andI(amxReady, e.ge(e.sub(end, first), e.index(AmxGmmTasks::kMinRows)));
+        Value kind = arith::IndexCastOp::create(b, indexType,
+                                                arith::ExtUIOp::create(b, b.getI64Type(), useAmx));
+        Value blocks = e.select(useAmx, e.index(amxColBlocks), e.index(colBlocks));
+        Value rowBlock = e.select(useAmx, e.index(amxRowBlock), e.index(t.rowBlock));
+        Value n = e.forLoop(zero, blocks, ValueRange{acc[1]},
                             [&](Value cb, ValueRange c) -> SmallVector<Value> {
                               return e.forLoop(first, end, rowBlock, c,
                                                [&](Value r, ValueRange count) -> SmallVector<Value> {
-                                                 Value values[4] = {r, e.min(e.add(r, rowBlock), end), g, cb};
-                                                 for (int64_t f = 0; f < 4; ++f)
+                                                 Value values[5] = {r, e.min(e.add(r, rowBlock), end), g, cb, kind};
+                                                 for (int64_t f = 0; f < 5; ++f)
                                                    e.store(values[f], tasks, {count[0], e.index(f)});
                                                  return {e.add(count[0], one)};
                                                });
@@ -327,6 +332,9 @@ void MicrokernelEmitter::emit(Operation *anchor) {
     // Per worker: the packed weight block and the task's partial sums.
     Value packed = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
     Value partial = e.alloc({t.rowBlock, panelsPerBlock * nr}, b.getF32Type(), {});
+    std::optional<AmxGmmTasks::Scratch> amxScratch;
+    if (amx)
+      amxScratch = amx->allocScratch();
     auto loop = scf::WhileOp::create(b, TypeRange{i64}, ValueRange{});
     OpBuilder::InsertionGuard guard(b);
     b.createBlock(&loop.getBefore());
@@ -337,11 +345,19 @@ void MicrokernelEmitter::emit(Operation *anchor) {
     scf::ConditionOp::create(b, more, ValueRange{taken});
     Block *body = b.createBlock(&loop.getAfter(), {}, TypeRange{i64}, {b.getLoc()});
     Value ti = arith::IndexCastOp::create(b, indexType, body->getArgument(0));
-    Value fields[4];
-    for (int64_t f = 0; f < 4; ++f)
+    Value fields[5];
+    for (int64_t f = 0; f < 5; ++f)
       fields[f] = e.load(tasks, {ti, e.index(f)});
     scf::YieldOp::create(b, ValueRange{});
     b.setInsertionPoint(body->getTerminator());
+    if (!amx) {
+      task(fields[0], fields[1], fields[2], fields[3], packed, partial);
+      return;
+    }
+    auto kindIf = scf::IfOp::create(b, TypeRange{}, e.ge(fields[4], one), /*withElseRegion=*/true);
+    b.setInsertionPoint(kindIf.thenBlock()->getTerminator());
+    amx->task(fields[0], fields[1], fields[2], fields[3], *amxScratch);
+    b.setInsertionPoint(kindIf.elseBlock()->getTerminator());
     task(fields[0], fields[1], fields[2], fields[3], packed, partial);
   });
 }
@@ -388,12 +404,18 @@ GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
 } // namespace
 
 void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate, GmmOp up,
-                                             SwigluOp swiglu, const GmmTiling &tiling) {
+                                             SwigluOp swiglu, const GmmTiling &tiling,
+                                             bool allowAmx) {
   Operation *root = swiglu ? swiglu.getOperation() : gate.getOperation();
   rewriter.setInsertionPoint(root);
   Emitter e(rewriter, root->getLoc());
   auto gather = gate.getLhs().getDefiningOp<GatherRowsOp>();
   GmmKernelPlan plan = planFromTensors(e, gate, up, swiglu, gather, tiling);
+  auto isBf16 = [](Value buffer) {
+    return cast<MemRefType>(buffer.getType()).getElementType().isBF16();
+  };
+  plan.amx = allowAmx && isBf16(plan.lhs) && isBf16(plan.gateRhs) &&
+             (!plan.upRhs || isBf16(plan.upRhs));
   auto type = cast<RankedTensorType>(root->getResult(0).getType());
   SmallVector<Value> dyn;
   if (type.isDynamicDim(0))

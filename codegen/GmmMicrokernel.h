@@ -12,9 +12,11 @@ namespace mlir::moe::codegen {
 /// Replaces `gate` (or, with `swiglu`, the swiglu and its gmms `gate` and
 /// `up`, `up` null for the fused [R, 2M] form) by the kernel. A gate lhs made
 /// by moe.gather_rows is read through its permutation; the gather is erased
-/// once nothing else uses it.
+/// once nothing else uses it. With `allowAmx` and bf16 operands, groups of
+/// enough rows run on AMX tiles where the process may use them (checked at
+/// run time), the others on the FMA register tiles.
 void lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate, GmmOp up, SwigluOp swiglu,
-                         const GmmTiling &tiling);
+                         const GmmTiling &tiling, bool allowAmx);
 
 } // namespace mlir::moe::codegen
 

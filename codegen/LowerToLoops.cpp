@@ -7,6 +7,7 @@
 #include "codegen/Passes.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/TargetParser/Host.h"
 
 namespace mlir::moe {
 #define GEN_PASS_DEF_MOELOWERTOLOOPS
@@ -21,6 +22,14 @@ namespace {
 bool isFastGmm(Operation *op) {
   auto gmm = dyn_cast_or_null<GmmOp>(op);
   return gmm && !gmm.getTransposeRhs();
+}
+
+/// Whether the compile host has AMX tiles with bf16 products: moec compiles
+/// for the host, so this is what the AMX code's target will have (and the
+/// code still checks at run time).
+bool hostHasAmxBf16() {
+  llvm::StringMap<bool, llvm::MallocAllocator> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup("amx-tile") && features.lookup("amx-bf16");
 }
 
 /// The SwiGLU that `gmm` can hand its result to without the result reaching
@@ -117,10 +126,16 @@ struct MoeLowerToLoopsPass
   }
 
   void runOnOperation() override {
-    bool microkernel = gmmStrategy == "microkernel";
-    if (!microkernel && gmmStrategy != "reference") {
+    bool microkernel = StringRef(gmmStrategy).starts_with("microkernel");
+    bool allowAmx = false;
+    if (gmmStrategy == "microkernel")
+      allowAmx = hostHasAmxBf16();
+    else if (gmmStrategy == "microkernel-amx")
+      allowAmx = true;
+    else if (gmmStrategy != "microkernel-fma" && gmmStrategy != "reference") {
       getOperation().emitError() << "unknown gmm-strategy '" << gmmStrategy
-                                 << "' (expected microkernel or reference)";
+                                 << "' (expected microkernel, microkernel-amx, "
+                                    "microkernel-fma or reference)";
       return signalPassFailure();
     }
     if (microkernel)
@@ -150,7 +165,7 @@ struct MoeLowerToLoopsPass
       for (Operation *op : {gate.getOperation(), up.getOperation(), swiglu.getOperation()})
         if (op)
           lowered.insert(op);
-      codegen::lowerGmmMicrokernel(rewriter, gate, up, swiglu, *tiling);
+      codegen::lowerGmmMicrokernel(rewriter, gate, up, swiglu, *tiling, allowAmx);
     };
     for (Operation *op : ops) {
       if (lowered.contains(op))

@@ -2,7 +2,9 @@
 #ifndef MOEC_CODEGEN_PASSES_H
 #define MOEC_CODEGEN_PASSES_H
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -30,7 +32,7 @@ namespace moe {
 /// gmm code (what moec and moe-bench expose as --backend and the tiles).
 struct ToLLVMOptions : public PassPipelineOptions<ToLLVMOptions> {
   Option<std::string> gmmStrategy{*this, "gmm-strategy",
-                                  llvm::cl::desc("microkernel or reference"),
+                                  llvm::cl::desc("microkernel, microkernel-amx, microkernel-fma or reference"),
                                   llvm::cl::init("microkernel")};
   Option<std::string> gmmTiling{*this, "gmm-tiling",
                                 llvm::cl::desc("gmm tiles, e.g. mr=6,nv=4,kc=256,nc=256,mc=192"),

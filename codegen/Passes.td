@@ -17,22 +17,31 @@ def MoeLowerToLoops : Pass<"moe-lower-to-loops", "::mlir::ModuleOp"> {
     single-device lowering and are reported as errors.
 
     `gmm-strategy=microkernel` (the default) lowers moe.gmm to the tiled
-    AVX-512 kernel (codegen/GmmMicrokernel.cpp) and fuses into it what the IR
+    kernel (codegen/GmmMicrokernel.cpp) and fuses into it what the IR
     allows: a pack's (or gather_rows') gather into the row loads, and a
     SwiGLU over the gmm (fused gate|up, or two gmms of the same rows) into the
-    epilogue. `reference` keeps the plain row-at-a-time loops, no fusion.
+    epilogue. With bf16 operands and a host CPU with AMX-BF16, groups of 16
+    rows or more run on AMX tiles (codegen/GmmAmxTask.cpp) when the process
+    gets the tile state at run time, the rest on AVX-512 FMA register tiles.
+    `microkernel-amx` and `microkernel-fma` force the choice whatever the
+    host (the AMX code still falls back to FMA at run time where the CPU or
+    kernel refuses tiles). `reference` keeps the plain row-at-a-time loops,
+    no fusion.
     The tiles come from `gmm-tiling` if given, else from the line for the
     shape in `tuning-table` if there is one, else from the cost model.
   }];
   let options = [
     Option<"gmmStrategy", "gmm-strategy", "std::string", "\"microkernel\"",
-           "moe.gmm lowering: microkernel (tiled AVX-512, fused) or reference">,
+           "moe.gmm lowering: microkernel (tiled, fused; AMX for bf16 if the "
+           "host has it), microkernel-amx, microkernel-fma or reference">,
     Option<"gmmTiling", "gmm-tiling", "std::string", "\"\"",
            "tiles for every gmm, e.g. mr=6,nv=4,kc=256,nc=256,mc=192">,
     Option<"tuningTable", "tuning-table", "std::string", "\"\"",
            "tuning table (moe-bench --tune) to take gmm tiles from">,
   ];
   let dependentDialects = [
+    "::mlir::amx::AMXDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::cf::ControlFlowDialect",
@@ -76,6 +85,20 @@ def MoeApproximateVectorMath : Pass<"moe-approximate-vector-math"> {
     exps are rewritten: the scalar ones (routing softmax) keep libm.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
+}
+
+def MoeConvertAmxToLLVM : Pass<"moe-convert-amx-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "amx tile ops to LLVM intrinsics, with the control flow that carries tiles";
+  let description = [{
+    The AMX gmm tasks keep accumulator tiles in loop-carried values. After
+    convert-scf-to-cf these are block arguments of type `!amx.tile`, which
+    convert-cf-to-llvm's type converter does not know, and
+    convert-vector-to-llvm{enable-amx} converts the tile ops but not the
+    branches. This pass converts both with one type converter that knows the
+    tile type (x86_amx), so it runs after convert-scf-to-cf and before
+    convert-cf-to-llvm; without amx ops it changes nothing.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // MOE_CODEGEN_PASSES_TD

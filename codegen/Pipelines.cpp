@@ -60,7 +60,9 @@ static constexpr llvm::StringLiteral kToLLVM =
     "finalize-memref-to-llvm,"
     "convert-scf-to-cf,convert-math-to-llvm,"
     "convert-arith-to-llvm,convert-index-to-llvm,"
-    "convert-func-to-llvm,convert-cf-to-llvm,convert-openmp-to-llvm,"
+    "convert-func-to-llvm,"
+    // Branches that carry AMX tiles, then the rest of cf.
+    "moe-convert-amx-to-llvm,convert-cf-to-llvm,convert-openmp-to-llvm,"
     "reconcile-unrealized-casts";
 
 void mlir::moe::buildToLLVMPipeline(OpPassManager &pm, const ToLLVMOptions &options) {

@@ -329,6 +329,19 @@ std::vector<Config> configs() {
   add("tall tiles bf16 baseline", [](Config &c) {
     c.toLLVM = "gmm-tiling={mr=14,nv=2,kc=16,nc=32,mc=14}"; c.bf16 = true; c.fusedW13 = false;
     c.hidden = 40; c.mlp = 33; c.tokens = 50; c.k = 4; });
+  // AMX tiles (where the CPU has none, the same code's run-time fallback):
+  // depth and width not multiples of the tiles, several row and column
+  // blocks of one hot group (the packed weight block reused across them),
+  // gathered rows with null slots, the two-gmm SwiGLU.
+  add("amx bf16 odd sizes, nulls", [](Config &c) {
+    c.toLLVM = "gmm-strategy=microkernel-amx"; c.bf16 = true; c.tokens = 70; c.hidden = 45;
+    c.mlp = 37; c.experts = 3; c.k = 2; c.route.nullExperts = 1; });
+  add("amx bf16 hot expert, many blocks, baseline", [](Config &c) {
+    c.toLLVM = "gmm-strategy=microkernel-amx"; c.bf16 = true; c.fusedW13 = false;
+    c.tokens = 300; c.hidden = 530; c.mlp = 40; c.experts = 4; c.k = 1; c.hotExpert = 2; });
+  add("amx bf16 small and large groups, preweight", [](Config &c) {
+    c.toLLVM = "gmm-strategy=microkernel-amx"; c.bf16 = true; c.preweight = true;
+    c.tokens = 40; c.hidden = 64; c.mlp = 48; c.experts = 6; c.k = 3; c.hotExpert = 4; });
   // A few drawn at random (from the base seed): sizes, every switch, every
   // pipeline.
   std::mt19937_64 rng(baseSeed() ^ 0x5eed);

@@ -48,7 +48,7 @@ cl::opt<bool> sharedFused("shared-fused", cl::desc("Shared expert gate/up as one
                           cl::cat(category));
 cl::opt<std::string> impl("impl", cl::desc("baseline | fused_w13 | preweight | scatter"),
                           cl::init("fused_w13"), cl::cat(category));
-cl::opt<std::string> backend("backend", cl::desc("gmm lowering: microkernel | reference"),
+cl::opt<std::string> backend("backend", cl::desc("gmm lowering: microkernel (AMX for bf16 where the host has it) | microkernel-amx | microkernel-fma | reference"),
                              cl::init("microkernel"), cl::cat(category));
 cl::opt<std::string> packStrategy("routing-pack-strategy",
                                   cl::desc("argsort | tuple_sort | counting"),
@@ -182,7 +182,7 @@ std::string validate(std::vector<int64_t> &ks) {
     return std::string("--") + flag + " must be one of " + list + " (got '" + v + "')";
   };
   for (auto check : {oneOf(impl, {"baseline", "fused_w13", "preweight", "scatter"}, "impl"),
-                     oneOf(backend, {"microkernel", "reference"}, "backend"),
+                     oneOf(backend, {"microkernel", "microkernel-amx", "microkernel-fma", "reference"}, "backend"),
                      oneOf(packStrategy, {"argsort", "tuple_sort", "counting"},
                            "routing-pack-strategy"),
                      oneOf(distribution, {"random", "runs", "both"}, "distribution"),
@@ -285,8 +285,8 @@ int main(int argc, char **argv) {
       gmm.tuningTable = "moec-tuning.txt";
     if (!gmmTiling.empty())
       return fail("--tune searches the tiles; do not give --gmm-tiling with it");
-    if (backend != "microkernel")
-      return fail("--tune tunes the microkernel backend");
+    if (!StringRef(backend).starts_with("microkernel"))
+      return fail("--tune tunes the microkernel backends");
   }
   if (!gmm.tuningTable.empty() && !tune && !sys::fs::exists(gmm.tuningTable))
     return fail("tuning table '" + gmm.tuningTable + "' does not exist (make it with --tune)");

@@ -56,8 +56,10 @@ cl::opt<std::string> passPipeline(
 
 cl::opt<std::string> gmmStrategy(
     "gmm-strategy",
-    cl::desc("How moe.gmm is compiled: microkernel (tiled AVX-512, gather and SwiGLU "
-             "fused; the default) or reference (plain loops)"),
+    cl::desc("How moe.gmm is compiled: microkernel (tiled, gather and SwiGLU fused; "
+             "AMX tiles for bf16 where the host has them; the default), "
+             "microkernel-amx or microkernel-fma (force the bf16 choice), or "
+             "reference (plain loops)"),
     cl::init("microkernel"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 cl::opt<std::string> gmmTiling(
     "gmm-tiling", cl::desc("gmm tiles for every gmm, e.g. mr=6,nv=4,kc=256,nc=256,mc=192 "

@@ -1,0 +1,59 @@
+// RUN: moe-opt %s -moe-lower-to-loops=gmm-strategy=microkernel-amx -split-input-file | FileCheck %s
+// RUN: moe-opt %s -moe-lower-to-loops=gmm-strategy=microkernel-fma -split-input-file | FileCheck %s --check-prefix=FMA
+// RUN: moe-opt %s -split-input-file -pass-pipeline="builtin.module(moe-to-llvm{gmm-strategy=microkernel-amx})" | FileCheck %s --check-prefix=LLVM
+
+// bf16 operands: the kernel asks the kernel (Linux) for the AMX tile state
+// once per call and, per group, runs AMX tasks (groups of 16 rows or more,
+// when granted) or the FMA register tiles. An AMX task packs the weight
+// block into row-pair (VNNI) tiles unless it already holds it, packs its
+// rows (through the pack's gather), keeps 2x2 accumulator tiles over the
+// depth, and hands them to the fused SwiGLU epilogue.
+// CHECK-LABEL: llvm.func @syscall(i64, ...) -> i64
+// CHECK-LABEL: func @pack_gmm_swiglu_bf16
+// CHECK-DAG: %[[SYS:.*]] = arith.constant 158 : i64
+// CHECK-DAG: %[[PERM:.*]] = arith.constant 4131 : i64
+// CHECK-DAG: %[[TILEDATA:.*]] = arith.constant 18 : i64
+// CHECK: %[[RC:.*]] = llvm.call @syscall(%[[SYS]], %[[PERM]], %[[TILEDATA]]) vararg
+// CHECK: %[[GRANTED:.*]] = arith.cmpi eq, %[[RC]]
+// CHECK: scf.for
+// CHECK:   arith.andi %[[GRANTED]]
+// CHECK: scf.parallel
+// CHECK:   scf.while
+// CHECK:     scf.if
+// CHECK:       vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
+// CHECK:       amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK:       amx.tile_load {{.*}} into !amx.tile<16x32xbf16>
+// CHECK:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK:       amx.tile_store
+// CHECK:       math.exp {{.*}} : vector<16xf32>
+// CHECK:       arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK:     } else {
+// CHECK:       vector.fma
+// FMA-LABEL: func @pack_gmm_swiglu_bf16
+// FMA-NOT: amx.
+// FMA-NOT: @syscall
+// FMA: vector.fma
+// LLVM-LABEL: llvm.func @pack_gmm_swiglu_bf16
+// LLVM: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// LLVM-NOT: amx.
+func.func @pack_gmm_swiglu_bf16(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
+                                %w13: tensor<6x64x40xbf16>) -> tensor<?x20xbf16> {
+  %rows, %sw, %perm, %sizes = moe.pack %x, %ids, %w experts 6 : tensor<?x64xbf16>, tensor<?x2xi32>, tensor<?x2xf32>
+  %h = moe.gmm %rows, %w13, %sizes : tensor<?x64xbf16>, tensor<6x64x40xbf16>, tensor<6xi32>
+  %a = moe.swiglu %h : tensor<?x40xbf16>
+  return %a : tensor<?x20xbf16>
+}
+
+// -----
+
+// f32 operands have no AMX form: the FMA kernel only, no tile-state request.
+// CHECK-LABEL: func @f32_gmm
+// CHECK-NOT: amx.
+// CHECK-NOT: @syscall
+// CHECK: vector.fma
+// LLVM-LABEL: llvm.func @f32_gmm
+// LLVM-NOT: tdpbf16ps
+func.func @f32_gmm(%rows: tensor<?x32xf32>, %w: tensor<4x32x24xf32>, %sizes: tensor<4xi32>) -> tensor<?x24xf32> {
+  %h = moe.gmm %rows, %w, %sizes : tensor<?x32xf32>, tensor<4x32x24xf32>, tensor<4xi32>
+  return %h : tensor<?x24xf32>
+}
