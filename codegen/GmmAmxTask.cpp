@@ -56,11 +56,22 @@ AmxGmmTasks::AmxGmmTasks(Emitter &e, const GmmKernelPlan &plan, int64_t l2Bytes)
     : e(e), p(plan), swigluColumns(plan.swiglu) {
   paddedDepth = roundUp(p.depth, kTileDepth);
   int64_t rowBytes = paddedDepth * 2;
-  // The packed weight block in half of L2, the packed rows in a quarter.
+  // The packed weight block in half of L2. The packed rows need not fit:
+  // the product walks them one row pair at a time (a row pair stays in L2
+  // while the weight block's column pairs stream past it), so a task takes
+  // up to 256 rows and a group of up to 256 rows packs each weight block
+  // once.
   int64_t columnsNeeded = roundUp(p.swiglu ? 2 * roundUp(p.width, kTileCols) : p.width, 2 * kTileCols);
   physicalColumns = std::clamp<int64_t>((l2Bytes / 2) / rowBytes / 32 * 32, 32, 512);
   physicalColumns = std::min(physicalColumns, columnsNeeded);
-  rows = std::clamp<int64_t>((l2Bytes / 4) / rowBytes / 32 * 32, 32, 256);
+  rows = 256;
+}
+
+Value AmxGmmTasks::rowBlockFor(Value groupRows) {
+  Value cap = e.index(rows), granule = e.index(kRowGranule), one = e.index(1);
+  auto ceilDiv = [&](Value a, Value d) { return e.divs(e.add(a, e.sub(d, one)), d); };
+  Value blocks = e.max(ceilDiv(groupRows, cap), one);
+  return e.mul(ceilDiv(ceilDiv(groupRows, blocks), granule), granule);
 }
 
 AmxGmmTasks::Scratch AmxGmmTasks::allocScratch() {

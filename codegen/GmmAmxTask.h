@@ -22,7 +22,10 @@ public:
   AmxGmmTasks(Emitter &e, const GmmKernelPlan &plan, int64_t l2Bytes);
 
   int64_t columnBlock() const { return swigluColumns ? physicalColumns / 2 : physicalColumns; }
-  int64_t rowBlock() const { return rows; }
+  /// Rows per task for a group of `groupRows` rows: the group split evenly
+  /// into blocks of at most maxRows(), each a multiple of 32.
+  Value rowBlockFor(Value groupRows);
+  static constexpr int64_t kRowGranule = 32;
 
   /// Per worker: the packed row block, the packed weight block and which
   /// (group, column block) it holds, the four accumulator tiles' stores.
@@ -50,7 +53,7 @@ private:
   bool swigluColumns;
   int64_t paddedDepth;     // D rounded up to 32 (zeros past D)
   int64_t physicalColumns; // weight columns per task (gate and up with SwiGLU)
-  int64_t rows;            // rows per task, a multiple of 32
+  int64_t rows;            // at most this many rows per task, a multiple of 32
 };
 
 } // namespace mlir::moe::codegen

@@ -276,11 +276,10 @@ void MicrokernelEmitter::emit(Operation *anchor) {
   // AMX; whether this process may use them is only known at run time.
   std::optional<AmxGmmTasks> amx;
   Value amxReady = arith::ConstantOp::create(b, b.getBoolAttr(false));
-  int64_t amxColBlocks = 0, amxRowBlock = t.rowBlock;
+  int64_t amxColBlocks = 0;
   if (p.amx) {
     amx.emplace(e, p, MachineModel::host().l2Bytes);
     amxColBlocks = (p.width + amx->columnBlock() - 1) / amx->columnBlock();
-    amxRowBlock = amx->rowBlock();
     amxReady = AmxGmmTasks::requestTileState(e, anchor);
   }
 
@@ -288,7 +287,7 @@ void MicrokernelEmitter::emit(Operation *anchor) {
   // by group, the row blocks of one weight block consecutive. The kind is
   // chosen per group at run time: AMX for groups of at least
   // AmxGmmTasks::kMinRows rows when tiles are available, else FMA.
-  Value minRowBlock = e.index(std::min(t.rowBlock, amxRowBlock));
+  Value minRowBlock = e.index(std::min(t.rowBlock, p.amx ? AmxGmmTasks::kRowGranule : t.rowBlock));
   Value maxTasks = e.mul(e.add(e.add(e.divs(rowCount, minRowBlock), groups), one),
                          e.index(std::max(colBlocks, amxColBlocks)));
   Value tasks = e.alloc({ShapedType::kDynamic, 5}, indexType, {maxTasks});
@@ -301,7 +300,8 @@ void MicrokernelEmitter::emit(Operation *anchor) {
         Value kind = arith::IndexCastOp::create(b, indexType,
                                                 arith::ExtUIOp::create(b, b.getI64Type(), useAmx));
         Value blocks = e.select(useAmx, e.index(amxColBlocks), e.index(colBlocks));
-        Value rowBlock = e.select(useAmx, e.index(amxRowBlock), e.index(t.rowBlock));
+        Value rowBlock = amx ? e.select(useAmx, amx->rowBlockFor(e.sub(end, first)), e.index(t.rowBlock))
+                             : e.index(t.rowBlock);
         Value n = e.forLoop(zero, blocks, ValueRange{acc[1]},
                             [&](Value cb, ValueRange c) -> SmallVector<Value> {
                               return e.forLoop(first, end, rowBlock, c,
