@@ -9,6 +9,11 @@
 // RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --iters 1 --tune --tuning-table %t/table.txt --peak-gflops 100 --dtype bf16 --impl baseline | FileCheck %s --check-prefix=TUNE
 // RUN: FileCheck %s --check-prefix=TABLE < %t/table.txt
 // RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --iters 1 --tuning-table %t/table.txt --peak-gflops 100 --dtype bf16 --impl preweight | FileCheck %s --check-prefix=READ
+// bf16 is measured against the AMX BF16 peak where its gmms run on tiles,
+// else (no AMX, or the FMA backend forced) against FP32 FMA.
+// RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --iters 1 --dtype bf16 --backend microkernel-fma --threads 1 | FileCheck %s --check-prefix=FMA
+// FMA: peak: {{[0-9.]+}} GFLOP/s FP32 FMA, 1 threads (measured now)
+// FMA: backend=microkernel-fma dtype=bf16
 
 // CHECK: peak: 100.0 GFLOP/s FP32 FMA, 2 threads (given)
 // CHECK: run: distribution=random pass=forward impl=fused_w13 backend=microkernel dtype=f32 tokens=64 hidden=32 mlp_dim=24 experts=6 topk=1
@@ -24,6 +29,7 @@
 // CHECK: RESULT distribution=runs mode=prequeue {{.*}} topk=3
 
 // JSON: "peak_gflops": 100
+// JSON: "peak_kind": "FP32 FMA"
 // JSON: {"distribution": "random", "mode": "full", "pass": "forward", "impl": "fused_w13", "backend": "microkernel", "dtype": "f32", "tokens": 64
 // JSON-SAME: "stages_s": {"route":
 // JSON-COUNT-7: {"distribution":
@@ -31,6 +37,7 @@
 // ROUTING: ids.npy
 // ROUTING: weights.npy
 
+// TUNE: peak: 100.0 GFLOP/s {{FP32 FMA|AMX BF16}}, {{[0-9]+}} threads (given)
 // TUNE: tune: up D=32,N=24,swiglu=1,bytes=2 -> mr={{[0-9]+}},nv={{[0-9]+}},kc={{[0-9]+}},nc={{[0-9]+}},mc={{[0-9]+}}, {{[0-9.]+}} GFLOP/s (cost model mr=6,nv=4,{{.*}}), stored in {{.*}}table.txt
 // TUNE: tune: down D=24,N=32,swiglu=0,bytes=2 -> {{.*}}, stored in
 // TUNE: RESULT {{.*}} impl=baseline {{.*}} dtype=bf16

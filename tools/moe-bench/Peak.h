@@ -11,6 +11,15 @@ namespace moebench {
 /// machines are shared: a slow attempt is another tenant, not the core).
 double measureFp32PeakGflops(unsigned threads, double seconds = 0.3);
 
+/// GFLOP/s of `threads` threads each running tdpbf16ps on four accumulator
+/// tiles in registers (what bf16 gmms on AMX are measured against), best of
+/// five; 0 where the process may not use AMX tiles.
+double measureAmxBf16PeakGflops(unsigned threads, double seconds = 0.3);
+
+/// Whether Linux grants this process the AMX tile state (arch_prctl
+/// ARCH_REQ_XCOMP_PERM): false on a CPU or kernel without AMX.
+bool amxTilesGranted();
+
 } // namespace moebench
 
 #endif

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Peak.h"
+
+#include "llvm/TargetParser/Host.h"
 #include "Program.h"
 #include "Session.h"
 #include "Tune.h"
@@ -81,7 +83,7 @@ cl::opt<bool> tune("tune", cl::desc("Search the gmm tiles for this shape first a
                                     "in --tuning-table (default moec-tuning.txt)"),
                    cl::cat(category));
 cl::opt<double> peakOption("peak-gflops",
-                           cl::desc("FP32 peak to report against (default: measured now)"),
+                           cl::desc("Peak GFLOP/s to report against: FP32 FMA, or AMX BF16 for bf16 on AMX tiles (default: measured now)"),
                            cl::init(0), cl::cat(category));
 cl::opt<std::string> dumpRouting("dump-routing",
                                  cl::desc("Write ids.npy and weights.npy of each routing "
@@ -142,9 +144,13 @@ struct Result {
   std::vector<std::pair<std::string, double>> stages;
 };
 
+/// What the peak is of: "FP32 FMA" or "AMX BF16".
+std::string peakKindName = "FP32 FMA";
+
 std::string jsonOf(const std::vector<Result> &results, double peak) {
   std::ostringstream os;
-  os << "{\n  \"peak_gflops\": " << peak << ",\n  \"results\": [\n";
+  os << "{\n  \"peak_gflops\": " << peak << ",\n  \"peak_kind\": \"" << peakKindName
+     << "\",\n  \"results\": [\n";
   for (size_t i = 0; i < results.size(); ++i) {
     const Result &r = results[i];
     os << "    {\"distribution\": \"" << r.distribution << "\", \"mode\": \"" << r.mode
@@ -291,8 +297,21 @@ int main(int argc, char **argv) {
   if (!gmm.tuningTable.empty() && !tune && !sys::fs::exists(gmm.tuningTable))
     return fail("tuning table '" + gmm.tuningTable + "' does not exist (make it with --tune)");
 
-  double peak = peakOption > 0 ? double(peakOption) : measureFp32PeakGflops(threads);
-  outs() << format("peak: %.1f GFLOP/s FP32 FMA, %u threads (%s)\n", peak, unsigned(threads),
+  // bf16 gmms on AMX tiles are measured against the tile unit's peak, all
+  // else against FP32 FMA (bf16 without AMX is widened to f32).
+  bool hostAmx = [] {
+    auto features = sys::getHostCPUFeatures();
+    return features.lookup("amx-tile") && features.lookup("amx-bf16");
+  }();
+  bool amxCode = dtype == "bf16" && amxTilesGranted() &&
+                 (backend == "microkernel-amx" || (backend == "microkernel" && hostAmx));
+  auto measurePeak = [&] {
+    return amxCode ? measureAmxBf16PeakGflops(threads) : measureFp32PeakGflops(threads);
+  };
+  double peak = peakOption > 0 ? double(peakOption) : measurePeak();
+  const char *peakKind = amxCode ? "AMX BF16" : "FP32 FMA";
+  peakKindName = peakKind;
+  outs() << format("peak: %.1f GFLOP/s %s, %u threads (%s)\n", peak, peakKind, unsigned(threads),
                    peakOption > 0 ? "given" : "measured now");
   outs().flush();
 
@@ -369,11 +388,11 @@ int main(int argc, char **argv) {
     // Measured again before each configuration: the best of the run so far
     // (a shared machine's slow moment must not flatter the generated code).
     if (peakOption <= 0) {
-      double again = measureFp32PeakGflops(threads);
+      double again = measurePeak();
       if (again > peak) {
         peak = again;
-        outs() << format("peak: %.1f GFLOP/s FP32 FMA, %u threads (measured again, higher)\n",
-                         peak, unsigned(threads));
+        outs() << format("peak: %.1f GFLOP/s %s, %u threads (measured again, higher)\n", peak,
+                         peakKind, unsigned(threads));
       }
     }
     for (const std::string &dist : dists) {
