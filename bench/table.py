@@ -17,26 +17,31 @@ def main():
         lines = open(sys.argv[1]).read().splitlines()
     except OSError as e:
         sys.exit(f"table.py: cannot read {sys.argv[1]}: {e.strerror}")
-    peak = None
+    # "peak: 266.7 GFLOP/s FP32 FMA, 2 threads (...)": the best of each kind,
+    # and the kind in force for the RESULT lines that follow.
+    peaks, kind = {}, None
     ours, peers = {}, {}
     for line in lines:
-        if line.startswith("peak:"):
-            peak = float(line.split()[1])
+        m = re.match(r"peak: ([0-9.]+) GFLOP/s ([^,]+),", line)
+        if m:
+            kind = m.group(2)
+            peaks[kind] = max(peaks.get(kind, 0.0), float(m.group(1)))
         elif line.startswith("RESULT ") and "mode=full" in line:
             f = fields(line)
+            f["peak_kind"] = kind or "-"
             ours[(f["dtype"], int(f["topk"]))] = f
         elif line.startswith("PEER "):
             f = fields(line)
             peers[(f["dtype"], int(f["topk"]), f["peer"])] = f
     rows = []
-    header = ["dtype", "top-k", "moec TF/s", "% peak", "torch TF/s", "oneDNN TF/s",
+    header = ["dtype", "top-k", "moec TF/s", "% peak", "of", "torch TF/s", "oneDNN TF/s",
               "moec/torch", "moec/oneDNN"]
     for (dt, k), f in sorted(ours.items()):
         t = peers.get((dt, k, "torch_eager"))
         o = peers.get((dt, k, "onednn"))
         tps = float(f["tokens_per_s"])
         ratio = lambda p: f"{tps / float(p['tokens_per_s']):.2f}x" if p else "-"
-        rows.append([dt, str(k), f"{float(f['tflops']):.3f}", f.get("peak_pct", "-"),
+        rows.append([dt, str(k), f"{float(f['tflops']):.3f}", f.get("peak_pct", "-"), f["peak_kind"],
                      f"{float(t['tflops']):.3f}" if t else "-",
                      f"{float(o['tflops']):.3f}" if o else "-", ratio(t), ratio(o)])
     if "--markdown" in sys.argv:
@@ -50,8 +55,8 @@ def main():
         print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
         for r in rows:
             print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
-    if peak:
-        print(f"FP32 FMA peak measured in the run: {peak:.1f} GFLOP/s")
+    for name, value in sorted(peaks.items()):
+        print(f"{name} peak measured in the run: {value:.1f} GFLOP/s")
 
 
 if __name__ == "__main__":
