@@ -11,6 +11,8 @@ T=${TOKENS:-4096} H=${HIDDEN:-2048} M=${MLP:-1408} E=${EXPERTS:-60}
 TOPKS=${TOPKS:-"8 2"} DTYPES=${DTYPES:-"f32 bf16"} ITERS=${ITERS:-3} THREADS=${THREADS:-2}
 log=${LOG_DIR:-$(mktemp -d)}
 mkdir -p "$log"
+# One run per log: table.py must not mix in a previous run's lines.
+: > "$log/run.txt"
 
 bash "$root/bench/setup-peers.sh"
 bash "$root/scripts/build.sh" moe-bench moe-peer-onednn >/dev/null
