@@ -34,7 +34,6 @@
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -56,19 +55,15 @@ AmxGmmTasks::AmxGmmTasks(Emitter &e, const GmmKernelPlan &plan, int64_t l2Bytes)
     : e(e), p(plan), swigluColumns(plan.swiglu) {
   paddedDepth = roundUp(p.depth, kTileDepth);
   int64_t rowBytes = paddedDepth * 2;
-  // The packed weight block in half of L2. The packed rows need not fit:
-  // the product walks them one row pair at a time (a row pair stays in L2
-  // while the weight block's column pairs stream past it), so a task takes
-  // up to 256 rows and a group of up to 256 rows packs each weight block
-  // once.
+  // The packed weight block in half of L2. (The packed rows need not fit:
+  // see kMaxRows.)
   int64_t columnsNeeded = roundUp(p.swiglu ? 2 * roundUp(p.width, kTileCols) : p.width, 2 * kTileCols);
   physicalColumns = std::clamp<int64_t>((l2Bytes / 2) / rowBytes / 32 * 32, 32, 512);
   physicalColumns = std::min(physicalColumns, columnsNeeded);
-  rows = 256;
 }
 
 Value AmxGmmTasks::rowBlockFor(Value groupRows) {
-  Value cap = e.index(rows), granule = e.index(kRowGranule), one = e.index(1);
+  Value cap = e.index(kMaxRows), granule = e.index(kRowGranule), one = e.index(1);
   auto ceilDiv = [&](Value a, Value d) { return e.divs(e.add(a, e.sub(d, one)), d); };
   Value blocks = e.max(ceilDiv(groupRows, cap), one);
   return e.mul(ceilDiv(ceilDiv(groupRows, blocks), granule), granule);
@@ -77,7 +72,7 @@ Value AmxGmmTasks::rowBlockFor(Value groupRows) {
 AmxGmmTasks::Scratch AmxGmmTasks::allocScratch() {
   auto &b = e.b;
   Scratch s;
-  s.packedRows = e.alloc({rows / kTileRows, paddedDepth / kTileDepth, kTileRows, kTileDepth},
+  s.packedRows = e.alloc({kMaxRows / kTileRows, paddedDepth / kTileDepth, kTileRows, kTileDepth},
                          b.getBF16Type(), {});
   s.packedWeights = e.alloc({physicalColumns / kTileCols, paddedDepth / 2, 2 * kTileCols},
                             b.getBF16Type(), {});
@@ -111,8 +106,8 @@ void AmxGmmTasks::packWeights(Value g, Value c0, Value colPairs, Value packed) {
   auto &b = e.b;
   Type bf16 = b.getBF16Type();
   auto halfType = VectorType::get({kLanes}, bf16);
-  auto maskType = VectorType::get({kLanes}, b.getI1Type());
   Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(halfType, b.getZeroAttr(bf16)));
+  Value noLanes = lanesBelow(e, e.index(0), e.index(0), kLanes);
   Value depth = e.index(p.depth), width = e.index(p.width);
   // Depth row pairs outside, columns inside: the weight is read row by row.
   e.forLoop(e.index(0), e.index(paddedDepth / 2), [&](Value kp) {
@@ -130,10 +125,10 @@ void AmxGmmTasks::packWeights(Value g, Value c0, Value colPairs, Value packed) {
         } else {
           col = e.add(c0, e.add(e.mul(pair, e.index(2 * kTileCols)), e.index(half * kTileCols)));
         }
-        Value lanes = e.max(e.min(e.sub(limit, col), e.index(kLanes)), e.index(0));
+        Value columns = lanesBelow(e, col, limit, kLanes);
         auto rowOf = [&](Value row) {
-          Value n = e.select(e.lt(row, depth), lanes, e.index(0));
-          Value mask = vector::CreateMaskOp::create(b, maskType, ValueRange{n});
+          // Rows past D (the last pair of an odd depth, the padding): zeros.
+          Value mask = arith::SelectOp::create(b, e.lt(row, depth), columns, noLanes);
           // Clamped so that even a fully masked load addresses a real row.
           Value at = e.min(row, e.index(p.depth - 1));
           return vector::MaskedLoadOp::create(b, halfType, src, ValueRange{g, at, col}, mask, zeros)
@@ -151,7 +146,6 @@ void AmxGmmTasks::packRows(Value r0, Value r1, Value rowsPadded, Value packed) {
   auto &b = e.b;
   Type bf16 = b.getBF16Type();
   auto rowType = VectorType::get({kTileDepth}, bf16);
-  auto maskType = VectorType::get({kTileDepth}, b.getI1Type());
   Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(rowType, b.getZeroAttr(bf16)));
   Value zero = e.index(0), steps = e.index(paddedDepth / kTileDepth);
   e.forLoop(zero, rowsPadded, [&](Value i) {
@@ -167,8 +161,7 @@ void AmxGmmTasks::packRows(Value r0, Value r1, Value rowsPadded, Value packed) {
     }
     e.forLoop(zero, steps, [&](Value ks) {
       Value k = e.mul(ks, e.index(kTileDepth));
-      Value n = e.min(e.sub(e.index(p.depth), k), e.index(kTileDepth));
-      Value mask = vector::CreateMaskOp::create(b, maskType, ValueRange{n});
+      Value mask = lanesBelow(e, k, e.index(p.depth), kTileDepth);
       Value v = vector::MaskedLoadOp::create(b, rowType, p.lhs, ValueRange{src, k}, mask, zeros);
       vector::StoreOp::create(b, v, packed, ValueRange{tile, ks, inTile, zero});
     });
@@ -214,10 +207,7 @@ void AmxGmmTasks::epilogue(Value r0, Value r1, Value rowPair, Value colPair, Val
                            const Scratch &s) {
   auto &b = e.b;
   auto vecType = VectorType::get({kLanes}, b.getF32Type());
-  auto maskType = VectorType::get({kLanes}, b.getI1Type());
-  auto splat = [&](float v) {
-    return arith::ConstantOp::create(b, DenseElementsAttr::get(vecType, v)).getResult();
-  };
+  Value zeroVector = arith::ConstantOp::create(b, DenseElementsAttr::get(vecType, 0.0f));
   Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
   Value width = e.index(p.width), zero = e.index(0);
   Value first = e.add(r0, e.mul(rowPair, e.index(2 * kTileRows)));
@@ -231,20 +221,13 @@ void AmxGmmTasks::epilogue(Value r0, Value r1, Value rowPair, Value colPair, Val
       valid = e.ge(e.toIndex(e.load(p.perm, {r})), zero);
     auto store = [&](Value v, Value col) {
       if (valid)
-        v = arith::SelectOp::create(b, valid, v, splat(0.0f));
+        v = arith::SelectOp::create(b, valid, v, zeroVector);
       if (!outElement.isF32())
         v = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), v);
-      Value n = e.max(e.min(e.sub(width, col), e.index(kLanes)), zero);
-      Value mask = vector::CreateMaskOp::create(b, maskType, ValueRange{n});
-      vector::MaskedStoreOp::create(b, p.out, ValueRange{r, col}, mask, v);
+      vector::MaskedStoreOp::create(b, p.out, ValueRange{r, col}, lanesBelow(e, col, width, kLanes), v);
     };
     if (p.swiglu) {
-      // silu(g) * up = g / (1 + exp(-g)) * up, as moe.swiglu computes it.
-      Value sig = arith::DivFOp::create(
-          b, splat(1.0f),
-          arith::AddFOp::create(b, splat(1.0f), math::ExpOp::create(b, arith::NegFOp::create(b, v0))));
-      store(arith::MulFOp::create(b, arith::MulFOp::create(b, v0, sig), v1),
-            e.add(c0, e.mul(colPair, e.index(kTileCols))));
+      store(siluTimes(e, v0, v1), e.add(c0, e.mul(colPair, e.index(kTileCols))));
     } else {
       Value col = e.add(c0, e.mul(colPair, e.index(2 * kTileCols)));
       store(v0, col);
@@ -266,10 +249,11 @@ void AmxGmmTasks::task(Value r0, Value r1, Value g, Value cb, const Scratch &s) 
   Value heldGroup = e.load(s.weightKey, {zero}), heldBlock = e.load(s.weightKey, {one});
   Value held = e.andI(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, heldGroup, g),
                       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, heldBlock, cb));
-  auto repack = scf::IfOp::create(b, TypeRange{}, arith::XOrIOp::create(b, held, arith::ConstantOp::create(b, b.getBoolAttr(true))), false);
+  // Held already: nothing to do; else pack it.
+  auto repack = scf::IfOp::create(b, TypeRange{}, held, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(repack.thenBlock()->getTerminator());
+    b.setInsertionPoint(repack.elseBlock()->getTerminator());
     packWeights(g, c0, colPairs, s.packedWeights);
     e.store(g, s.weightKey, {zero});
     e.store(cb, s.weightKey, {one});

@@ -23,9 +23,14 @@ public:
 
   int64_t columnBlock() const { return swigluColumns ? physicalColumns / 2 : physicalColumns; }
   /// Rows per task for a group of `groupRows` rows: the group split evenly
-  /// into blocks of at most maxRows(), each a multiple of 32.
+  /// into blocks of at most kMaxRows, each a multiple of 32.
   Value rowBlockFor(Value groupRows);
   static constexpr int64_t kRowGranule = 32;
+  /// The packed rows need not fit in L2: the product walks them one row pair
+  /// at a time (a row pair stays in L2 while the weight block's column pairs
+  /// stream past it). So tasks are large, and a group of up to kMaxRows rows
+  /// packs each weight block once.
+  static constexpr int64_t kMaxRows = 256;
 
   /// Per worker: the packed row block, the packed weight block and which
   /// (group, column block) it holds, the four accumulator tiles' stores.
@@ -53,7 +58,6 @@ private:
   bool swigluColumns;
   int64_t paddedDepth;     // D rounded up to 32 (zeros past D)
   int64_t physicalColumns; // weight columns per task (gate and up with SwiGLU)
-  int64_t rows;            // at most this many rows per task, a multiple of 32
 };
 
 } // namespace mlir::moe::codegen

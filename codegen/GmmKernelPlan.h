@@ -13,6 +13,8 @@
 
 namespace mlir::moe::codegen {
 
+class Emitter;
+
 /// What one kernel computes, on buffers.
 struct GmmKernelPlan {
   Value lhs;            // [rows, D], or [tokens, D] when gathered through perm
@@ -30,6 +32,14 @@ struct GmmKernelPlan {
   GmmTiling tiling;     // the FMA tasks' tiles
   bool amx = false;     // bf16 operands: large groups run as AMX tasks
 };
+
+// Vector pieces both task kinds' loads and epilogues use.
+/// The mask of the first clamp(limit - col, 0, lanes) lanes: a row's columns
+/// (or depth) that exist.
+Value lanesBelow(Emitter &e, Value col, Value limit, int64_t lanes);
+/// silu(gate) * up = gate / (1 + exp(-gate)) * up on f32 vectors, as
+/// moe.swiglu computes it.
+Value siluTimes(Emitter &e, Value gate, Value up);
 
 } // namespace mlir::moe::codegen
 

@@ -75,25 +75,36 @@ Value maxThreads(Emitter &e, Operation *anchor) {
   return e.max(e.toIndex(n), e.index(1));
 }
 
+} // namespace
+
+Value mlir::moe::codegen::lanesBelow(Emitter &e, Value col, Value limit, int64_t lanes) {
+  Value n = e.max(e.min(e.sub(limit, col), e.index(lanes)), e.index(0));
+  return vector::CreateMaskOp::create(e.b, VectorType::get({lanes}, e.b.getI1Type()), ValueRange{n});
+}
+
+Value mlir::moe::codegen::siluTimes(Emitter &e, Value gate, Value up) {
+  auto &b = e.b;
+  auto type = cast<VectorType>(gate.getType());
+  Value one = arith::ConstantOp::create(b, DenseElementsAttr::get(type, 1.0f));
+  Value sig = arith::DivFOp::create(
+      b, one, arith::AddFOp::create(b, one, math::ExpOp::create(b, arith::NegFOp::create(b, gate))));
+  return arith::MulFOp::create(b, arith::MulFOp::create(b, gate, sig), up);
+}
+
+namespace {
 class MicrokernelEmitter {
 public:
   MicrokernelEmitter(Emitter &e, const GmmKernelPlan &plan)
       : e(e), b(e.b), p(plan), t(plan.tiling), nr(kLanes * t.vectors),
         outPerPanel(plan.swiglu ? nr / 2 : nr),
         panelsPerBlock(t.columnBlock / nr),
-        vecType(VectorType::get({kLanes}, b.getF32Type())),
-        maskType(VectorType::get({kLanes}, b.getI1Type())) {}
+        vecType(VectorType::get({kLanes}, b.getF32Type())) {}
 
   void emit(Operation *anchor);
 
 private:
   Value splat(double v) {
     return arith::ConstantOp::create(b, DenseElementsAttr::get(vecType, static_cast<float>(v)));
-  }
-  /// Mask of the first clamp(limit - col, 0, 16) lanes.
-  Value lanesBelow(Value col, Value limit) {
-    Value n = e.max(e.min(e.sub(limit, col), e.index(kLanes)), e.index(0));
-    return vector::CreateMaskOp::create(b, maskType, ValueRange{n});
   }
   Value toF32(Value v) {
     if (cast<VectorType>(v.getType()).getElementType().isF32())
@@ -110,7 +121,7 @@ private:
   const GmmKernelPlan &p;
   const GmmTiling &t;
   int64_t nr, outPerPanel, panelsPerBlock;
-  VectorType vecType, maskType;
+  VectorType vecType;
 };
 
 void MicrokernelEmitter::packWeights(Value g, Value pc, Value kLen, Value c0,
@@ -136,7 +147,7 @@ void MicrokernelEmitter::packWeights(Value g, Value pc, Value kLen, Value c0,
           col = e.add(colOut, e.index(v * kLanes));
         }
         Value vec = vector::MaskedLoadOp::create(b, loadType, src, ValueRange{g, depthRow, col},
-                                                 lanesBelow(col, limit), passThru);
+                                                 lanesBelow(e, col, limit, kLanes), passThru);
         vector::StoreOp::create(b, toF32(vec), packed, ValueRange{pi, k, e.index(v * kLanes)});
       }
     });
@@ -219,22 +230,15 @@ void MicrokernelEmitter::registerTile(Value r0, Value r1, Value ir, Value pi, Va
       e.ifThen(e.lt(e.index(i), rowsHere), [&] {
         for (int64_t u = 0; u < outVectors; ++u) {
           Value v = acc[i * t.vectors + u];
-          if (p.swiglu) {
-            // silu(g) * up = g / (1 + exp(-g)) * up, as moe.swiglu computes it.
-            Value sig = arith::DivFOp::create(
-                b, splat(1.0),
-                arith::AddFOp::create(b, splat(1.0),
-                                      math::ExpOp::create(b, arith::NegFOp::create(b, v))));
-            v = arith::MulFOp::create(b, arith::MulFOp::create(b, v, sig),
-                                      acc[i * t.vectors + u + outVectors]);
-          }
+          if (p.swiglu)
+            v = siluTimes(e, v, acc[i * t.vectors + u + outVectors]);
           if (p.perm)
             v = arith::SelectOp::create(b, valid[i], v, splat(0.0));
           if (!outElement.isF32())
             v = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), v);
           Value col = e.add(colOut, e.index(u * kLanes));
           vector::MaskedStoreOp::create(b, p.out, ValueRange{e.add(ir, e.index(i)), col},
-                                        lanesBelow(col, width), v);
+                                        lanesBelow(e, col, width, kLanes), v);
         }
       });
     }

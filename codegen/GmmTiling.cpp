@@ -2,6 +2,9 @@
 
 #include "codegen/GmmTiling.h"
 
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -72,6 +75,8 @@ MachineModel MachineModel::host() {
   if (long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE); l2 > 0)
     m.l2Bytes = l2;
 #endif
+  llvm::StringMap<bool, llvm::MallocAllocator> features = llvm::sys::getHostCPUFeatures();
+  m.amxBf16 = features.lookup("amx-tile") && features.lookup("amx-bf16");
   return m;
 }
 

@@ -46,7 +46,10 @@ struct MachineModel {
   int64_t vectorRegisters = 32; // zmm0-31 with AVX-512
   int64_t l1Bytes = 48 << 10;
   int64_t l2Bytes = 2 << 20;
-  /// The host's caches, from sysconf where it reports them.
+  /// AMX tiles with bf16 products (amx-tile, amx-bf16): bf16 gmms get AMX
+  /// tasks. Whether the process may use them is still checked at run time.
+  bool amxBf16 = false;
+  /// The host's caches (from sysconf where it reports them) and features.
   static MachineModel host();
 };
 

@@ -7,7 +7,6 @@
 #include "codegen/Passes.h"
 
 #include "llvm/ADT/TypeSwitch.h"
-#include "llvm/TargetParser/Host.h"
 
 namespace mlir::moe {
 #define GEN_PASS_DEF_MOELOWERTOLOOPS
@@ -22,14 +21,6 @@ namespace {
 bool isFastGmm(Operation *op) {
   auto gmm = dyn_cast_or_null<GmmOp>(op);
   return gmm && !gmm.getTransposeRhs();
-}
-
-/// Whether the compile host has AMX tiles with bf16 products: moec compiles
-/// for the host, so this is what the AMX code's target will have (and the
-/// code still checks at run time).
-bool hostHasAmxBf16() {
-  llvm::StringMap<bool, llvm::MallocAllocator> features = llvm::sys::getHostCPUFeatures();
-  return features.lookup("amx-tile") && features.lookup("amx-bf16");
 }
 
 /// The SwiGLU that `gmm` can hand its result to without the result reaching
@@ -128,8 +119,9 @@ struct MoeLowerToLoopsPass
   void runOnOperation() override {
     bool microkernel = StringRef(gmmStrategy).starts_with("microkernel");
     bool allowAmx = false;
+    // moec compiles for the host, so the host's features are the target's.
     if (gmmStrategy == "microkernel")
-      allowAmx = hostHasAmxBf16();
+      allowAmx = codegen::MachineModel::host().amxBf16;
     else if (gmmStrategy == "microkernel-amx")
       allowAmx = true;
     else if (gmmStrategy != "microkernel-fma" && gmmStrategy != "reference") {

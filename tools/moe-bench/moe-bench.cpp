@@ -10,8 +10,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "Peak.h"
-
-#include "llvm/TargetParser/Host.h"
 #include "Program.h"
 #include "Session.h"
 #include "Tune.h"
@@ -299,12 +297,9 @@ int main(int argc, char **argv) {
 
   // bf16 gmms on AMX tiles are measured against the tile unit's peak, all
   // else against FP32 FMA (bf16 without AMX is widened to f32).
-  bool hostAmx = [] {
-    auto features = sys::getHostCPUFeatures();
-    return features.lookup("amx-tile") && features.lookup("amx-bf16");
-  }();
   bool amxCode = dtype == "bf16" && amxTilesGranted() &&
-                 (backend == "microkernel-amx" || (backend == "microkernel" && hostAmx));
+                 (backend == "microkernel-amx" ||
+                  (backend == "microkernel" && mlir::moe::codegen::MachineModel::host().amxBf16));
   auto measurePeak = [&] {
     return amxCode ? measureAmxBf16PeakGflops(threads) : measureFp32PeakGflops(threads);
   };
