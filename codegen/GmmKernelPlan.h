@@ -1,8 +1,8 @@
 //===- GmmKernelPlan.h - what one fast gmm kernel computes ------*- C++ -*-===//
 //
-// Shared by the two task kinds of the fast gmm (GmmMicrokernel.cpp: AVX-512
-// FMA register tiles; GmmAmxTask.cpp: AMX tiles), which one scheduler runs
-// side by side.
+// Shared by the task kinds of the fast gmm (GmmMicrokernel.cpp: AVX-512
+// FMA register tiles; GmmAmxTask.cpp: AMX tiles; GmmDotTask.cpp: AVX512_BF16
+// dot products), which one scheduler runs side by side.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEC_CODEGEN_GMMKERNELPLAN_H
@@ -30,7 +30,10 @@ struct GmmKernelPlan {
   int64_t width = 0;    // output columns N
   Value out;            // [R, N], identity layout
   GmmTiling tiling;     // the FMA tasks' tiles
-  bool amx = false;     // bf16 operands: large groups run as AMX tasks
+  // With bf16 operands (GmmBf16Tasks.h): large groups may run as AMX tasks,
+  // the others as AVX512_BF16 dot tasks.
+  bool amx = false;
+  bool avx512Bf16 = false;
 };
 
 // Vector pieces both task kinds' loads and epilogues use.

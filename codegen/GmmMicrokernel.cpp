@@ -28,7 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/GmmAmxTask.h"
+#include "codegen/GmmBf16Tasks.h"
 #include "codegen/GmmKernelPlan.h"
 #include "codegen/GmmMicrokernel.h"
 
@@ -41,12 +41,16 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::moe;
 using namespace mlir::moe::codegen;
 
 namespace {
 constexpr int64_t kLanes = 16;
+// The task kinds, as the task table stores them.
+constexpr int64_t kFmaKind = 0, kAmxKind = 1, kDotKind = 2;
 
 /// A buffer of `tensor` whose innermost stride is 1 (what vector loads need)
 /// and whose other strides and offset are whatever bufferization picks.
@@ -276,36 +280,46 @@ void MicrokernelEmitter::emit(Operation *anchor) {
   int64_t outColumns = panelsPerBlock * outPerPanel;
   int64_t colBlocks = (p.width + outColumns - 1) / outColumns;
 
-  // The AMX tasks, when the operands are bf16 and the compile target has
-  // AMX; whether this process may use them is only known at run time.
-  std::optional<AmxGmmTasks> amx;
+  // The bf16 tasks, when the operands are bf16 and the compile target has
+  // AMX or AVX512_BF16; whether this process may use AMX is only known at
+  // run time.
+  std::optional<Bf16GmmTasks> bf16;
   Value amxReady = arith::ConstantOp::create(b, b.getBoolAttr(false));
-  int64_t amxColBlocks = 0;
-  if (p.amx) {
-    amx.emplace(e, p, MachineModel::host().l2Bytes);
-    amxColBlocks = (p.width + amx->columnBlock() - 1) / amx->columnBlock();
-    amxReady = AmxGmmTasks::requestTileState(e, anchor);
+  int64_t bf16ColBlocks = 0;
+  int64_t minRowBlock = t.rowBlock;
+  if (p.amx || p.avx512Bf16) {
+    bf16.emplace(e, p, MachineModel::host().l2Bytes);
+    bf16ColBlocks = (p.width + bf16->columnBlock() - 1) / bf16->columnBlock();
   }
+  if (p.amx) {
+    amxReady = Bf16GmmTasks::requestTileState(e, anchor);
+    minRowBlock = std::min(minRowBlock, Bf16GmmTasks::kAmxRowGranule);
+  }
+  if (p.avx512Bf16)
+    minRowBlock = std::min(minRowBlock, Bf16GmmTasks::kDotRows);
 
   // The task table: (first row, end row, group, column block, kind), group
   // by group, the row blocks of one weight block consecutive. The kind is
   // chosen per group at run time: AMX for groups of at least
-  // AmxGmmTasks::kMinRows rows when tiles are available, else FMA.
-  Value minRowBlock = e.index(std::min(t.rowBlock, p.amx ? AmxGmmTasks::kRowGranule : t.rowBlock));
-  Value maxTasks = e.mul(e.add(e.add(e.divs(rowCount, minRowBlock), groups), one),
-                         e.index(std::max(colBlocks, amxColBlocks)));
+  // Bf16GmmTasks::kMinAmxRows rows when tiles are available, else the
+  // AVX512_BF16 dot products where compiled in, else FMA.
+  Value maxTasks = e.mul(e.add(e.add(e.divs(rowCount, e.index(minRowBlock)), groups), one),
+                         e.index(std::max(colBlocks, bf16ColBlocks)));
   Value tasks = e.alloc({ShapedType::kDynamic, 5}, indexType, {maxTasks});
   SmallVector<Value> counts = e.forLoop(
       zero, groups, ValueRange{zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
         Value size = e.max(e.toIndex(e.load(p.sizes, {g})), zero);
         Value first = e.min(acc[0], rowCount);
         Value end = e.min(e.add(acc[0], size), rowCount);
-        Value useAmx = e.andI(amxReady, e.ge(e.sub(end, first), e.index(AmxGmmTasks::kMinRows)));
-        Value kind = arith::IndexCastOp::create(b, indexType,
-                                                arith::ExtUIOp::create(b, b.getI64Type(), useAmx));
-        Value blocks = e.select(useAmx, e.index(amxColBlocks), e.index(colBlocks));
-        Value rowBlock = amx ? e.select(useAmx, amx->rowBlockFor(e.sub(end, first)), e.index(t.rowBlock))
-                             : e.index(t.rowBlock);
+        Value useAmx = e.andI(amxReady, e.ge(e.sub(end, first), e.index(Bf16GmmTasks::kMinAmxRows)));
+        Value kind = e.index(p.avx512Bf16 ? kDotKind : kFmaKind);
+        Value blocks = e.index(p.avx512Bf16 ? bf16ColBlocks : colBlocks);
+        Value rowBlock = e.index(p.avx512Bf16 ? Bf16GmmTasks::kDotRows : t.rowBlock);
+        if (p.amx) {
+          kind = e.select(useAmx, e.index(kAmxKind), kind);
+          blocks = e.select(useAmx, e.index(bf16ColBlocks), blocks);
+          rowBlock = e.select(useAmx, bf16->amxRowBlockFor(e.sub(end, first)), rowBlock);
+        }
         Value n = e.forLoop(zero, blocks, ValueRange{acc[1]},
                             [&](Value cb, ValueRange c) -> SmallVector<Value> {
                               return e.forLoop(first, end, rowBlock, c,
@@ -336,9 +350,9 @@ void MicrokernelEmitter::emit(Operation *anchor) {
     // Per worker: the packed weight block and the task's partial sums.
     Value packed = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
     Value partial = e.alloc({t.rowBlock, panelsPerBlock * nr}, b.getF32Type(), {});
-    std::optional<AmxGmmTasks::Scratch> amxScratch;
-    if (amx)
-      amxScratch = amx->allocScratch();
+    std::optional<Bf16GmmTasks::Scratch> bf16Scratch;
+    if (bf16)
+      bf16Scratch = bf16->allocScratch();
     auto loop = scf::WhileOp::create(b, TypeRange{i64}, ValueRange{});
     OpBuilder::InsertionGuard guard(b);
     b.createBlock(&loop.getBefore());
@@ -354,15 +368,23 @@ void MicrokernelEmitter::emit(Operation *anchor) {
       fields[f] = e.load(tasks, {ti, e.index(f)});
     scf::YieldOp::create(b, ValueRange{});
     b.setInsertionPoint(body->getTerminator());
-    if (!amx) {
-      task(fields[0], fields[1], fields[2], fields[3], packed, partial);
-      return;
+    // One branch per kind compiled in.
+    SmallVector<std::pair<int64_t, std::function<void()>>> kinds;
+    kinds.push_back({kFmaKind, [&] { task(fields[0], fields[1], fields[2], fields[3], packed, partial); }});
+    if (p.amx)
+      kinds.push_back({kAmxKind, [&] { bf16->amxTask(fields[0], fields[1], fields[2], fields[3], *bf16Scratch); }});
+    if (p.avx512Bf16)
+      kinds.push_back({kDotKind, [&] { bf16->dotTask(fields[0], fields[1], fields[2], fields[3], *bf16Scratch); }});
+    while (kinds.size() > 1) {
+      auto [kind, body] = kinds.pop_back_val();
+      auto kindIf = scf::IfOp::create(b, TypeRange{},
+                                      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, fields[4], e.index(kind)),
+                                      /*withElseRegion=*/true);
+      b.setInsertionPoint(kindIf.thenBlock()->getTerminator());
+      body();
+      b.setInsertionPoint(kindIf.elseBlock()->getTerminator());
     }
-    auto kindIf = scf::IfOp::create(b, TypeRange{}, e.ge(fields[4], one), /*withElseRegion=*/true);
-    b.setInsertionPoint(kindIf.thenBlock()->getTerminator());
-    amx->task(fields[0], fields[1], fields[2], fields[3], *amxScratch);
-    b.setInsertionPoint(kindIf.elseBlock()->getTerminator());
-    task(fields[0], fields[1], fields[2], fields[3], packed, partial);
+    kinds.front().second();
   });
 }
 /// The plan for `gate` (and, for a two-input SwiGLU, `up`), reading rows
@@ -409,7 +431,7 @@ GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
 
 void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate, GmmOp up,
                                              SwigluOp swiglu, const GmmTiling &tiling,
-                                             bool allowAmx) {
+                                             Bf16Kinds bf16Kinds) {
   Operation *root = swiglu ? swiglu.getOperation() : gate.getOperation();
   rewriter.setInsertionPoint(root);
   Emitter e(rewriter, root->getLoc());
@@ -418,8 +440,9 @@ void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate,
   auto isBf16 = [](Value buffer) {
     return cast<MemRefType>(buffer.getType()).getElementType().isBF16();
   };
-  plan.amx = allowAmx && isBf16(plan.lhs) && isBf16(plan.gateRhs) &&
-             (!plan.upRhs || isBf16(plan.upRhs));
+  bool bf16Operands = isBf16(plan.lhs) && isBf16(plan.gateRhs) && (!plan.upRhs || isBf16(plan.upRhs));
+  plan.amx = bf16Kinds.amx && bf16Operands;
+  plan.avx512Bf16 = bf16Kinds.avx512Bf16 && bf16Operands;
   auto type = cast<RankedTensorType>(root->getResult(0).getType());
   SmallVector<Value> dyn;
   if (type.isDynamicDim(0))

@@ -12,11 +12,16 @@ namespace mlir::moe::codegen {
 /// Replaces `gate` (or, with `swiglu`, the swiglu and its gmms `gate` and
 /// `up`, `up` null for the fused [R, 2M] form) by the kernel. A gate lhs made
 /// by moe.gather_rows is read through its permutation; the gather is erased
-/// once nothing else uses it. With `allowAmx` and bf16 operands, groups of
-/// enough rows run on AMX tiles where the process may use them (checked at
-/// run time), the others on the FMA register tiles.
+/// once nothing else uses it. With bf16 operands, `bf16Kinds` says which
+/// bf16 task kinds are compiled in: groups of enough rows run on AMX tiles
+/// where the process may use them (checked at run time), the others on
+/// AVX512_BF16 dot products, else on the FMA register tiles.
+struct Bf16Kinds {
+  bool amx = false;
+  bool avx512Bf16 = false;
+};
 void lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate, GmmOp up, SwigluOp swiglu,
-                         const GmmTiling &tiling, bool allowAmx);
+                         const GmmTiling &tiling, Bf16Kinds bf16Kinds);
 
 } // namespace mlir::moe::codegen
 

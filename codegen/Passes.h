@@ -3,6 +3,7 @@
 #define MOEC_CODEGEN_PASSES_H
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -32,7 +33,7 @@ namespace moe {
 /// gmm code (what moec and moe-bench expose as --backend and the tiles).
 struct ToLLVMOptions : public PassPipelineOptions<ToLLVMOptions> {
   Option<std::string> gmmStrategy{*this, "gmm-strategy",
-                                  llvm::cl::desc("microkernel, microkernel-amx, microkernel-fma or reference"),
+                                  llvm::cl::desc("microkernel, microkernel-amx, microkernel-avx512bf16, microkernel-fma or reference"),
                                   llvm::cl::init("microkernel")};
   Option<std::string> gmmTiling{*this, "gmm-tiling",
                                 llvm::cl::desc("gmm tiles, e.g. mr=6,nv=4,kc=256,nc=256,mc=192"),

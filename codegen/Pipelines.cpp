@@ -52,8 +52,9 @@ static constexpr llvm::StringLiteral kToLLVM =
     "convert-scf-to-openmp,"
     "convert-linalg-to-loops,"
     "expand-strided-metadata,lower-affine,"
-    // The microkernel's vector ops (AVX-512 with the host's features).
-    "moe-approximate-vector-math,convert-vector-to-llvm,"
+    // The microkernel's vector ops (AVX-512 with the host's features;
+    // x86vector for the AVX512_BF16 dot products).
+    "moe-approximate-vector-math,convert-vector-to-llvm{enable-x86vector},"
     // Before scf-to-cf: it inlines each memref.alloca_scope (per-iteration
     // stack scratch) between stacksave and stackrestore, and a scope may
     // only hold one block.

@@ -31,3 +31,14 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.moe_tools_dir, config.llvm_tools_dir]
 tools = ["moe-opt", "moec", "moe-bench", "run_block"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The host's bf16 instruction sets (what moec compiles for): tests of the
+# code paths that need them say REQUIRES, the refusals UNSUPPORTED.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = next((l.split(":", 1)[1].split() for l in cpuinfo if l.startswith("flags")), [])
+except OSError:
+    flags = []
+for flag, feature in (("avx512_bf16", "avx512bf16"), ("amx_bf16", "amx-bf16")):
+    if flag in flags:
+        config.available_features.add(feature)

@@ -4,7 +4,8 @@
 
 // bf16 operands: the kernel asks the kernel (Linux) for the AMX tile state
 // once per call and, per group, runs AMX tasks (groups of 16 rows or more,
-// when granted) or the FMA register tiles. An AMX task packs the weight
+// when granted) or, for the rest, the AVX512_BF16 dot products where the host
+// has them (gmm-avx512bf16.mlir) and the FMA register tiles. An AMX task packs the weight
 // block into row-pair (VNNI) tiles unless it already holds it, packs its
 // rows (through the pack's gather), keeps 2x2 accumulator tiles over the
 // depth, and hands them to the fused SwiGLU epilogue.

@@ -6,7 +6,7 @@
 // RUN: not moe-opt %s -moe-lower-to-loops=tuning-table=%t.bad 2>&1 | FileCheck %s --check-prefix=BADLINE
 
 // KEY: error: gmm tiling 'mr=6,kz=3': unknown key 'kz' (expected mr, nv, kc, nc, mc)
-// STRATEGY: error: unknown gmm-strategy 'fastest' (expected microkernel, microkernel-amx, microkernel-fma or reference)
+// STRATEGY: error: unknown gmm-strategy 'fastest' (expected microkernel, microkernel-amx, microkernel-avx512bf16, microkernel-fma or reference)
 // TABLE: error: cannot read tuning table '{{.*}}.missing': No such file or directory
 // BADLINE: error: {{.*}}.bad:1: nc=40 must be a multiple of the register tile's 48 columns
 

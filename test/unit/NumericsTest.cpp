@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Compiler.h"
+#include "codegen/GmmTiling.h"
 #include "reference/Reference.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -35,6 +36,7 @@ struct Config {
   std::string toLLVM;      // moe-to-llvm options (gmm strategy and tiles)
   int64_t hotExpert = -1;  // every token's top choice, when >= 0
   bool nullsWin = false;   // null experts score highest
+  bool needsAvx512Bf16 = false; // skipped on a host without it
 };
 
 std::string tensorType(std::vector<int64_t> shape, const std::string &element) {
@@ -342,6 +344,19 @@ std::vector<Config> configs() {
   add("amx bf16 small and large groups, preweight", [](Config &c) {
     c.toLLVM = "gmm-strategy=microkernel-amx"; c.bf16 = true; c.preweight = true;
     c.tokens = 40; c.hidden = 64; c.mlp = 48; c.experts = 6; c.k = 3; c.hotExpert = 4; });
+  // AVX512_BF16 dot products for every bf16 group: groups over several row
+  // tasks, an odd number of column pairs (the register tile's second pair
+  // clamped), depth not a multiple of 32, several column blocks, one token.
+  add("avx512bf16 odd sizes, nulls", [](Config &c) {
+    c.toLLVM = "gmm-strategy=microkernel-avx512bf16"; c.needsAvx512Bf16 = true; c.bf16 = true;
+    c.tokens = 70; c.hidden = 45; c.mlp = 37; c.experts = 3; c.k = 2; c.route.nullExperts = 1; });
+  add("avx512bf16 hot expert, many blocks, baseline", [](Config &c) {
+    c.toLLVM = "gmm-strategy=microkernel-avx512bf16"; c.needsAvx512Bf16 = true; c.bf16 = true;
+    c.fusedW13 = false; c.tokens = 300; c.hidden = 530; c.mlp = 40; c.experts = 4; c.k = 1;
+    c.hotExpert = 2; });
+  add("avx512bf16 one token top-8, shared", [](Config &c) {
+    c.toLLVM = "gmm-strategy=microkernel-avx512bf16"; c.needsAvx512Bf16 = true; c.bf16 = true;
+    c.tokens = 1; c.experts = 10; c.k = 8; c.hidden = 33; c.mlp = 17; c.shared = 20; });
   // A few drawn at random (from the base seed): sizes, every switch, every
   // pipeline.
   std::mt19937_64 rng(baseSeed() ^ 0x5eed);
@@ -378,6 +393,8 @@ class Numerics : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(Numerics, MatchesReference) {
   static const std::vector<Config> all = configs();
+  if (all[GetParam()].needsAvx512Bf16 && !mlir::moe::codegen::MachineModel::host().avx512Bf16)
+    GTEST_SKIP() << "this CPU has no AVX512_BF16";
   check(all[GetParam()], baseSeed() + GetParam());
 }
 

@@ -60,6 +60,24 @@ __attribute__((target("avx2,fma"))) float fmaChains256(long rounds) {
 #undef STEP
 #undef SUM
 }
+/// The same chains on vdpbf16ps: each lane adds two bf16 products a round.
+__attribute__((target("avx512f,avx512bf16"))) float dotChains512(long rounds) {
+#define DECL(i) __m512 c##i = _mm512_set1_ps(i * 1e-3f);
+#define STEP(i) c##i = _mm512_dpbf16_ps(c##i, a, b);
+#define SUM(i) s = _mm512_add_ps(s, c##i);
+  MOEBENCH_X24(DECL)
+  __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80), b = (__m512bh)_mm512_set1_epi16(0x3c00);
+  for (long r = 0; r < rounds; ++r) {
+    MOEBENCH_X24(STEP)
+  }
+  __m512 s = _mm512_setzero_ps();
+  MOEBENCH_X24(SUM)
+  return _mm512_reduce_add_ps(s);
+#undef DECL
+#undef STEP
+#undef SUM
+}
+
 /// The tile configuration ldtilecfg reads (palette 1): eight 16 x 64-byte
 /// tiles.
 struct alignas(64) TileConfig {
@@ -137,6 +155,14 @@ double moebench::measureAmxBf16PeakGflops(unsigned threads, double seconds) {
   constexpr double kFlopsPerRound = 4 * 16 * 16 * 32 * 2.0;
   long rounds = static_cast<long>(seconds * 1000e9 / kFlopsPerRound);
   return bestOfFive(threads, rounds, kFlopsPerRound, amxChains);
+}
+
+double moebench::measureAvx512Bf16PeakGflops(unsigned threads, double seconds) {
+  if (!__builtin_cpu_supports("avx512bf16"))
+    return 0;
+  constexpr double kFlopsPerRound = 24 * 16 * 2 * 2.0;
+  long rounds = static_cast<long>(seconds * 200e9 / kFlopsPerRound);
+  return bestOfFive(threads, rounds, kFlopsPerRound, dotChains512);
 }
 
 double moebench::measureFp32PeakGflops(unsigned threads, double seconds) {

@@ -16,6 +16,11 @@ double measureFp32PeakGflops(unsigned threads, double seconds = 0.3);
 /// five; 0 where the process may not use AMX tiles.
 double measureAmxBf16PeakGflops(unsigned threads, double seconds = 0.3);
 
+/// GFLOP/s of `threads` threads each running vdpbf16ps chains on zmm
+/// registers (what bf16 gmms on AVX512_BF16 dot products are measured
+/// against), best of five; 0 where the CPU has no AVX512_BF16.
+double measureAvx512Bf16PeakGflops(unsigned threads, double seconds = 0.3);
+
 /// Whether Linux grants this process the AMX tile state (arch_prctl
 /// ARCH_REQ_XCOMP_PERM): false on a CPU or kernel without AMX.
 bool amxTilesGranted();

@@ -48,7 +48,7 @@ cl::opt<bool> sharedFused("shared-fused", cl::desc("Shared expert gate/up as one
                           cl::cat(category));
 cl::opt<std::string> impl("impl", cl::desc("baseline | fused_w13 | preweight | scatter"),
                           cl::init("fused_w13"), cl::cat(category));
-cl::opt<std::string> backend("backend", cl::desc("gmm lowering: microkernel (AMX for bf16 where the host has it) | microkernel-amx | microkernel-fma | reference"),
+cl::opt<std::string> backend("backend", cl::desc("gmm lowering: microkernel (AMX / AVX512_BF16 for bf16 where the host has them) | microkernel-amx | microkernel-avx512bf16 | microkernel-fma | reference"),
                              cl::init("microkernel"), cl::cat(category));
 cl::opt<std::string> packStrategy("routing-pack-strategy",
                                   cl::desc("argsort | tuple_sort | counting"),
@@ -186,7 +186,7 @@ std::string validate(std::vector<int64_t> &ks) {
     return std::string("--") + flag + " must be one of " + list + " (got '" + v + "')";
   };
   for (auto check : {oneOf(impl, {"baseline", "fused_w13", "preweight", "scatter"}, "impl"),
-                     oneOf(backend, {"microkernel", "microkernel-amx", "microkernel-fma", "reference"}, "backend"),
+                     oneOf(backend, {"microkernel", "microkernel-amx", "microkernel-avx512bf16", "microkernel-fma", "reference"}, "backend"),
                      oneOf(packStrategy, {"argsort", "tuple_sort", "counting"},
                            "routing-pack-strategy"),
                      oneOf(distribution, {"random", "runs", "both"}, "distribution"),
@@ -295,16 +295,23 @@ int main(int argc, char **argv) {
   if (!gmm.tuningTable.empty() && !tune && !sys::fs::exists(gmm.tuningTable))
     return fail("tuning table '" + gmm.tuningTable + "' does not exist (make it with --tune)");
 
-  // bf16 gmms on AMX tiles are measured against the tile unit's peak, all
-  // else against FP32 FMA (bf16 without AMX is widened to f32).
+  // bf16 gmms are measured against the peak of the unit that does most of
+  // their work: AMX tiles (large groups) where used, else the AVX512_BF16
+  // dot products; all else against FP32 FMA (bf16 on the FMA tiles is
+  // widened to f32).
+  mlir::moe::codegen::MachineModel host = mlir::moe::codegen::MachineModel::host();
   bool amxCode = dtype == "bf16" && amxTilesGranted() &&
-                 (backend == "microkernel-amx" ||
-                  (backend == "microkernel" && mlir::moe::codegen::MachineModel::host().amxBf16));
+                 (backend == "microkernel-amx" || (backend == "microkernel" && host.amxBf16));
+  bool dotCode = !amxCode && dtype == "bf16" && host.avx512Bf16 &&
+                 (backend == "microkernel" || backend == "microkernel-amx" ||
+                  backend == "microkernel-avx512bf16");
   auto measurePeak = [&] {
-    return amxCode ? measureAmxBf16PeakGflops(threads) : measureFp32PeakGflops(threads);
+    if (amxCode)
+      return measureAmxBf16PeakGflops(threads);
+    return dotCode ? measureAvx512Bf16PeakGflops(threads) : measureFp32PeakGflops(threads);
   };
   double peak = peakOption > 0 ? double(peakOption) : measurePeak();
-  const char *peakKind = amxCode ? "AMX BF16" : "FP32 FMA";
+  const char *peakKind = amxCode ? "AMX BF16" : dotCode ? "AVX512_BF16" : "FP32 FMA";
   peakKindName = peakKind;
   outs() << format("peak: %.1f GFLOP/s %s, %u threads (%s)\n", peak, peakKind, unsigned(threads),
                    peakOption > 0 ? "given" : "measured now");

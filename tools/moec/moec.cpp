@@ -57,8 +57,9 @@ cl::opt<std::string> passPipeline(
 cl::opt<std::string> gmmStrategy(
     "gmm-strategy",
     cl::desc("How moe.gmm is compiled: microkernel (tiled, gather and SwiGLU fused; "
-             "AMX tiles for bf16 where the host has them; the default), "
-             "microkernel-amx or microkernel-fma (force the bf16 choice), or "
+             "AMX tiles and AVX512_BF16 dot products for bf16 where the host has them; "
+             "the default), microkernel-amx, microkernel-avx512bf16 or microkernel-fma "
+             "(force the bf16 choice), or "
              "reference (plain loops)"),
     cl::init("microkernel"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 cl::opt<std::string> gmmTiling(

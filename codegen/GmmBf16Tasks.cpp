@@ -1,0 +1,181 @@
+//===- GmmBf16Tasks.cpp - what the bf16 task kinds share ------------------===//
+//
+// The weight block both bf16 products read (tdpbf16ps on AMX tiles and
+// vdpbf16ps on zmm registers take the same operand layout: for each of 16
+// columns, two consecutive depth elements side by side), its per-worker
+// cache, and the epilogue store of a column pair.
+//
+//   weights  the block [D, nc] is packed once per (group, column block) per
+//            worker into tiles of 16 columns x 32 depth in the pair layout,
+//            zero past D and past the last column; consecutive row blocks of
+//            the same weight block skip the packing (the task order puts
+//            them next to each other). The weights stream from memory once
+//            per forward either way; the pack costs one L2 write per weight
+//            byte and gives tiles with a 64-byte row stride (contiguous, no
+//            cache-set conflicts).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/GmmBf16Tasks.h"
+#include "codegen/Emitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace mlir::moe::codegen;
+
+namespace {
+constexpr int64_t kTileCols = 16;  // columns of a weight tile
+constexpr int64_t kTileDepth = 32; // bf16 depth elements of a tile row
+constexpr int64_t kLanes = 16;
+
+int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+} // namespace
+
+Bf16GmmTasks::Bf16GmmTasks(Emitter &e, const GmmKernelPlan &plan, int64_t l2Bytes)
+    : e(e), p(plan) {
+  paddedDepth = roundUp(p.depth, kTileDepth);
+  int64_t rowBytes = paddedDepth * 2;
+  // The packed weight block in half of L2.
+  int64_t columnsNeeded = roundUp(p.swiglu ? 2 * roundUp(p.width, kTileCols) : p.width, 2 * kTileCols);
+  physicalColumns = std::clamp<int64_t>((l2Bytes / 2) / rowBytes / 32 * 32, 32, 512);
+  physicalColumns = std::min(physicalColumns, columnsNeeded);
+}
+
+Bf16GmmTasks::Scratch Bf16GmmTasks::allocScratch() {
+  auto &b = e.b;
+  Scratch s;
+  s.packedWeights = e.alloc({physicalColumns / kTileCols, paddedDepth / 2, 2 * kTileCols},
+                            b.getBF16Type(), {});
+  s.weightKey = e.alloc({2}, b.getIndexType(), {});
+  e.store(e.index(-1), s.weightKey, {e.index(0)});
+  e.store(e.index(-1), s.weightKey, {e.index(1)});
+  if (p.amx) {
+    s.amxRows = e.alloc({kMaxAmxRows / 16, paddedDepth / kTileDepth, 16, kTileDepth},
+                        b.getBF16Type(), {});
+    s.tileOut = e.alloc({32, 2 * kTileCols}, b.getF32Type(), {});
+  }
+  if (p.avx512Bf16)
+    s.dotRows = e.alloc({kDotRows, paddedDepth / 2}, b.getI32Type(), {});
+  return s;
+}
+
+Value Bf16GmmTasks::requestTileState(Emitter &e, Operation *anchor) {
+  auto &b = e.b;
+  auto module = anchor->getParentOfType<ModuleOp>();
+  auto i64 = b.getI64Type();
+  // long syscall(long number, ...): libc's, declared variadic as it is.
+  auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>("syscall");
+  if (!fn) {
+    OpBuilder mb(module.getBodyRegion());
+    fn = LLVM::LLVMFuncOp::create(mb, module.getLoc(), "syscall",
+                                  LLVM::LLVMFunctionType::get(i64, {i64}, /*isVarArg=*/true));
+  }
+  auto constant = [&](int64_t v) { return arith::ConstantOp::create(b, b.getI64IntegerAttr(v)); };
+  constexpr int64_t kSysArchPrctl = 158, kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  Value rc = LLVM::CallOp::create(b, fn, ValueRange{constant(kSysArchPrctl), constant(kReqXcompPerm),
+                                                    constant(kXfeatureXtiledata)})
+                 .getResult();
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rc, constant(0));
+}
+
+void Bf16GmmTasks::packWeights(Value g, Value c0, Value colPairs, Value packed) {
+  auto &b = e.b;
+  Type bf16 = b.getBF16Type();
+  auto halfType = VectorType::get({kLanes}, bf16);
+  Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(halfType, b.getZeroAttr(bf16)));
+  Value noLanes = lanesBelow(e, e.index(0), e.index(0), kLanes);
+  Value depth = e.index(p.depth);
+  // Depth row pairs outside, columns inside: the weight is read row by row.
+  e.forLoop(e.index(0), e.index(paddedDepth / 2), [&](Value kp) {
+    Value row0 = e.mul(kp, e.index(2)), row1 = e.add(row0, e.index(1));
+    e.forLoop(e.index(0), colPairs, [&](Value pair) {
+      for (int64_t half = 0; half < 2; ++half) {
+        auto [src, col, limit] = tileColumns(c0, pair, half);
+        Value columns = lanesBelow(e, col, limit, kLanes);
+        auto rowOf = [&](Value row) {
+          // Rows past D (the last pair of an odd depth, the padding): zeros.
+          Value mask = arith::SelectOp::create(b, e.lt(row, depth), columns, noLanes);
+          // Clamped so that even a fully masked load addresses a real row.
+          Value at = e.min(row, e.index(p.depth - 1));
+          return vector::MaskedLoadOp::create(b, halfType, src, ValueRange{g, at, col}, mask, zeros)
+              .getResult();
+        };
+        Value pairs = vector::InterleaveOp::create(b, rowOf(row0), rowOf(row1));
+        Value tile = e.add(e.mul(pair, e.index(2)), e.index(half));
+        vector::StoreOp::create(b, pairs, packed, ValueRange{tile, kp, e.index(0)});
+      }
+    });
+  });
+}
+
+Value Bf16GmmTasks::firstColumn(Value cb) { return e.mul(cb, e.index(columnBlock())); }
+
+Bf16GmmTasks::TileColumns Bf16GmmTasks::tileColumns(Value c0, Value pair, int64_t half) {
+  Value width = e.index(p.width);
+  if (!p.swiglu)
+    return {p.gateRhs, e.add(c0, e.add(e.mul(pair, e.index(2 * kTileCols)), e.index(half * kTileCols))),
+            width};
+  Value col = e.add(c0, e.mul(pair, e.index(kTileCols)));
+  if (half == 0)
+    return {p.gateRhs, col, width};
+  Value offset = e.index(p.upOffset);
+  return {p.upRhs, e.add(col, offset), e.add(width, offset)};
+}
+
+Value Bf16GmmTasks::columnPairs(Value cb) {
+  Value c0 = firstColumn(cb);
+  Value cEnd = e.min(e.add(c0, e.index(columnBlock())), e.index(p.width));
+  int64_t pairColumns = p.swiglu ? kTileCols : 2 * kTileCols;
+  return e.divs(e.add(e.sub(cEnd, c0), e.index(pairColumns - 1)), e.index(pairColumns));
+}
+
+Value Bf16GmmTasks::ensureWeights(Value g, Value cb, const Scratch &s) {
+  auto &b = e.b;
+  Value zero = e.index(0), one = e.index(1);
+  Value c0 = firstColumn(cb);
+  Value colPairs = columnPairs(cb);
+
+  Value heldGroup = e.load(s.weightKey, {zero}), heldBlock = e.load(s.weightKey, {one});
+  Value held = e.andI(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, heldGroup, g),
+                      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, heldBlock, cb));
+  // Held already: nothing to do; else pack it.
+  auto repack = scf::IfOp::create(b, TypeRange{}, held, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(repack.elseBlock()->getTerminator());
+  packWeights(g, c0, colPairs, s.packedWeights);
+  e.store(g, s.weightKey, {zero});
+  e.store(cb, s.weightKey, {one});
+  return colPairs;
+}
+
+void Bf16GmmTasks::storePair(Value r, Value pair, Value c0, Value v0, Value v1) {
+  auto &b = e.b;
+  auto vecType = VectorType::get({kLanes}, b.getF32Type());
+  Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
+  Value width = e.index(p.width);
+  Value valid;
+  if (p.perm)
+    valid = e.ge(e.toIndex(e.load(p.perm, {r})), e.index(0));
+  auto store = [&](Value v, Value col) {
+    if (valid) {
+      Value zeroVector = arith::ConstantOp::create(b, DenseElementsAttr::get(vecType, 0.0f));
+      v = arith::SelectOp::create(b, valid, v, zeroVector);
+    }
+    if (!outElement.isF32())
+      v = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), v);
+    vector::MaskedStoreOp::create(b, p.out, ValueRange{r, col}, lanesBelow(e, col, width, kLanes), v);
+  };
+  if (p.swiglu) {
+    store(siluTimes(e, v0, v1), e.add(c0, e.mul(pair, e.index(kTileCols))));
+  } else {
+    Value col = e.add(c0, e.mul(pair, e.index(2 * kTileCols)));
+    store(v0, col);
+    store(v1, e.add(col, e.index(kTileCols)));
+  }
+}

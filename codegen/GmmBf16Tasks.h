@@ -1,0 +1,98 @@
+//===- GmmBf16Tasks.h - bf16 tasks of the fast grouped matmul ---*- C++ -*-===//
+
+#ifndef MOEC_CODEGEN_GMMBF16TASKS_H
+#define MOEC_CODEGEN_GMMBF16TASKS_H
+
+#include "codegen/GmmKernelPlan.h"
+#include "mlir/IR/Operation.h"
+
+namespace mlir::moe::codegen {
+
+class Emitter;
+
+/// The two bf16 task kinds of the fast gmm, bf16 x bf16 -> f32 without
+/// widening the operands first:
+///   - AMX (GmmAmxTask.cpp): tdpbf16ps on tile registers, for groups of at
+///     least kMinAmxRows rows;
+///   - AVX512_BF16 (GmmDotTask.cpp): vdpbf16ps on zmm register tiles, for the
+///     small groups (a 16-row tile would mostly multiply padding) and for
+///     every group where AMX is not allowed or not granted.
+/// Both read the same packed weight block (GmmBf16Tasks.cpp): 16 columns x
+/// depth row pairs, interleaved (the pair layout both instructions take),
+/// cached per worker across consecutive tasks of one (group, column block).
+/// A task is rows [r0, r1) of one group times `columnBlock()` output
+/// columns, over the whole depth.
+class Bf16GmmTasks {
+public:
+  static constexpr int64_t kMinAmxRows = 16;
+  /// AMX rows per task for a large group: the group split evenly into blocks
+  /// of at most kMaxAmxRows rows, each a multiple of kAmxRowGranule. The
+  /// packed rows need not fit in L2: the product walks them one row pair of
+  /// tiles at a time while the weight block's column pairs stream past. So
+  /// tasks are large, and a group of up to kMaxAmxRows rows packs each weight
+  /// block once.
+  static constexpr int64_t kAmxRowGranule = 32;
+  static constexpr int64_t kMaxAmxRows = 256;
+  /// AVX512_BF16 rows per task: a small group is one task per column block.
+  static constexpr int64_t kDotRows = 48;
+
+  Bf16GmmTasks(Emitter &e, const GmmKernelPlan &plan, int64_t l2Bytes);
+
+  int64_t columnBlock() const { return p.swiglu ? physicalColumns / 2 : physicalColumns; }
+  Value amxRowBlockFor(Value groupRows);
+
+  /// Per worker: the packed weight block and which (group, column block) it
+  /// holds; the AMX task's packed rows and accumulator stores; the dot task's
+  /// packed rows.
+  struct Scratch {
+    Value packedWeights, weightKey;
+    Value amxRows, tileOut;
+    Value dotRows;
+  };
+  Scratch allocScratch();
+  void amxTask(Value r0, Value r1, Value g, Value cb, const Scratch &s);
+  void dotTask(Value r0, Value r1, Value g, Value cb, const Scratch &s);
+
+  /// i1: whether this process may execute tile instructions. Asks the kernel
+  /// for the AMX tile state (arch_prctl(ARCH_REQ_XCOMP_PERM,
+  /// XFEATURE_XTILEDATA), which Linux requires before the first tile
+  /// instruction); it fails on a CPU or kernel without AMX, which is the
+  /// run-time fallback to the other task kinds.
+  static Value requestTileState(Emitter &e, Operation *anchor);
+
+private:
+  /// Packs the task's weight block unless the worker holds it already.
+  /// Returns the column pairs of the block: two 16-column tiles each, gate
+  /// and up with SwiGLU.
+  Value ensureWeights(Value g, Value cb, const Scratch &s);
+  Value columnPairs(Value cb);
+  /// Where the 16 weight columns of tile `half` of column pair `pair` are:
+  /// the weight, the first column, the end of the columns that exist.
+  struct TileColumns {
+    Value weight, column, limit;
+  };
+  TileColumns tileColumns(Value c0, Value pair, int64_t half);
+  void packWeights(Value g, Value c0, Value colPairs, Value packed);
+  /// The output of row `r` for column pair `pair` of the block at `c0`,
+  /// from the f32 sums of its two tiles: SwiGLU, zero for a padding row,
+  /// rounding to the output type, masked to the columns that exist.
+  void storePair(Value r, Value pair, Value c0, Value v0, Value v1);
+  Value firstColumn(Value cb);
+
+  void packAmxRows(Value r0, Value r1, Value rowsPadded, Value packed);
+  void amxTileProduct(Value rowPair, Value colPair, const Scratch &s);
+  void amxEpilogue(Value r0, Value r1, Value rowPair, Value colPair, Value c0, const Scratch &s);
+
+  void packDotRows(Value r0, Value r1, Value packed);
+  void dotRegisterTile(Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0,
+                       const Scratch &s);
+
+  Emitter &e;
+  const GmmKernelPlan &p;
+  int64_t paddedDepth;     // D rounded up to 32 (zeros past D)
+  int64_t physicalColumns; // weight columns per task (gate and up with SwiGLU)
+};
+
+} // namespace mlir::moe::codegen
+
+#endif // MOEC_CODEGEN_GMMBF16TASKS_H

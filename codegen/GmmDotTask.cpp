@@ -1,0 +1,135 @@
+//===- GmmDotTask.cpp - the AVX512_BF16 task of the fast grouped matmul ---===//
+//
+// bf16 x bf16 -> f32 with vdpbf16ps (x86vector.avx512.dot): each f32 lane
+// accumulates a[2i] * b[2i] + a[2i + 1] * b[2i + 1], so one instruction does
+// two depth steps of 16 columns. The weight operand is a row of a packed
+// weight tile (16 columns x one depth pair, GmmBf16Tasks.cpp), the row
+// operand the row's depth pair as one 32-bit value broadcast to all lanes.
+// Twice the multiply-adds of an f32 FMA per instruction, on bf16 operands as
+// they are in memory (no widening pass).
+//
+//   weights  the packed block shared with the AMX tasks. (Reading the
+//            weight in place, two depth rows interleaved per vector and
+//            prefetched ahead, was measured 1.6-2.7x slower for groups of
+//            under 16 rows: the walk down a 128-byte strip of rows a row
+//            stride apart defeats the hardware prefetchers.)
+//   rows     the task's rows (through the pack's permutation when gathered)
+//            are packed once per task as depth pairs, zero past D, so the
+//            broadcasts never read past a row.
+//   product  register tiles of kTileRowCount rows x 2 column pairs (4 zmm of
+//            16 columns): 24 accumulators over the whole depth, 4 weight
+//            loads and 6 broadcasts per 24 dot products.
+//   epilogue the shared column-pair store (SwiGLU, padding rows, rounding).
+//
+// This is the kind for groups too small for AMX tiles (decode-sized
+// batches, the tail experts of a skewed routing) and for every bf16 group
+// where AMX is not allowed or not granted. Why by hand: upstream lowers
+// vector.contract on bf16 by widening to f32; x86vector.avx512.dot is the
+// building block used here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Emitter.h"
+#include "codegen/GmmBf16Tasks.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+
+using namespace mlir;
+using namespace mlir::moe::codegen;
+
+namespace {
+constexpr int64_t kTileRowCount = 6; // rows of a register tile
+constexpr int64_t kTilesPerRow = 4;  // zmm accumulators per row: 2 column pairs
+constexpr int64_t kLanes = 16;
+constexpr int64_t kDepthStep = 32;   // bf16 elements a row pack loads at once
+} // namespace
+
+void Bf16GmmTasks::packDotRows(Value r0, Value r1, Value packed) {
+  auto &b = e.b;
+  Type bf16 = b.getBF16Type();
+  auto rowType = VectorType::get({kDepthStep}, bf16);
+  auto pairType = VectorType::get({kDepthStep / 2}, b.getI32Type());
+  Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(rowType, b.getZeroAttr(bf16)));
+  Value zero = e.index(0);
+  e.forLoop(zero, e.sub(r1, r0), [&](Value i) {
+    Value src = e.add(r0, i);
+    if (p.perm) {
+      Value slot = e.toIndex(e.load(p.perm, {src}));
+      src = e.divs(e.max(slot, zero), e.index(p.topK));
+    }
+    e.forLoop(zero, e.index(paddedDepth / kDepthStep), [&](Value ks) {
+      Value k = e.mul(ks, e.index(kDepthStep));
+      Value mask = lanesBelow(e, k, e.index(p.depth), kDepthStep);
+      Value v = vector::MaskedLoadOp::create(b, rowType, p.lhs, ValueRange{src, k}, mask, zeros);
+      vector::StoreOp::create(b, vector::BitCastOp::create(b, pairType, v), packed,
+                              ValueRange{i, e.mul(ks, e.index(kDepthStep / 2))});
+    });
+  });
+}
+
+void Bf16GmmTasks::dotRegisterTile(Value r0, Value rows, Value ir, Value q, Value colPairs,
+                                   Value c0, const Scratch &s) {
+  auto &b = e.b;
+  Value zero = e.index(0), one = e.index(1);
+  auto accType = VectorType::get({kLanes}, b.getF32Type());
+  auto pairsType = VectorType::get({kLanes}, b.getI32Type());
+  auto operandType = VectorType::get({2 * kLanes}, b.getBF16Type());
+  // Rows past the task's end repeat its last row, the second column pair
+  // past the block's end its last pair: computed, never stored.
+  SmallVector<Value> packedRow;
+  for (int64_t i = 0; i < kTileRowCount; ++i)
+    packedRow.push_back(e.min(e.add(ir, e.index(i)), e.sub(rows, one)));
+  Value pair0 = e.mul(q, e.index(2));
+  Value pair1 = e.min(e.add(pair0, one), e.sub(colPairs, one));
+  Value tiles[kTilesPerRow] = {e.mul(pair0, e.index(2)), e.add(e.mul(pair0, e.index(2)), one),
+                               e.mul(pair1, e.index(2)), e.add(e.mul(pair1, e.index(2)), one)};
+
+  Value z = arith::ConstantOp::create(b, DenseElementsAttr::get(accType, 0.0f));
+  SmallVector<Value> init(kTileRowCount * kTilesPerRow, z);
+  SmallVector<Value> acc = e.forLoop(
+      zero, e.index(paddedDepth / 2), init, [&](Value kp, ValueRange in) -> SmallVector<Value> {
+        Value w[kTilesPerRow];
+        for (int64_t j = 0; j < kTilesPerRow; ++j)
+          w[j] = vector::LoadOp::create(b, operandType, s.packedWeights, ValueRange{tiles[j], kp, zero});
+        SmallVector<Value> out(in.begin(), in.end());
+        for (int64_t i = 0; i < kTileRowCount; ++i) {
+          Value pairBits = vector::BroadcastOp::create(b, pairsType, e.load(s.dotRows, {packedRow[i], kp}));
+          Value a = vector::BitCastOp::create(b, operandType, pairBits);
+          for (int64_t j = 0; j < kTilesPerRow; ++j)
+            out[i * kTilesPerRow + j] =
+                x86vector::DotBF16Op::create(b, accType, out[i * kTilesPerRow + j], a, w[j]);
+        }
+        return out;
+      });
+
+  Value secondPairExists = e.lt(e.add(pair0, one), colPairs);
+  for (int64_t i = 0; i < kTileRowCount; ++i) {
+    e.ifThen(e.lt(e.add(ir, e.index(i)), rows), [&] {
+      Value r = e.add(r0, e.add(ir, e.index(i)));
+      const Value *v = &acc[i * kTilesPerRow];
+      storePair(r, pair0, c0, v[0], v[1]);
+      e.ifThen(secondPairExists, [&] { storePair(r, e.add(pair0, one), c0, v[2], v[3]); });
+    });
+  }
+}
+
+void Bf16GmmTasks::dotTask(Value r0, Value r1, Value g, Value cb, const Scratch &s) {
+  Value colPairs = ensureWeights(g, cb, s);
+  Value c0 = firstColumn(cb);
+  Value rows = e.sub(r1, r0);
+  packDotRows(r0, r1, s.dotRows);
+  Value quads = e.divs(e.add(colPairs, e.index(1)), e.index(2));
+  // Row tiles outside: a tile's packed rows stay in L1 while the weight
+  // block streams from L2 under it.
+  e.forLoop(e.index(0), rows, e.index(kTileRowCount), ValueRange{},
+            [&](Value ir, ValueRange) -> SmallVector<Value> {
+              e.forLoop(e.index(0), quads, [&](Value q) {
+                dotRegisterTile(r0, rows, ir, q, colPairs, c0, s);
+              });
+              return {};
+            });
+}

@@ -1,0 +1,55 @@
+// REQUIRES: avx512bf16
+// RUN: moe-opt %s -moe-lower-to-loops=gmm-strategy=microkernel-avx512bf16 -split-input-file | FileCheck %s
+// RUN: moe-opt %s -moe-lower-to-loops=gmm-strategy=microkernel -split-input-file | FileCheck %s --check-prefix=DEFAULT
+// RUN: moe-opt %s -split-input-file -pass-pipeline="builtin.module(moe-to-llvm{gmm-strategy=microkernel-avx512bf16})" | FileCheck %s --check-prefix=LLVM
+
+// bf16 operands on AVX512_BF16 dot products: no AMX tile state asked for,
+// the weight block packed into row-pair tiles (the layout vdpbf16ps reads),
+// the task's rows packed as 32-bit depth pairs, each pair broadcast to the
+// 16 lanes and multiplied against 4 weight vectors, 6 rows x 4 = 24
+// accumulators, then the fused SwiGLU epilogue in bf16.
+// CHECK-NOT: @syscall
+// CHECK-LABEL: func @pack_gmm_swiglu_bf16
+// CHECK-NOT: amx.
+// CHECK: scf.parallel
+// CHECK:   scf.while
+// CHECK:     scf.if
+// CHECK:       vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
+// CHECK:       vector.bitcast {{.*}} : vector<32xbf16> to vector<16xi32>
+// CHECK:       scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4: vector.load {{.*}} : memref<{{.*}}xbf16>, vector<32xbf16>
+// CHECK:         %[[PAIR:.*]] = vector.broadcast {{.*}} : i32 to vector<16xi32>
+// CHECK:         %[[A:.*]] = vector.bitcast %[[PAIR]] : vector<16xi32> to vector<32xbf16>
+// CHECK-COUNT-4: x86vector.avx512.dot {{.*}}, %[[A]], {{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-COUNT-20: x86vector.avx512.dot
+// CHECK-NOT:     x86vector.avx512.dot
+// CHECK:       math.exp {{.*}} : vector<16xf32>
+// CHECK:       arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK:     } else {
+// CHECK:       vector.fma
+// The default on this host has the dot kind (and AMX where the host has it).
+// DEFAULT-LABEL: func @pack_gmm_swiglu_bf16
+// DEFAULT: x86vector.avx512.dot
+// LLVM-LABEL: llvm.func @pack_gmm_swiglu_bf16
+// LLVM: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+// LLVM-NOT: x86vector.
+func.func @pack_gmm_swiglu_bf16(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
+                                %w13: tensor<6x64x40xbf16>) -> tensor<?x20xbf16> {
+  %rows, %sw, %perm, %sizes = moe.pack %x, %ids, %w experts 6 : tensor<?x64xbf16>, tensor<?x2xi32>, tensor<?x2xf32>
+  %h = moe.gmm %rows, %w13, %sizes : tensor<?x64xbf16>, tensor<6x64x40xbf16>, tensor<6xi32>
+  %a = moe.swiglu %h : tensor<?x40xbf16>
+  return %a : tensor<?x20xbf16>
+}
+
+// -----
+
+// f32 operands: no bf16 kinds, whatever the strategy.
+// CHECK-LABEL: func @f32_gmm
+// CHECK-NOT: x86vector.
+// CHECK: vector.fma
+// LLVM-LABEL: llvm.func @f32_gmm
+// LLVM-NOT: dpbf16ps
+func.func @f32_gmm(%rows: tensor<?x32xf32>, %w: tensor<4x32x24xf32>, %sizes: tensor<4xi32>) -> tensor<?x24xf32> {
+  %h = moe.gmm %rows, %w, %sizes : tensor<?x32xf32>, tensor<4x32x24xf32>, tensor<4xi32>
+  return %h : tensor<?x24xf32>
+}
