@@ -81,7 +81,7 @@ cl::opt<bool> tune("tune", cl::desc("Search the gmm tiles for this shape first a
                                     "in --tuning-table (default moec-tuning.txt)"),
                    cl::cat(category));
 cl::opt<double> peakOption("peak-gflops",
-                           cl::desc("Peak GFLOP/s to report against: FP32 FMA, or AMX BF16 for bf16 on AMX tiles (default: measured now)"),
+                           cl::desc("Peak GFLOP/s to report against: FP32 FMA, or for bf16 AMX BF16 (on AMX tiles) or AVX512_BF16 (on the dot products) (default: measured now)"),
                            cl::init(0), cl::cat(category));
 cl::opt<std::string> dumpRouting("dump-routing",
                                  cl::desc("Write ids.npy and weights.npy of each routing "
