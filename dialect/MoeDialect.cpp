@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -27,6 +28,24 @@ void MoeDialect::initialize() {
 // collectives can say `over @mesh ["expert"]` instead of an axis index.
 LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
+  if (attr.getName() == kGradientArgsAttrName) {
+    auto fn = dyn_cast<FunctionOpInterface>(op);
+    auto args = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!fn || !args)
+      return op->emitError() << "'" << kGradientArgsAttrName
+                             << "' must be an i64 array on a function";
+    // Argument numbers of the tensor signature: lowering changes the
+    // function's own arguments (memref descriptors), so only the order is
+    // checked here.
+    int64_t previous = -1;
+    for (int64_t a : args.asArrayRef()) {
+      if (a <= previous)
+        return op->emitError() << "'" << kGradientArgsAttrName
+                               << "' must list argument numbers in increasing order";
+      previous = a;
+    }
+    return success();
+  }
   if (attr.getName() != kAxesAttrName)
     return op->emitError() << "unknown moe dialect attribute '"
                            << attr.getName().getValue() << "'";

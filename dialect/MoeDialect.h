@@ -14,6 +14,9 @@
 namespace mlir::moe {
 /// Name of the discardable attribute that names the axes of a shard.grid.
 inline constexpr llvm::StringLiteral kAxesAttrName = "moe.axes";
+/// On a `<f>_forward_backward` function (moe-generate-backward): the
+/// argument number of each gradient it returns after the loss.
+inline constexpr llvm::StringLiteral kGradientArgsAttrName = "moe.gradient_args";
 } // namespace mlir::moe
 
 #endif // MOEC_DIALECT_MOEDIALECT_H

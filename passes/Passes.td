@@ -30,6 +30,41 @@ def MoeExpandBlock : Pass<"moe-expand-block"> {
   ];
 }
 
+def MoeGenerateBackward : Pass<"moe-generate-backward", "::mlir::ModuleOp"> {
+  let summary = "Add <f>_forward_backward: the loss and the gradients of a block function";
+  let description = [{
+    For each public function with moe ops (or each of `functions`) that
+    returns the block output `[T, H]`, adds `@<name>_forward_backward`: the
+    forward (moe.block expanded), then the adjoint of each op in reverse
+    (rules in passes/GenerateBackward.cpp): gmm (rows: gmm with transposed
+    group weights; weights: tgmm), swiglu (swiglu_grad), scale_rows, combine
+    (gather the token gradients, scale by the sorted routing weights), pack
+    and gather_rows (each token sums its K row gradients), the shared
+    expert's linalg.matmul, casts and the residual add. Routing is fixed, as
+    in the seeds' forward_backward: route and the routing weights get no
+    gradient.
+
+    `loss=mean-square` (default): the function returns loss = mean(y^2) as
+    `tensor<f32>`, then the gradients. `loss=cotangent`: it takes dL/dy as a
+    last argument and returns y, then the gradients. The gradients follow in
+    argument order, one for each argument the output depends on
+    differentiably (x and the expert and shared weights; not the logits);
+    `moe.gradient_args` on the function lists their argument numbers.
+    Every forward value is kept for the backward (remat policy `none`).
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", "\"mean-square\"",
+           "mean-square (return mean(y^2)) or cotangent (take dL/dy)">,
+    ListOption<"functions", "functions", "std::string",
+               "functions to differentiate (default: every public one with moe ops)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def MoeCollectivesToShard : Pass<"moe-collectives-to-shard"> {
   let summary = "Lower named-axis moe collectives to the upstream shard dialect";
   let description = [{

@@ -155,15 +155,23 @@ uint64_t baseSeed() {
   return seed;
 }
 
-void check(const Config &c, uint64_t seed) {
-  SCOPED_TRACE("config " + c.name + ", seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+/// The arguments of program(c), random, and the weights as the reference
+/// takes them (`weightOf[i]` names the reference vector of argument i, null
+/// for x and the router).
+struct Inputs {
+  std::vector<Tensor> args;
+  reference::BlockWeights w;
+  std::vector<std::vector<float> reference::BlockWeights::*> weightOf;
+};
+
+Inputs makeInputs(const Config &c, std::mt19937_64 &rng) {
   DType dt = c.bf16 ? DType::BF16 : DType::F32;
   int64_t T = c.tokens, H = c.hidden, M = c.mlp, E = c.experts, S = c.shared,
           C = E + c.route.nullExperts;
 
-  // Inputs, in argument order.
-  std::vector<Tensor> args;
+  Inputs in;
+  std::vector<Tensor> &args = in.args;
+  reference::BlockWeights &w = in.w;
   args.push_back(randomTensor(rng, dt, {T, H}, 1.0f));
   if (c.routerWeight) {
     args.push_back(randomTensor(rng, dt, {H, C}, 1.0f / std::sqrt(float(H))));
@@ -179,32 +187,51 @@ void check(const Config &c, uint64_t seed) {
     args.push_back(std::move(logits));
   }
   float wIn = 1.0f / std::sqrt(float(H)), wMid = 1.0f / std::sqrt(float(M));
-  reference::BlockWeights w;
+  in.weightOf = {nullptr, nullptr};
   if (c.fusedW13) {
     args.push_back(randomTensor(rng, dt, {E, H, 2 * M}, wIn));
     w.w13 = args.back().values;
+    in.weightOf.push_back(&reference::BlockWeights::w13);
   } else {
     args.push_back(randomTensor(rng, dt, {E, H, M}, wIn));
     w.w1 = args.back().values;
+    in.weightOf.push_back(&reference::BlockWeights::w1);
     args.push_back(randomTensor(rng, dt, {E, H, M}, wIn));
     w.w3 = args.back().values;
+    in.weightOf.push_back(&reference::BlockWeights::w3);
   }
   args.push_back(randomTensor(rng, dt, {E, M, H}, wMid));
   w.w2 = args.back().values;
+  in.weightOf.push_back(&reference::BlockWeights::w2);
   if (S > 0) {
     float sMid = 1.0f / std::sqrt(float(S));
     if (c.sharedFused) {
       args.push_back(randomTensor(rng, dt, {H, 2 * S}, wIn));
       w.sw13 = args.back().values;
+      in.weightOf.push_back(&reference::BlockWeights::sw13);
     } else {
       args.push_back(randomTensor(rng, dt, {H, S}, wIn));
       w.sw1 = args.back().values;
+      in.weightOf.push_back(&reference::BlockWeights::sw1);
       args.push_back(randomTensor(rng, dt, {H, S}, wIn));
       w.sw3 = args.back().values;
+      in.weightOf.push_back(&reference::BlockWeights::sw3);
     }
     args.push_back(randomTensor(rng, dt, {S, H}, sMid));
     w.sw2 = args.back().values;
+    in.weightOf.push_back(&reference::BlockWeights::sw2);
   }
+  return in;
+}
+
+void check(const Config &c, uint64_t seed) {
+  SCOPED_TRACE("config " + c.name + ", seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  int64_t T = c.tokens, H = c.hidden, M = c.mlp, E = c.experts, S = c.shared,
+          C = E + c.route.nullExperts;
+  Inputs in = makeInputs(c, rng);
+  std::vector<Tensor> &args = in.args;
+  reference::BlockWeights &w = in.w;
 
   // Reference.
   std::vector<float> logits =
@@ -399,6 +426,109 @@ TEST_P(Numerics, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Blocks, Numerics, ::testing::Range<size_t>(0, configs().size()));
+
+// moe-generate-backward: the compiled loss and gradients of mean(y^2)
+// against central finite differences of the reference's loss, in double,
+// at a sample of coordinates of every gradient (routing fixed by the logits,
+// so the loss is smooth in x and the weights).
+double referenceLoss(const Config &c, const std::vector<float> &x, const reference::Routing &routing,
+                     const reference::BlockWeights &w) {
+  reference::BlockShape shape{c.tokens, c.hidden, c.mlp, c.experts, c.shared, c.fusedW13, c.sharedFused};
+  std::vector<double> y = reference::block(x, routing, shape, w, c.k);
+  double sum = 0;
+  for (double v : y)
+    sum += v * v;
+  return sum / double(y.size());
+}
+
+void checkGradients(const Config &c, uint64_t seed) {
+  SCOPED_TRACE("config " + c.name + ", seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  Inputs in = makeInputs(c, rng);
+  reference::RouteConfig rc = c.route;
+  rc.k = c.k;
+  reference::Routing routing =
+      reference::route(in.args[1].values, c.tokens, c.experts + c.route.nullExperts, rc);
+  std::vector<float> x = in.args[0].values;
+  reference::BlockWeights w = in.w;
+
+  std::string source = program(c);
+  SCOPED_TRACE(source);
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  std::string error;
+  ASSERT_TRUE(mlir::succeeded(lowerModule(*module, "moe-generate-backward")));
+  auto sig = entrySignature(*module, "moe_block_forward_backward", error);
+  ASSERT_TRUE(sig) << error;
+  ASSERT_TRUE(mlir::succeeded(lowerModule(*module, "moe-to-llvm{" + c.toLLVM + "}")));
+  auto jit = JitProgram::create(*module, error);
+  ASSERT_TRUE(jit) << error;
+  std::vector<Buffer> inputs;
+  for (Tensor &t : in.args)
+    inputs.push_back(std::move(t.buffer));
+  auto results = jit->run(*sig, inputs, error);
+  ASSERT_TRUE(results) << error;
+  // The loss, then x and every weight (not the logits).
+  size_t gradients = in.weightOf.size() - 1;
+  ASSERT_EQ(results->size(), 1 + gradients);
+
+  double loss = referenceLoss(c, x, routing, w);
+  EXPECT_NEAR((*results)[0].at(0), loss, 1e-5 * std::max(1.0, loss));
+
+  constexpr double kStep = 1e-3;
+  for (size_t g = 0; g < gradients; ++g) {
+    size_t arg = g == 0 ? 0 : g + 1;
+    const Buffer &grad = (*results)[1 + g];
+    std::vector<float> &values = arg == 0 ? x : w.*in.weightOf[arg];
+    ASSERT_EQ(grad.numElements(), int64_t(values.size())) << "gradient of argument " << arg;
+    double scale = 0;
+    for (int64_t i = 0; i < grad.numElements(); ++i)
+      scale = std::max(scale, std::fabs(double(grad.at(i))));
+    for (int sample = 0; sample < 6; ++sample) {
+      size_t i = rng() % values.size();
+      float saved = values[i];
+      values[i] = saved + float(kStep);
+      double up = referenceLoss(c, x, routing, w);
+      values[i] = saved - float(kStep);
+      double down = referenceLoss(c, x, routing, w);
+      values[i] = saved;
+      double fd = (up - down) / (2 * kStep);
+      EXPECT_NEAR(grad.at(i), fd, 2e-3 * scale + 1e-6)
+          << "d loss / d argument " << arg << " element " << i << " (max |gradient| " << scale << ")";
+    }
+  }
+}
+
+std::vector<Config> gradientConfigs() {
+  std::vector<Config> list;
+  auto add = [&](std::string name, auto edit) {
+    Config c;
+    c.name = std::move(name);
+    c.tokens = 13; c.hidden = 12; c.mlp = 10; c.experts = 4; c.k = 2;
+    edit(c);
+    list.push_back(c);
+  };
+  add("fused_w13", [](Config &) {});
+  add("baseline, shared expert unfused", [](Config &c) {
+    c.fusedW13 = false; c.shared = 7; c.sharedFused = false; });
+  add("shared fused, preweight, scatter, top-3", [](Config &c) {
+    c.shared = 9; c.preweight = true; c.scatter = true; c.k = 3; });
+  add("null experts, reference gmm", [](Config &c) {
+    c.route.nullExperts = 2; c.toLLVM = "gmm-strategy=reference"; });
+  return list;
+}
+
+class Gradients : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(Gradients, MatchFiniteDifferences) {
+  static const std::vector<Config> all = gradientConfigs();
+  checkGradients(all[GetParam()], baseSeed() + 500 + GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Blocks, Gradients, ::testing::Range<size_t>(0, gradientConfigs().size()));
 
 // moe.route on its own: ids exactly (including the ids of nulled slots,
 // which the block's output cannot show), weights to float precision.

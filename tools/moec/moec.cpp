@@ -54,6 +54,12 @@ cl::opt<std::string> passPipeline(
              "'moe-expand-block,moe-to-llvm' (nested under builtin.module)"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
+cl::opt<std::string> backward(
+    "backward",
+    cl::desc("Add <f>_forward_backward for each block function first (moe-generate-backward): "
+             "mean-square (returns mean(y^2) and the gradients) or cotangent (takes dL/dy)"),
+    cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+
 cl::opt<std::string> gmmStrategy(
     "gmm-strategy",
     cl::desc("How moe.gmm is compiled: microkernel (tiled, gather and SwiGLU fused; "
@@ -319,7 +325,10 @@ int run(mlir::ModuleOp module) {
       sum += r.at(e);
       sumAbs += std::fabs(r.at(e));
     }
-    outs() << "out" << i << ": " << shapeString(r.shape()) << "x" << dtypeName(r.dtype())
+    // A scalar (rank 0, a loss) is just its element type.
+    std::string type = r.shape().empty() ? std::string(dtypeName(r.dtype()))
+                                         : shapeString(r.shape()) + "x" + dtypeName(r.dtype());
+    outs() << "out" << i << ": " << type
            << " sum " << format("%.6e", sum) << " sum|x| " << format("%.6e", sumAbs) << "\n";
   }
   outs() << "time: " << format("%.3f", median * 1e3) << " ms median of " << iters
@@ -367,5 +376,11 @@ int main(int argc, char **argv) {
   auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
+  if (!backward.empty()) {
+    if (backward != "mean-square" && backward != "cotangent")
+      return fail("--backward must be mean-square or cotangent (got '" + backward + "')");
+    if (mlir::failed(lowerModule(*module, "moe-generate-backward{loss=" + backward + "}")))
+      return 1;
+  }
   return runCommand ? run(*module) : compile(*module);
 }

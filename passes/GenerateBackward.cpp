@@ -1,0 +1,344 @@
+//===- GenerateBackward.cpp - the moe-generate-backward pass --------------===//
+//
+// Reverse-mode differentiation of a block function, op by op, into a new
+// function `<name>_forward_backward` next to it: the forward as written
+// (moe.block expanded first), then the adjoint of every op in reverse order.
+// Every forward value stays available to the backward (remat policy `none`:
+// the backward reads what the forward computed); which of them to recompute
+// instead is the remat pass's business.
+//
+// The adjoint rules (shared/docs/moe-semantics.md, section 1, "Backward"):
+//   y = combine(rows, perm, w)      d rows = scale_rows(gather_rows(dy, perm), w sorted)
+//                                   (preweighted: no scale)
+//   rows = pack(x, ...)             d x = combine(d rows, perm, w) preweighted:
+//   rows = gather_rows(x, perm)       each token sums its K row gradients
+//   out = gmm(lhs, rhs)             d lhs = gmm(d out, rhs) transpose_rhs,
+//                                   d rhs = tgmm(lhs, d out)
+//   out = gmm(lhs, rhs) transposed  d lhs = gmm(d out, rhs), d rhs = tgmm(d out, lhs)
+//   a = swiglu(h)                   d h = swiglu_grad(d a, h)
+//   out = scale_rows(in, s)         d in = scale_rows(d out, s)
+//   C = matmul(A, B) (shared expert) d A = d C B^T, d B = A^T d C
+//   truncf / extf / addf            the cast back / both operands
+// Routing is fixed, as in the seeds' forward_backward: route, the routing
+// weights and the permutation get no gradient.
+//
+// Why by hand: upstream MLIR has no automatic differentiation (Enzyme works
+// on LLVM IR, where the grouped structure the backward gmms need is gone).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+#include "passes/PassUtils.h"
+
+#include "dialect/MoeOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::moe {
+#define GEN_PASS_DEF_MOEGENERATEBACKWARD
+#include "passes/Passes.h.inc"
+} // namespace mlir::moe
+
+using namespace mlir;
+using namespace mlir::moe;
+
+namespace {
+
+/// `v` as a tensor of `type`'s element type (same shape): the adjoint of a
+/// value has the value's type, while the backward computes in f32 where the
+/// forward accumulated in f32.
+Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
+  auto from = cast<RankedTensorType>(v.getType());
+  auto to = cast<RankedTensorType>(type);
+  if (from.getElementType() == to.getElementType())
+    return v;
+  auto target = from.clone(to.getElementType());
+  if (from.getElementType().getIntOrFloatBitWidth() < to.getElementType().getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, target, v);
+  return arith::TruncFOp::create(b, loc, target, v);
+}
+
+/// A new tensor shaped like `like` with element type `element`.
+Value emptyLike(OpBuilder &b, Location loc, Value like, Type element) {
+  return tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, like), element);
+}
+
+/// [rows, cols] -> [cols, rows].
+Value transposed(OpBuilder &b, Location loc, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
+  std::swap(sizes[0], sizes[1]);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, v, init, ArrayRef<int64_t>{1, 0}).getResult()[0];
+}
+
+/// The adjoints of the values of one function, summed as they arrive.
+class Adjoints {
+public:
+  Adjoints(OpBuilder &b) : b(b) {}
+  void add(Location loc, Value of, Value grad) {
+    grad = castTo(b, loc, grad, of.getType());
+    auto [it, inserted] = map.try_emplace(of, grad);
+    if (!inserted)
+      it->second = arith::AddFOp::create(b, loc, it->second, grad);
+  }
+  Value get(Value of) const { return map.lookup(of); }
+
+private:
+  OpBuilder &b;
+  DenseMap<Value, Value> map;
+};
+
+/// The routing weights sorted like the rows of `perm`: pack's sorted weights
+/// when a pack made `perm` from `weights`, else gathered (w[perm[r]]).
+Value sortedWeights(OpBuilder &b, Location loc, Value perm, Value weights) {
+  if (auto pack = perm.getDefiningOp<PackOp>(); pack && pack.getWeights() == weights)
+    return pack.getSortedWeights();
+  auto weightsType = cast<RankedTensorType>(weights.getType());
+  int64_t flat = weightsType.isDynamicDim(0) ? ShapedType::kDynamic
+                                              : weightsType.getDimSize(0) * weightsType.getDimSize(1);
+  auto column = RankedTensorType::get({flat, 1}, weightsType.getElementType());
+  Value asRows = tensor::CollapseShapeOp::create(b, loc, weights, ArrayRef<ReassociationIndices>{{0, 1}});
+  asRows = tensor::ExpandShapeOp::create(b, loc, column, asRows,
+                                         ArrayRef<ReassociationIndices>{{0, 1}});
+  Value gathered = GatherRowsOp::create(b, loc, asRows, perm, b.getI64IntegerAttr(1));
+  return tensor::CollapseShapeOp::create(b, loc, gathered, ArrayRef<ReassociationIndices>{{0, 1}});
+}
+
+/// The per-token sum of the K row gradients `drows` (pack's and
+/// gather_rows' adjoint), as a combine of unweighted rows; `tokenLike` gives
+/// the token count, `k` the slots per token.
+Value sumTokenRows(OpBuilder &b, Location loc, Value drows, Value perm, Value tokenLike,
+                   int64_t k, Value weights) {
+  if (!weights) {
+    // combine reads T and K off its weights; preweighted, it reads no values.
+    auto f32 = b.getF32Type();
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSizes(b, loc, tokenLike)[0], b.getIndexAttr(k)};
+    Value empty = tensor::EmptyOp::create(b, loc, sizes, f32);
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+    weights = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  }
+  return CombineOp::create(b, loc, drows, perm, weights, CombineStrategy::unsort,
+                           /*preweighted=*/true);
+}
+
+struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (loss != "mean-square" && loss != "cotangent") {
+      module.emitError() << "moe-generate-backward: unknown loss '" << loss
+                         << "' (expected mean-square or cotangent)";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> sources;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal() || fn.isPrivate() || fn->hasAttr(kGradientArgs))
+        continue;
+      if (!functions.empty() && !llvm::is_contained(functions, fn.getSymName()))
+        continue;
+      bool hasMoe = false;
+      fn.walk([&](Operation *op) { hasMoe |= isa<MoeDialect>(op->getDialect()); });
+      if (hasMoe || !functions.empty())
+        sources.push_back(fn);
+    }
+    for (StringRef name : functions)
+      if (!module.lookupSymbol<func::FuncOp>(name)) {
+        module.emitError() << "moe-generate-backward: no function @" << name;
+        return signalPassFailure();
+      }
+    for (func::FuncOp fn : sources)
+      if (failed(generate(fn)))
+        return signalPassFailure();
+  }
+
+  static constexpr StringLiteral kGradientArgs = kGradientArgsAttrName;
+
+  LogicalResult generate(func::FuncOp source) {
+    ModuleOp module = getOperation();
+    std::string name = (source.getSymName() + "_forward_backward").str();
+    if (module.lookupSymbol(name))
+      return source.emitError() << "moe-generate-backward: @" << name << " exists already";
+    if (source.getNumResults() != 1 || !isa<RankedTensorType>(source.getResultTypes()[0]) ||
+        cast<RankedTensorType>(source.getResultTypes()[0]).getRank() != 2)
+      return source.emitError() << "moe-generate-backward: @" << source.getSymName()
+                                << " must return one [tokens, hidden] tensor, the block output";
+    if (!source.getBody().hasOneBlock())
+      return source.emitError() << "moe-generate-backward: @" << source.getSymName()
+                                << " has control flow; only straight-line blocks are differentiated";
+
+    OpBuilder mb(module.getContext());
+    mb.setInsertionPointAfter(source);
+    auto fb = cast<func::FuncOp>(mb.clone(*source));
+    fb.setSymName(name);
+    // moe.block to the primitives the rules know.
+    OpPassManager expand(func::FuncOp::getOperationName());
+    expand.addPass(createMoeExpandBlock());
+    if (failed(runPipeline(expand, fb)))
+      return failure();
+
+    Block &body = fb.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    Value y = ret.getOperand(0);
+    Location loc = ret.getLoc();
+    OpBuilder b(ret);
+    Adjoints adjoints(b);
+
+    // The loss and the seed: mean(y^2) with dy = 2 y / (T H), or the
+    // caller's cotangent.
+    Value first;
+    if (loss == "cotangent") {
+      Value dy = body.addArgument(y.getType(), loc);
+      adjoints.add(loc, y, dy);
+      first = y;
+    } else {
+      auto [lossValue, dy] = meanSquare(b, loc, y);
+      adjoints.add(loc, y, dy);
+      first = lossValue;
+    }
+
+    // The forward's ops, last first.
+    SmallVector<Operation *> forward;
+    for (Operation &op : body.without_terminator())
+      forward.push_back(&op);
+    for (Operation *op : llvm::reverse(forward)) {
+      if (op->getBlock() != &body || isa<func::ReturnOp>(op))
+        continue;
+      if (llvm::none_of(op->getResults(), [&](Value r) { return adjoints.get(r); }))
+        continue;
+      if (failed(adjoint(b, op, adjoints)))
+        return failure();
+    }
+
+    // Results: the loss (or y), then the gradient of each argument the
+    // output depends on differentiably, in argument order.
+    SmallVector<Value> results = {first};
+    SmallVector<int64_t> gradientArgs;
+    for (BlockArgument arg : body.getArguments().take_front(source.getNumArguments()))
+      if (Value g = adjoints.get(arg)) {
+        results.push_back(g);
+        gradientArgs.push_back(arg.getArgNumber());
+      }
+    func::ReturnOp::create(b, loc, results);
+    ret.erase();
+    fb.setFunctionType(FunctionType::get(module.getContext(), body.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
+    fb->setAttr(kGradientArgs, b.getDenseI64ArrayAttr(gradientArgs));
+    return success();
+  }
+
+  /// loss = sum(y^2) / (T H) as tensor<f32>, and dy = y * 2 / (T H).
+  std::pair<Value, Value> meanSquare(OpBuilder &b, Location loc, Value y) {
+    auto f32 = b.getF32Type();
+    Value y32 = castTo(b, loc, y, cast<RankedTensorType>(y.getType()).clone(f32));
+    Value squares = arith::MulFOp::create(b, loc, y32, y32);
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+    Value scalar = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, f32);
+    Value init = linalg::FillOp::create(b, loc, zero, scalar)
+                     .getResult(0);
+    Value sum = linalg::ReduceOp::create(
+                    b, loc, ValueRange{squares}, ValueRange{init}, ArrayRef<int64_t>{0, 1},
+                    [](OpBuilder &nb, Location nl, ValueRange args) {
+                      linalg::YieldOp::create(nb, nl, ValueRange{arith::AddFOp::create(nb, nl, args[0], args[1])});
+                    })
+                    .getResult(0);
+    // 1 / (T H), T known only at run time.
+    Value tokens = tensor::DimOp::create(b, loc, y, 0);
+    Value hidden = tensor::DimOp::create(b, loc, y, 1);
+    Value count = arith::MulIOp::create(b, loc, tokens, hidden);
+    Value countF = arith::UIToFPOp::create(b, loc, f32, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+    Value inv = arith::DivFOp::create(b, loc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f)), countF);
+    Value lossValue = arith::MulFOp::create(b, loc, sum, tensor::FromElementsOp::create(b, loc, RankedTensorType::get({}, f32), ValueRange{inv}));
+    Value twice = arith::MulFOp::create(b, loc, inv, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(2.0f)));
+    Value scale = linalg::FillOp::create(b, loc, twice, emptyLike(b, loc, y, f32)).getResult(0);
+    return {lossValue, arith::MulFOp::create(b, loc, y32, scale)};
+  }
+
+  LogicalResult adjoint(OpBuilder &b, Operation *op, Adjoints &adjoints) {
+    Location loc = op->getLoc();
+    auto grad = [&](Value v) { return adjoints.get(v); };
+    return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+        .Case([&](CombineOp o) {
+          Value dy = grad(o.getOut());
+          int64_t k = cast<RankedTensorType>(o.getWeights().getType()).getDimSize(1);
+          Value drows = GatherRowsOp::create(b, loc, dy, o.getPermutation(), b.getI64IntegerAttr(k));
+          if (!o.getPreweighted())
+            drows = ScaleRowsOp::create(b, loc, drows,
+                                        sortedWeights(b, loc, o.getPermutation(), o.getWeights()));
+          adjoints.add(loc, o.getRows(), drows);
+          return success();
+        })
+        .Case([&](PackOp o) {
+          // Only the rows carry a gradient (routing is fixed).
+          if (Value drows = grad(o.getRows()))
+            adjoints.add(loc, o.getX(), sumTokenRows(b, loc, drows, o.getPermutation(), o.getX(),
+                                                     0, o.getWeights()));
+          return success();
+        })
+        .Case([&](GatherRowsOp o) {
+          if (!isa<FloatType>(cast<RankedTensorType>(o.getSrc().getType()).getElementType()))
+            return success();
+          adjoints.add(loc, o.getSrc(), sumTokenRows(b, loc, grad(o.getRows()), o.getPermutation(),
+                                                     o.getSrc(), o.getK(), Value()));
+          return success();
+        })
+        .Case([&](GmmOp o) {
+          Value dout = grad(o.getOut());
+          if (!o.getTransposeRhs()) {
+            adjoints.add(loc, o.getLhs(), GmmOp::create(b, loc, dout, o.getRhs(), o.getGroupSizes(),
+                                                        /*transpose_rhs=*/true));
+            adjoints.add(loc, o.getRhs(), TgmmOp::create(b, loc, o.getLhs(), dout, o.getGroupSizes()));
+          } else {
+            adjoints.add(loc, o.getLhs(), GmmOp::create(b, loc, dout, o.getRhs(), o.getGroupSizes(),
+                                                        /*transpose_rhs=*/false));
+            adjoints.add(loc, o.getRhs(), TgmmOp::create(b, loc, dout, o.getLhs(), o.getGroupSizes()));
+          }
+          return success();
+        })
+        .Case([&](SwigluOp o) {
+          auto g = SwigluGradOp::create(b, loc, o.getInputs(), grad(o.getOut()));
+          for (auto [input, dinput] : llvm::zip(o.getInputs(), g.getInputGrads()))
+            adjoints.add(loc, input, dinput);
+          return success();
+        })
+        .Case([&](ScaleRowsOp o) {
+          adjoints.add(loc, o.getInput(), ScaleRowsOp::create(b, loc, grad(o.getOut()), o.getScale()));
+          return success();
+        })
+        .Case([&](linalg::MatmulOp o) -> LogicalResult {
+          if (o.hasUserDefinedMaps())
+            return o.emitError("moe-generate-backward: no adjoint rule for a linalg.matmul "
+                               "with indexing maps");
+          Value a = o.getInputs()[0], bm = o.getInputs()[1];
+          Value dc = grad(o.getResult(0));
+          adjoints.add(loc, a, matmulF32(b, loc, dc, transposed(b, loc, bm)));
+          adjoints.add(loc, bm, matmulF32(b, loc, transposed(b, loc, a), dc));
+          // The accumulator is the zero fill matmulF32 and ExpandBlock make:
+          // nothing upstream of it needs a gradient.
+          return success();
+        })
+        .Case([&](arith::AddFOp o) {
+          adjoints.add(loc, o.getLhs(), grad(o.getResult()));
+          adjoints.add(loc, o.getRhs(), grad(o.getResult()));
+          return success();
+        })
+        .Case<arith::TruncFOp, arith::ExtFOp>([&](Operation *o) {
+          adjoints.add(loc, o->getOperand(0), grad(o->getResult(0)));
+          return success();
+        })
+        .Case<linalg::FillOp, tensor::EmptyOp, arith::ConstantOp, RouteOp>(
+            [&](Operation *) { return success(); })
+        .Default([&](Operation *o) {
+          return o->emitError() << "moe-generate-backward: no adjoint rule for '" << o->getName()
+                                << "'";
+        });
+  }
+};
+
+} // namespace

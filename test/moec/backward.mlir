@@ -1,0 +1,25 @@
+// moec --backward adds <f>_forward_backward (moe-generate-backward) before
+// compiling: the loss, then the gradient of x and of each weight; the
+// logits get none. Gradient values are checked against finite differences
+// in test/unit/NumericsTest.cpp (Gradients).
+// RUN: moec run %s --backward mean-square --entry block_forward_backward --random-inputs --dim 6 | FileCheck %s
+// RUN: moec run %s --backward cotangent --entry block_forward_backward --random-inputs --dim 6 | FileCheck %s --check-prefix=COT
+// RUN: moec %s --backward mean-square -o %t.mlir --emit mlir && FileCheck %s --check-prefix=LIB < %t.mlir
+// RUN: not moec run %s --backward hinge --random-inputs 2>&1 | FileCheck %s --check-prefix=BAD
+
+// CHECK: out0: f32
+// CHECK-NEXT: out1: 6x8xf32
+// CHECK-NEXT: out2: 3x8x10xf32
+// CHECK-NEXT: out3: 3x5x8xf32
+// CHECK-NOT: out4
+// COT: out0: 6x8xf32
+// COT-NEXT: out1: 6x8xf32
+// LIB-DAG: llvm.func @block_forward_backward(
+// LIB-DAG: llvm.func @block(
+// BAD: moec: error: --backward must be mean-square or cotangent (got 'hinge')
+func.func @block(%x: tensor<?x8xf32>, %logits: tensor<?x3xf32>, %w13: tensor<3x8x10xf32>,
+                 %w2: tensor<3x5x8xf32>) -> tensor<?x8xf32> {
+  %y = moe.block %x logits(%logits : tensor<?x3xf32>) gate_up(%w13 : tensor<3x8x10xf32>)
+         down(%w2 : tensor<3x5x8xf32>) top 2 : tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
