@@ -70,6 +70,15 @@ Value Emitter::buffer(Value tensor) {
                                            /*read_only=*/true);
 }
 
+Value Emitter::unitStrideBuffer(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  strides.back() = 1;
+  auto layout = StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType(), layout);
+  return bufferization::ToBufferOp::create(b, memrefType, tensor, /*read_only=*/true);
+}
+
 Value Emitter::alloc(ArrayRef<int64_t> shape, Type element,
                      ValueRange dynamicSizes) {
   // 64-byte alignment: one cache line, one AVX-512 register.

@@ -62,6 +62,9 @@ public:
   /// The buffer of a tensor operand, read only, with a fully dynamic layout
   /// so that any buffer one-shot bufferization picks fits.
   Value buffer(Value tensor);
+  /// The same with an innermost stride of 1 (what vector loads need); the
+  /// other strides and the offset are whatever bufferization picks.
+  Value unitStrideBuffer(Value tensor);
   /// A new identity-layout buffer of `type`'s shape; dynamic sizes in order.
   Value alloc(RankedTensorType type, ValueRange dynamicSizes);
   Value alloc(ArrayRef<int64_t> shape, Type element, ValueRange dynamicSizes);

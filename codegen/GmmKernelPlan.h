@@ -20,7 +20,8 @@ struct GmmKernelPlan {
   Value lhs;            // [rows, D], or [tokens, D] when gathered through perm
   Value perm;           // i32 [R]: row r reads lhs[perm[r] / topK], zero if < 0
   int64_t topK = 1;
-  Value gateRhs;        // [E, D, Nw], innermost stride 1
+  Value gateRhs;        // [E, D, Nw], innermost stride 1; [E, N, D] transposed
+  bool transposeRhs = false; // the backward's row gradient: lhs @ rhs[g]^T
   Value upRhs;          // with swiglu: the up columns' weight (may be gateRhs)
   int64_t upOffset = 0; // first up column in upRhs
   bool swiglu = false;

@@ -52,17 +52,6 @@ constexpr int64_t kLanes = 16;
 // The task kinds, as the task table stores them.
 constexpr int64_t kFmaKind = 0, kAmxKind = 1, kDotKind = 2;
 
-/// A buffer of `tensor` whose innermost stride is 1 (what vector loads need)
-/// and whose other strides and offset are whatever bufferization picks.
-Value unitStrideBuffer(Emitter &e, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-  strides.back() = 1;
-  auto layout = StridedLayoutAttr::get(e.b.getContext(), ShapedType::kDynamic, strides);
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType(), layout);
-  return bufferization::ToBufferOp::create(e.b, memrefType, tensor, /*read_only=*/true);
-}
-
 /// `omp_get_max_threads`, declared in the module once: the worker count.
 Value maxThreads(Emitter &e, Operation *anchor) {
   auto module = anchor->getParentOfType<ModuleOp>();
@@ -150,8 +139,22 @@ void MicrokernelEmitter::packWeights(Value g, Value pc, Value kLen, Value c0,
         } else {
           col = e.add(colOut, e.index(v * kLanes));
         }
-        Value vec = vector::MaskedLoadOp::create(b, loadType, src, ValueRange{g, depthRow, col},
-                                                 lanesBelow(e, col, limit, kLanes), passThru);
+        Value vec;
+        if (p.transposeRhs) {
+          // rhs [E, N, D]: the 16 columns are 16 rows of the weight, a
+          // scalar each (the pack is amortized over the task's rows).
+          SmallVector<Value> lanes;
+          for (int64_t l = 0; l < kLanes; ++l) {
+            Value c = e.add(col, e.index(l));
+            Value at = e.min(c, e.sub(limit, e.index(1)));
+            Value v = memref::LoadOp::create(b, src, ValueRange{g, at, depthRow});
+            lanes.push_back(arith::SelectOp::create(b, e.lt(c, limit), v, e.zero(element)));
+          }
+          vec = vector::FromElementsOp::create(b, loadType, lanes);
+        } else {
+          vec = vector::MaskedLoadOp::create(b, loadType, src, ValueRange{g, depthRow, col},
+                                             lanesBelow(e, col, limit, kLanes), passThru);
+        }
         vector::StoreOp::create(b, toF32(vec), packed, ValueRange{pi, k, e.index(v * kLanes)});
       }
     });
@@ -397,23 +400,24 @@ GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
   auto gateType = cast<RankedTensorType>(gate.getType());
   plan.rowCount = gateType.isDynamicDim(0) ? Value() : e.index(gateType.getDimSize(0));
   if (gather) {
-    plan.lhs = unitStrideBuffer(e, gather.getSrc());
+    plan.lhs = e.unitStrideBuffer(gather.getSrc());
     plan.perm = e.buffer(gather.getPermutation());
     plan.topK = gather.getK();
     if (!plan.rowCount)
       plan.rowCount = e.dim(plan.perm, 0);
   } else {
-    plan.lhs = unitStrideBuffer(e, gate.getLhs());
+    plan.lhs = e.unitStrideBuffer(gate.getLhs());
     if (!plan.rowCount)
       plan.rowCount = e.dim(plan.lhs, 0);
   }
   plan.depth = cast<RankedTensorType>(gate.getLhs().getType()).getDimSize(1);
-  plan.gateRhs = unitStrideBuffer(e, gate.getRhs());
-  int64_t rhsWidth = cast<RankedTensorType>(gate.getRhs().getType()).getDimSize(2);
+  plan.gateRhs = e.unitStrideBuffer(gate.getRhs());
+  plan.transposeRhs = gate.getTransposeRhs();
+  int64_t rhsWidth = cast<RankedTensorType>(gate.getRhs().getType()).getDimSize(plan.transposeRhs ? 1 : 2);
   if (swiglu) {
     plan.swiglu = true;
     if (up) {
-      plan.upRhs = unitStrideBuffer(e, up.getRhs());
+      plan.upRhs = e.unitStrideBuffer(up.getRhs());
       plan.upOffset = 0;
       plan.width = rhsWidth;
     } else {
@@ -441,6 +445,9 @@ void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate,
     return cast<MemRefType>(buffer.getType()).getElementType().isBF16();
   };
   bool bf16Operands = isBf16(plan.lhs) && isBf16(plan.gateRhs) && (!plan.upRhs || isBf16(plan.upRhs));
+  // The bf16 kinds pack row pairs of an [E, D, N] weight; the transposed
+  // form runs on the FMA tiles.
+  bf16Operands &= !plan.transposeRhs;
   plan.amx = bf16Kinds.amx && bf16Operands;
   plan.avx512Bf16 = bf16Kinds.avx512Bf16 && bf16Operands;
   auto type = cast<RankedTensorType>(root->getResult(0).getType());

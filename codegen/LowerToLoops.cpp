@@ -19,8 +19,7 @@ using namespace mlir::moe;
 namespace {
 /// gmm ops the microkernel takes: the forward ones (not transposed).
 bool isFastGmm(Operation *op) {
-  auto gmm = dyn_cast_or_null<GmmOp>(op);
-  return gmm && !gmm.getTransposeRhs();
+  return isa_and_nonnull<GmmOp>(op);
 }
 
 /// The SwiGLU that `gmm` can hand its result to without the result reaching
@@ -35,7 +34,7 @@ SwigluOp fusableSwiglu(GmmOp gmm) {
   SmallVector<GmmOp> inputs;
   for (Value in : swiglu.getInputs()) {
     auto g = in.getDefiningOp<GmmOp>();
-    if (!isFastGmm(g) || !g->hasOneUse())
+    if (!isFastGmm(g) || cast<GmmOp>(g).getTransposeRhs() || !g->hasOneUse())
       return {};
     inputs.push_back(g);
   }
@@ -85,10 +84,11 @@ struct MoeLowerToLoopsPass
   FailureOr<codegen::GmmTiling> tilingFor(GmmOp gmm, bool swiglu) {
     auto rhsType = cast<RankedTensorType>(gmm.getRhs().getType());
     codegen::GmmShape shape;
-    shape.depth = rhsType.getDimSize(1);
+    // The transposed form (the backward's row gradient) reads rhs [E, N, D].
+    shape.depth = rhsType.getDimSize(gmm.getTransposeRhs() ? 2 : 1);
     shape.width = swiglu && cast<SwigluOp>(*gmm->user_begin()).getInputs().size() == 1
                       ? rhsType.getDimSize(2) / 2
-                      : rhsType.getDimSize(2);
+                      : rhsType.getDimSize(gmm.getTransposeRhs() ? 1 : 2);
     shape.swiglu = swiglu;
     shape.elementBytes = rhsType.getElementType().getIntOrFloatBitWidth() / 8;
     std::optional<codegen::GmmTiling> tiling;
@@ -188,7 +188,12 @@ struct MoeLowerToLoopsPass
             else
               codegen::lowerGmm(rewriter, o);
           })
-          .Case([&](TgmmOp o) { codegen::lowerTgmm(rewriter, o); })
+          .Case([&](TgmmOp o) {
+            if (microkernel)
+              codegen::lowerTgmmMicrokernel(rewriter, o);
+            else
+              codegen::lowerTgmm(rewriter, o);
+          })
           .Case([&](SwigluOp o) { codegen::lowerSwiglu(rewriter, o); })
           .Case([&](SwigluGradOp o) { codegen::lowerSwigluGrad(rewriter, o); })
           .Case([&](ScaleRowsOp o) { codegen::lowerScaleRows(rewriter, o); })

@@ -19,6 +19,9 @@ void lowerGatherRows(RewriterBase &rewriter, GatherRowsOp op);
 /// microkernel strategy can replace this one lowering.
 void lowerGmm(RewriterBase &rewriter, GmmOp op);
 void lowerTgmm(RewriterBase &rewriter, TgmmOp op);
+/// moe.tgmm as register tiles, split over experts, depth and columns
+/// (TgmmMicrokernel.cpp): the microkernel strategies' form.
+void lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op);
 void lowerSwiglu(RewriterBase &rewriter, SwigluOp op);
 void lowerSwigluGrad(RewriterBase &rewriter, SwigluGradOp op);
 void lowerScaleRows(RewriterBase &rewriter, ScaleRowsOp op);

@@ -518,6 +518,10 @@ std::vector<Config> gradientConfigs() {
     c.shared = 9; c.preweight = true; c.scatter = true; c.k = 3; });
   add("null experts, reference gmm", [](Config &c) {
     c.route.nullExperts = 2; c.toLLVM = "gmm-strategy=reference"; });
+  // Backward kernels over several depth tiles and column blocks, remainders
+  // in both, a hot expert (one group holding most rows).
+  add("wide, hot expert, several tiles", [](Config &c) {
+    c.tokens = 21; c.hidden = 70; c.mlp = 37; c.experts = 3; c.hotExpert = 1; });
   return list;
 }
 
