@@ -19,11 +19,8 @@ using namespace mlir;
 using namespace mlir::moe;
 using namespace mlir::moe::codegen;
 
-namespace {
-/// Calls `body(group, firstRow, endRow)` for every group, with the rows
-/// clamped to [0, rowCount) and negative sizes taken as zero.
-void forEachGroup(Emitter &e, Value sizes, Value rowCount,
-                  function_ref<void(Value, Value, Value)> body) {
+void mlir::moe::codegen::forEachGroup(Emitter &e, Value sizes, Value rowCount,
+                                      function_ref<void(Value, Value, Value)> body) {
   Value zero = e.index(0);
   Value groups = e.dim(sizes, 0);
   e.forLoop(zero, groups, ValueRange{zero},
@@ -35,7 +32,6 @@ void forEachGroup(Emitter &e, Value sizes, Value rowCount,
               return {end};
             });
 }
-} // namespace
 
 void mlir::moe::codegen::lowerGmm(RewriterBase &rewriter, GmmOp op) {
   rewriter.setInsertionPoint(op);

@@ -433,6 +433,32 @@ GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
 
 } // namespace
 
+std::optional<Bf16Kinds> mlir::moe::codegen::bf16KindsFor(StringRef strategy,
+                                                          const MachineModel &host,
+                                                          std::string &error) {
+  if (strategy == "microkernel")
+    return Bf16Kinds{host.amxBf16, host.avx512Bf16};
+  // AMX code compiles for any x86-64 target and checks at run time.
+  if (strategy == "microkernel-amx")
+    return Bf16Kinds{true, host.avx512Bf16};
+  if (strategy == "microkernel-avx512bf16") {
+    // No run-time check can save code that uses an instruction the CPU
+    // lacks: refuse it here.
+    if (host.avx512Bf16)
+      return Bf16Kinds{false, true};
+    error = "gmm-strategy=microkernel-avx512bf16 needs a CPU with AVX512_BF16, which this host "
+            "does not have (use microkernel or microkernel-fma)";
+    return std::nullopt;
+  }
+  if (strategy == "microkernel-fma" || strategy == "reference")
+    return Bf16Kinds{};
+  error = ("unknown gmm-strategy '" + strategy +
+           "' (expected microkernel, microkernel-amx, microkernel-avx512bf16, microkernel-fma or "
+           "reference)")
+              .str();
+  return std::nullopt;
+}
+
 void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate, GmmOp up,
                                              SwigluOp swiglu, const GmmTiling &tiling,
                                              Bf16Kinds bf16Kinds) {

@@ -20,6 +20,12 @@ struct Bf16Kinds {
   bool amx = false;
   bool avx512Bf16 = false;
 };
+/// The bf16 kinds gmm-strategy `strategy` compiles in for `host` (none for
+/// microkernel-fma and reference); nullopt with `error` set for an unknown
+/// strategy or one this host cannot run. moec compiles for the host, so the
+/// host's features are the target's.
+std::optional<Bf16Kinds> bf16KindsFor(llvm::StringRef strategy, const MachineModel &host,
+                                      std::string &error);
 void lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate, GmmOp up, SwigluOp swiglu,
                          const GmmTiling &tiling, Bf16Kinds bf16Kinds);
 

@@ -118,28 +118,11 @@ struct MoeLowerToLoopsPass
 
   void runOnOperation() override {
     bool microkernel = StringRef(gmmStrategy).starts_with("microkernel");
-    codegen::Bf16Kinds bf16Kinds;
-    // moec compiles for the host, so the host's features are the target's.
-    codegen::MachineModel host = codegen::MachineModel::host();
-    if (gmmStrategy == "microkernel") {
-      bf16Kinds = {host.amxBf16, host.avx512Bf16};
-    } else if (gmmStrategy == "microkernel-amx") {
-      // AMX code compiles for any x86-64 target and checks at run time.
-      bf16Kinds = {true, host.avx512Bf16};
-    } else if (gmmStrategy == "microkernel-avx512bf16") {
-      // No run-time check can save code that uses an instruction the CPU
-      // lacks: refuse it here.
-      if (!host.avx512Bf16) {
-        getOperation().emitError() << "gmm-strategy=microkernel-avx512bf16 needs a CPU with "
-                                      "AVX512_BF16, which this host does not have (use "
-                                      "microkernel or microkernel-fma)";
-        return signalPassFailure();
-      }
-      bf16Kinds = {false, true};
-    } else if (gmmStrategy != "microkernel-fma" && gmmStrategy != "reference") {
-      getOperation().emitError() << "unknown gmm-strategy '" << gmmStrategy
-                                 << "' (expected microkernel, microkernel-amx, "
-                                    "microkernel-avx512bf16, microkernel-fma or reference)";
+    std::string error;
+    std::optional<codegen::Bf16Kinds> bf16Kinds =
+        codegen::bf16KindsFor(gmmStrategy, codegen::MachineModel::host(), error);
+    if (!bf16Kinds) {
+      getOperation().emitError() << error;
       return signalPassFailure();
     }
     if (microkernel)
@@ -169,7 +152,7 @@ struct MoeLowerToLoopsPass
       for (Operation *op : {gate.getOperation(), up.getOperation(), swiglu.getOperation()})
         if (op)
           lowered.insert(op);
-      codegen::lowerGmmMicrokernel(rewriter, gate, up, swiglu, *tiling, bf16Kinds);
+      codegen::lowerGmmMicrokernel(rewriter, gate, up, swiglu, *tiling, *bf16Kinds);
     };
     for (Operation *op : ops) {
       if (lowered.contains(op))

@@ -12,6 +12,14 @@
 
 namespace mlir::moe::codegen {
 
+class Emitter;
+
+/// Calls `body(group, firstRow, endRow)` for every group of a grouped
+/// matmul's `sizes`, with the rows clamped to [0, rowCount) and negative
+/// sizes taken as zero.
+void forEachGroup(Emitter &e, Value sizes, Value rowCount,
+                  function_ref<void(Value, Value, Value)> body);
+
 void lowerRoute(RewriterBase &rewriter, RouteOp op);
 void lowerPack(RewriterBase &rewriter, PackOp op);
 void lowerGatherRows(RewriterBase &rewriter, GatherRowsOp op);

@@ -121,7 +121,6 @@ void mlir::moe::codegen::lowerGatherRows(RewriterBase &rewriter,
                                          GatherRowsOp op) {
   rewriter.setInsertionPoint(op);
   Emitter e(rewriter, op.getLoc());
-  auto &b = e.b;
   Value src = e.buffer(op.getSrc());
   Value perm = e.buffer(op.getPermutation());
   Value cK = e.index(op.getK()), zero = e.index(0);

@@ -48,18 +48,18 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   auto type = cast<RankedTensorType>(op.getType());
   int64_t depth = type.getDimSize(1), width = type.getDimSize(2);
   Type outElement = type.getElementType();
-  Value zero = e.index(0), one = e.index(1);
+  Value zero = e.index(0);
   Value rowCount = e.min(e.dim(lhs, 0), e.dim(rhs, 0));
   Value out = e.alloc(type, {});
 
-  // Group g is rows [first[g], first[g + 1]), clamped to the rows there are.
+  // Group g is rows [firstRow[g], endRow[g]).
   Value groups = e.dim(sizes, 0);
-  Value first = e.alloc({ShapedType::kDynamic}, b.getIndexType(), {e.add(groups, one)});
-  Value total = e.forLoop(zero, groups, ValueRange{zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
-    e.store(e.min(acc[0], rowCount), first, {g});
-    return {e.add(acc[0], e.max(e.toIndex(e.load(sizes, {g})), zero))};
-  })[0];
-  e.store(e.min(total, rowCount), first, {groups});
+  Value firstRow = e.alloc({ShapedType::kDynamic}, b.getIndexType(), {groups});
+  Value endRow = e.alloc({ShapedType::kDynamic}, b.getIndexType(), {groups});
+  forEachGroup(e, sizes, rowCount, [&](Value g, Value first, Value end) {
+    e.store(first, firstRow, {g});
+    e.store(end, endRow, {g});
+  });
 
   int64_t columns = kVectors * kLanes;
   int64_t depthTiles = (depth + kDepthTile - 1) / kDepthTile;
@@ -89,7 +89,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     }
     SmallVector<Value> init(kDepthTile * kVectors, zeroVector);
     SmallVector<Value> acc = e.forLoop(
-        e.load(first, {g}), e.load(first, {e.add(g, one)}), init,
+        e.load(firstRow, {g}), e.load(endRow, {g}), init,
         [&](Value r, ValueRange in) -> SmallVector<Value> {
           SmallVector<Value> w;
           for (int64_t v = 0; v < kVectors; ++v) {

@@ -111,20 +111,21 @@ Value sortedWeights(OpBuilder &b, Location loc, Value perm, Value weights) {
 }
 
 /// The per-token sum of the K row gradients `drows` (pack's and
-/// gather_rows' adjoint), as a combine of unweighted rows; `tokenLike` gives
-/// the token count, `k` the slots per token.
-Value sumTokenRows(OpBuilder &b, Location loc, Value drows, Value perm, Value tokenLike,
-                   int64_t k, Value weights) {
-  if (!weights) {
-    // combine reads T and K off its weights; preweighted, it reads no values.
-    auto f32 = b.getF32Type();
-    SmallVector<OpFoldResult> sizes = {tensor::getMixedSizes(b, loc, tokenLike)[0], b.getIndexAttr(k)};
-    Value empty = tensor::EmptyOp::create(b, loc, sizes, f32);
-    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
-    weights = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
-  }
-  return CombineOp::create(b, loc, drows, perm, weights, CombineStrategy::unsort,
+/// gather_rows' adjoint): a combine of unweighted rows. `tokenWeights`
+/// [T, K] only gives combine T and K; preweighted, it reads no values.
+Value sumTokenRows(OpBuilder &b, Location loc, Value drows, Value perm, Value tokenWeights) {
+  return CombineOp::create(b, loc, drows, perm, tokenWeights, CombineStrategy::unsort,
                            /*preweighted=*/true);
+}
+
+/// Zeros [T, K] for the T rows of `tokens`: the shape operand of
+/// sumTokenRows where no routing weights are at hand.
+Value zeroTokenWeights(OpBuilder &b, Location loc, Value tokens, int64_t k) {
+  auto f32 = b.getF32Type();
+  SmallVector<OpFoldResult> sizes = {tensor::getMixedSizes(b, loc, tokens)[0], b.getIndexAttr(k)};
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, f32);
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
 
 struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
@@ -277,15 +278,15 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
         .Case([&](PackOp o) {
           // Only the rows carry a gradient (routing is fixed).
           if (Value drows = grad(o.getRows()))
-            adjoints.add(loc, o.getX(), sumTokenRows(b, loc, drows, o.getPermutation(), o.getX(),
-                                                     0, o.getWeights()));
+            adjoints.add(loc, o.getX(), sumTokenRows(b, loc, drows, o.getPermutation(), o.getWeights()));
           return success();
         })
         .Case([&](GatherRowsOp o) {
           if (!isa<FloatType>(cast<RankedTensorType>(o.getSrc().getType()).getElementType()))
             return success();
-          adjoints.add(loc, o.getSrc(), sumTokenRows(b, loc, grad(o.getRows()), o.getPermutation(),
-                                                     o.getSrc(), o.getK(), Value()));
+          adjoints.add(loc, o.getSrc(),
+                       sumTokenRows(b, loc, grad(o.getRows()), o.getPermutation(),
+                                    zeroTokenWeights(b, loc, o.getSrc(), o.getK())));
           return success();
         })
         .Case([&](GmmOp o) {
@@ -319,8 +320,9 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
           Value dc = grad(o.getResult(0));
           adjoints.add(loc, a, matmulF32(b, loc, dc, transposed(b, loc, bm)));
           adjoints.add(loc, bm, matmulF32(b, loc, transposed(b, loc, a), dc));
-          // The accumulator is the zero fill matmulF32 and ExpandBlock make:
-          // nothing upstream of it needs a gradient.
+          // C = C0 + A B: the initial accumulator gets dC too (a zero fill,
+          // as ExpandBlock makes it, takes it and passes nothing on).
+          adjoints.add(loc, o.getOutputs()[0], dc);
           return success();
         })
         .Case([&](arith::AddFOp o) {

@@ -76,3 +76,18 @@ func.func private @helper(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
 func.func @plain(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
   return %a : tensor<4x4xf32>
 }
+
+// -----
+
+// A matmul accumulating into a value that is itself differentiable: the
+// initial accumulator gets dC as well.
+// CHECK-LABEL: func.func @accumulate_forward_backward(
+// CHECK-SAME:    -> (tensor<f32>, tensor<4x4xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK-SAME:    attributes {moe.gradient_args = array<i64: 0, 1, 2>}
+// CHECK:         %[[DM:.*]] = moe.swiglu_grad
+// CHECK:         return %{{.*}}, %{{.*}}, %{{.*}}, %[[DM]] :
+func.func @accumulate(%a: tensor<4x4xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  %m = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x8xf32>) outs(%c : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = moe.swiglu %m : tensor<4x8xf32>
+  return %s : tensor<4x4xf32>
+}

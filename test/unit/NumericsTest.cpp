@@ -224,6 +224,36 @@ Inputs makeInputs(const Config &c, std::mt19937_64 &rng) {
   return in;
 }
 
+/// Parses `source`, runs `prepare` over it if given (a pipeline that adds
+/// the entry function), lowers it with `pipeline` (moe-to-llvm when empty),
+/// JIT-compiles it and runs `entry` on the arguments' buffers (moved out of
+/// `args`).
+void compileAndRun(const std::string &source, const std::string &prepare, const std::string &entry,
+                   const std::string &pipeline, std::vector<Tensor> &args,
+                   std::vector<Buffer> &results) {
+  SCOPED_TRACE(source);
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  if (!prepare.empty()) {
+    ASSERT_TRUE(mlir::succeeded(lowerModule(*module, prepare)));
+  }
+  std::string error;
+  auto sig = entrySignature(*module, entry, error);
+  ASSERT_TRUE(sig) << error;
+  ASSERT_TRUE(mlir::succeeded(lowerModule(*module, pipeline)));
+  auto jit = JitProgram::create(*module, error);
+  ASSERT_TRUE(jit) << error;
+  std::vector<Buffer> inputs;
+  for (Tensor &t : args)
+    inputs.push_back(std::move(t.buffer));
+  auto ran = jit->run(*sig, inputs, error);
+  ASSERT_TRUE(ran) << error;
+  results = std::move(*ran);
+}
+
 void check(const Config &c, uint64_t seed) {
   SCOPED_TRACE("config " + c.name + ", seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
@@ -244,29 +274,13 @@ void check(const Config &c, uint64_t seed) {
   std::vector<double> expected = reference::block(args[0].values, routing, shape, w, c.k);
 
   // Compiled.
-  std::string source = program(c);
-  SCOPED_TRACE(source);
-  mlir::DialectRegistry registry;
-  registerCompilerDialects(registry);
-  mlir::MLIRContext context(registry);
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
-  ASSERT_TRUE(module);
-  std::string error;
-  auto sig = entrySignature(*module, "moe_block", error);
-  ASSERT_TRUE(sig) << error;
   std::string pipeline;
   if (!c.passes.empty() || !c.toLLVM.empty())
     pipeline = (c.passes.empty() ? "" : c.passes + ",") + "moe-to-llvm{" + c.toLLVM + "}";
-  ASSERT_TRUE(mlir::succeeded(lowerModule(*module, pipeline)));
-  auto jit = JitProgram::create(*module, error);
-  ASSERT_TRUE(jit) << error;
-  std::vector<Buffer> inputs;
-  for (Tensor &t : args)
-    inputs.push_back(std::move(t.buffer));
-  auto results = jit->run(*sig, inputs, error);
-  ASSERT_TRUE(results) << error;
-  ASSERT_EQ(results->size(), 1u);
-  const Buffer &y = (*results)[0];
+  std::vector<Buffer> results;
+  ASSERT_NO_FATAL_FAILURE(compileAndRun(program(c), "", "moe_block", pipeline, args, results));
+  ASSERT_EQ(results.size(), 1u);
+  const Buffer &y = results[0];
   ASSERT_EQ(y.shape(), (std::vector<int64_t>{T, H}));
 
   double maxRef = 0, maxErr = 0;
@@ -452,36 +466,20 @@ void checkGradients(const Config &c, uint64_t seed) {
   std::vector<float> x = in.args[0].values;
   reference::BlockWeights w = in.w;
 
-  std::string source = program(c);
-  SCOPED_TRACE(source);
-  mlir::DialectRegistry registry;
-  registerCompilerDialects(registry);
-  mlir::MLIRContext context(registry);
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
-  ASSERT_TRUE(module);
-  std::string error;
-  ASSERT_TRUE(mlir::succeeded(lowerModule(*module, "moe-generate-backward")));
-  auto sig = entrySignature(*module, "moe_block_forward_backward", error);
-  ASSERT_TRUE(sig) << error;
-  ASSERT_TRUE(mlir::succeeded(lowerModule(*module, "moe-to-llvm{" + c.toLLVM + "}")));
-  auto jit = JitProgram::create(*module, error);
-  ASSERT_TRUE(jit) << error;
-  std::vector<Buffer> inputs;
-  for (Tensor &t : in.args)
-    inputs.push_back(std::move(t.buffer));
-  auto results = jit->run(*sig, inputs, error);
-  ASSERT_TRUE(results) << error;
+  std::vector<Buffer> results;
+  ASSERT_NO_FATAL_FAILURE(compileAndRun(program(c), "moe-generate-backward", "moe_block_forward_backward",
+                                        "moe-to-llvm{" + c.toLLVM + "}", in.args, results));
   // The loss, then x and every weight (not the logits).
   size_t gradients = in.weightOf.size() - 1;
-  ASSERT_EQ(results->size(), 1 + gradients);
+  ASSERT_EQ(results.size(), 1 + gradients);
 
   double loss = referenceLoss(c, x, routing, w);
-  EXPECT_NEAR((*results)[0].at(0), loss, 1e-5 * std::max(1.0, loss));
+  EXPECT_NEAR(results[0].at(0), loss, 1e-5 * std::max(1.0, loss));
 
   constexpr double kStep = 1e-3;
   for (size_t g = 0; g < gradients; ++g) {
     size_t arg = g == 0 ? 0 : g + 1;
-    const Buffer &grad = (*results)[1 + g];
+    const Buffer &grad = results[1 + g];
     std::vector<float> &values = arg == 0 ? x : w.*in.weightOf[arg];
     ASSERT_EQ(grad.numElements(), int64_t(values.size())) << "gradient of argument " << arg;
     double scale = 0;

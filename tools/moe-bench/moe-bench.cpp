@@ -14,6 +14,7 @@
 #include "Session.h"
 #include "Tune.h"
 
+#include "codegen/GmmMicrokernel.h"
 #include "codegen/GmmTiling.h"
 #include "runtime/Npy.h"
 
@@ -299,12 +300,13 @@ int main(int argc, char **argv) {
   // their work: AMX tiles (large groups) where used, else the AVX512_BF16
   // dot products; all else against FP32 FMA (bf16 on the FMA tiles is
   // widened to f32).
-  mlir::moe::codegen::MachineModel host = mlir::moe::codegen::MachineModel::host();
-  bool amxCode = dtype == "bf16" && amxTilesGranted() &&
-                 (backend == "microkernel-amx" || (backend == "microkernel" && host.amxBf16));
-  bool dotCode = !amxCode && dtype == "bf16" && host.avx512Bf16 &&
-                 (backend == "microkernel" || backend == "microkernel-amx" ||
-                  backend == "microkernel-avx512bf16");
+  std::string kindsError;
+  auto kinds = mlir::moe::codegen::bf16KindsFor(backend, mlir::moe::codegen::MachineModel::host(),
+                                                kindsError);
+  if (!kinds)
+    return fail(kindsError);
+  bool amxCode = dtype == "bf16" && kinds->amx && amxTilesGranted();
+  bool dotCode = !amxCode && dtype == "bf16" && kinds->avx512Bf16;
   auto measurePeak = [&] {
     if (amxCode)
       return measureAmxBf16PeakGflops(threads);
