@@ -2,13 +2,16 @@
 # Runs moe-bench and the peers (PyTorch eager, oneDNN per-expert loop) in turn
 # on the same shapes and the same routing, then prints the side-by-side table
 # with the ratios (bench/table.py). Environment: TOKENS HIDDEN MLP EXPERTS
-# TOPKS ("8 2") DTYPES ("f32 bf16") ITERS (3) THREADS (2); LOG_DIR keeps the
-# raw output (default: a temporary directory).
+# TOPKS ("8 2") DTYPES ("f32 bf16") PASSES ("forward"; "forward forward_backward"
+# adds the training pass, against the PyTorch peer only: oneDNN has no
+# autograd) ITERS (3) THREADS (2); LOG_DIR keeps the raw output (default: a
+# temporary directory).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MOEC_BUILD_DIR:-$root/build}
 T=${TOKENS:-4096} H=${HIDDEN:-2048} M=${MLP:-1408} E=${EXPERTS:-60}
-TOPKS=${TOPKS:-"8 2"} DTYPES=${DTYPES:-"f32 bf16"} ITERS=${ITERS:-3} THREADS=${THREADS:-2}
+TOPKS=${TOPKS:-"8 2"} DTYPES=${DTYPES:-"f32 bf16"} PASSES=${PASSES:-"forward"}
+ITERS=${ITERS:-3} THREADS=${THREADS:-2}
 log=${LOG_DIR:-$(mktemp -d)}
 mkdir -p "$log"
 # One run per log: table.py must not mix in a previous run's lines.
@@ -19,17 +22,23 @@ bash "$root/scripts/build.sh" moe-bench moe-peer-onednn >/dev/null
 
 ks=$(echo $TOPKS | tr ' ' ',')
 for dt in $DTYPES; do
-  "$build/bin/moe-bench" --tokens "$T" --hidden "$H" --mlp-dim "$M" --experts "$E" \
-    --topk-list "$ks" --dtype "$dt" --iters "$ITERS" --warmup 1 --threads "$THREADS" \
-    --stage-timing --dump-routing "$log/routing" --json "$log/moe-bench-$dt.json" |
-    tee -a "$log/run.txt"
-  for k in $TOPKS; do
-    common=(--routing "$log/routing/random-top$k" --hidden "$H" --mlp-dim "$M" --experts "$E"
-            --dtype "$dt" --iters "$ITERS" --warmup 1 --threads "$THREADS")
-    # OpenBLAS takes this CPU for a Prescott (SSE3) without the core type.
-    OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS="$THREADS" \
-      /usr/bin/python3 "$root/bench/peers/torch_moe.py" "${common[@]}" | tee -a "$log/run.txt"
-    "$build/bin/moe-peer-onednn" "${common[@]}" | tee -a "$log/run.txt"
+  for p in $PASSES; do
+    "$build/bin/moe-bench" --tokens "$T" --hidden "$H" --mlp-dim "$M" --experts "$E" \
+      --topk-list "$ks" --dtype "$dt" --bench-pass "$p" --iters "$ITERS" --warmup 1 \
+      --threads "$THREADS" --stage-timing --dump-routing "$log/routing" \
+      --json "$log/moe-bench-$dt-$p.json" | tee -a "$log/run.txt"
+    for k in $TOPKS; do
+      common=(--routing "$log/routing/random-top$k" --hidden "$H" --mlp-dim "$M" --experts "$E"
+              --dtype "$dt" --iters "$ITERS" --warmup 1 --threads "$THREADS")
+      # OpenBLAS takes this CPU for a Prescott (SSE3) without the core type.
+      OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS="$THREADS" \
+        /usr/bin/python3 "$root/bench/peers/torch_moe.py" "${common[@]}" --pass "$p" |
+        tee -a "$log/run.txt"
+      # oneDNN has no autograd: it is a forward peer only.
+      if [[ $p == forward ]]; then
+        "$build/bin/moe-peer-onednn" "${common[@]}" | tee -a "$log/run.txt"
+      fi
+    done
   done
 done
 echo

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The side-by-side table of a bench/compare.sh log: moe-bench's RESULT lines
-and the peers' PEER lines, one row per (dtype, top-k), with the ratios of
-moe-bench's tokens/s to each peer's. Usage: table.py LOG [--markdown]."""
+and the peers' PEER lines, one row per (pass, dtype, top-k), with the ratios of
+moe-bench's tokens/s to each peer's. Rows of different passes (forward,
+forward_backward) never mix; a line without pass= (older logs) is forward.
+Usage: table.py LOG [--markdown]."""
 import re
 import sys
 
@@ -29,19 +31,19 @@ def main():
         elif line.startswith("RESULT ") and "mode=full" in line:
             f = fields(line)
             f["peak_kind"] = kind or "-"
-            ours[(f["dtype"], int(f["topk"]))] = f
+            ours[(f.get("pass", "forward"), f["dtype"], int(f["topk"]))] = f
         elif line.startswith("PEER "):
             f = fields(line)
-            peers[(f["dtype"], int(f["topk"]), f["peer"])] = f
+            peers[(f.get("pass", "forward"), f["dtype"], int(f["topk"]), f["peer"])] = f
     rows = []
-    header = ["dtype", "top-k", "moec TF/s", "% peak", "of", "torch TF/s", "oneDNN TF/s",
-              "moec/torch", "moec/oneDNN"]
-    for (dt, k), f in sorted(ours.items()):
-        t = peers.get((dt, k, "torch_eager"))
-        o = peers.get((dt, k, "onednn"))
+    header = ["pass", "dtype", "top-k", "moec TF/s", "% peak", "of", "torch TF/s",
+              "oneDNN TF/s", "moec/torch", "moec/oneDNN"]
+    for (ps, dt, k), f in sorted(ours.items()):
+        t = peers.get((ps, dt, k, "torch_eager"))
+        o = peers.get((ps, dt, k, "onednn"))
         tps = float(f["tokens_per_s"])
         ratio = lambda p: f"{tps / float(p['tokens_per_s']):.2f}x" if p else "-"
-        rows.append([dt, str(k), f"{float(f['tflops']):.3f}", f.get("peak_pct", "-"), f["peak_kind"],
+        rows.append([ps, dt, str(k), f"{float(f['tflops']):.3f}", f.get("peak_pct", "-"), f["peak_kind"],
                      f"{float(t['tflops']):.3f}" if t else "-",
                      f"{float(o['tflops']):.3f}" if o else "-", ratio(t), ratio(o)])
     if "--markdown" in sys.argv:

@@ -46,6 +46,11 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
+  if (attr.getName() == kAdjointAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << kAdjointAttrName << "' must be a unit attribute";
+    return success();
+  }
   if (attr.getName() != kAxesAttrName)
     return op->emitError() << "unknown moe dialect attribute '"
                            << attr.getName().getValue() << "'";

@@ -17,6 +17,10 @@ inline constexpr llvm::StringLiteral kAxesAttrName = "moe.axes";
 /// On a `<f>_forward_backward` function (moe-generate-backward): the
 /// argument number of each gradient it returns after the loss.
 inline constexpr llvm::StringLiteral kGradientArgsAttrName = "moe.gradient_args";
+/// Unit attribute moe-generate-backward puts on every op of a
+/// forward_backward function that belongs to the backward (after the loss):
+/// the remat pass reads the forward/backward boundary from it.
+inline constexpr llvm::StringLiteral kAdjointAttrName = "moe.adjoint";
 } // namespace mlir::moe
 
 #endif // MOEC_DIALECT_MOEDIALECT_H

@@ -191,6 +191,11 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
     OpBuilder b(ret);
     Adjoints adjoints(b);
 
+    // The forward's ops, last first (collected before the loss adds any).
+    SmallVector<Operation *> forward;
+    for (Operation &op : body.without_terminator())
+      forward.push_back(&op);
+
     // The loss and the seed: mean(y^2) with dy = 2 y / (T H), or the
     // caller's cotangent.
     Value first;
@@ -204,10 +209,6 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
       first = lossValue;
     }
 
-    // The forward's ops, last first.
-    SmallVector<Operation *> forward;
-    for (Operation &op : body.without_terminator())
-      forward.push_back(&op);
     for (Operation *op : llvm::reverse(forward)) {
       if (op->getBlock() != &body || isa<func::ReturnOp>(op))
         continue;
@@ -228,10 +229,30 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
       }
     func::ReturnOp::create(b, loc, results);
     ret.erase();
+    markAdjoint(body, forward, first);
     fb.setFunctionType(FunctionType::get(module.getContext(), body.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
     fb->setAttr(kGradientArgs, b.getDenseI64ArrayAttr(gradientArgs));
     return success();
+  }
+
+  /// Tags every op the backward added with moe.adjoint, the boundary the
+  /// remat pass works from. The loss itself (what `loss` is computed from)
+  /// is part of the forward: what the backward reads of it, like y for dy,
+  /// is kept across the boundary as any other forward value.
+  static void markAdjoint(Block &body, ArrayRef<Operation *> forward, Value loss) {
+    DenseSet<Operation *> forwardOps(forward.begin(), forward.end());
+    SmallVector<Value> work = {loss};
+    while (!work.empty()) {
+      Operation *def = work.pop_back_val().getDefiningOp();
+      if (!def || !forwardOps.insert(def).second)
+        continue;
+      llvm::append_range(work, def->getOperands());
+    }
+    UnitAttr unit = UnitAttr::get(body.getParent()->getContext());
+    for (Operation &op : body.without_terminator())
+      if (!forwardOps.contains(&op))
+        op.setAttr(kAdjointAttrName, unit);
   }
 
   /// loss = sum(y^2) / (T H) as tensor<f32>, and dy = y * 2 / (T H).

@@ -116,4 +116,50 @@ def MoeFuseSharedExpert : Pass<"moe-fuse-shared-expert"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def MoeRemat : Pass<"moe-remat", "::mlir::func::FuncOp"> {
+  let summary = "Choose which forward values the backward recomputes instead of keeping";
+  let description = [{
+    Works on the `<f>_forward_backward` functions moe-generate-backward
+    makes (other functions are left alone). The backward of such a function
+    reads forward values, which a training step keeps alive from the forward
+    into the backward; this pass makes the backward recompute some of them
+    from what is kept instead (semantics doc, section 3):
+
+    - `none`: keep everything the backward reads;
+    - `expert_mlp`: keep only the expert MLP's inputs (sorted rows, group
+      sizes, weights); the up gmm, the activation, the preweight scaling and
+      the down gmm run again in the backward where it reads their outputs;
+    - `combine`: keep only combine's inputs; combine runs again where the
+      backward reads its output;
+    - `auto`: per value, the set of recomputations with the fewest FLOPs that
+      keeps at most `activation-budget` bytes (cost model in
+      passes/Remat.cpp: matmul FLOPs 2mnk, elementwise per element).
+
+    With a fixed policy, `activation-budget` is a check: the pass fails when
+    the policy keeps more. `moe-remat-report` prints what each policy keeps
+    and recomputes.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", "\"none\"",
+           "none, expert_mlp, combine or auto">,
+    Option<"activationBudget", "activation-budget", "int64_t", "-1",
+           "bytes the backward may keep from the forward (auto: required)">,
+  ];
+}
+
+def MoeRematReport : Pass<"moe-remat-report", "::mlir::ModuleOp"> {
+  let summary = "Print, for each remat policy, the bytes kept for the backward and the FLOPs recomputed";
+  let description = [{
+    For every forward_backward function in the module, prints a table on
+    stdout: for each policy (none, expert_mlp, combine, and auto when
+    `activation-budget` is given) the bytes of forward values the backward
+    keeps, the FLOPs it recomputes, and which values are kept. The IR is not
+    changed; use `-o /dev/null` to see only the report.
+  }];
+  let options = [
+    Option<"activationBudget", "activation-budget", "int64_t", "-1",
+           "also show what auto picks under this many bytes">,
+  ];
+}
+
 #endif // MOE_PASSES_TD

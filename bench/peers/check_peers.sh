@@ -2,8 +2,10 @@
 # Checks that the two benchmark peers compute the same y on tiny shapes:
 # bench/peers/torch_moe.py and the oneDNN peer binary given as $1 (built
 # from bench/, e.g. build/bin/moe-peer-onednn). Builds nothing. Each peer
-# also checks itself (--check) against a float64 reference. Exits non-zero
-# on any mismatch or failure.
+# also checks itself (--check) against a float64 reference, and
+# torch_moe.py's training pass (--pass forward_backward; oneDNN has none)
+# checks its gradients against float64 derivatives written out by hand.
+# Exits non-zero on any mismatch or failure.
 #
 #   bench/peers/check_peers.sh build/bin/moe-peer-onednn
 set -euo pipefail
@@ -93,6 +95,15 @@ for cfg in "a 4 32 24" "b 5 40 20"; do
       failed=1
     fi
     compare "$work/t.npy" "$work/o.npy" "$tol" "$label" || failed=1
+    if ! p3=$(run "$label torch forward_backward" "$python" "$here/torch_moe.py" \
+                "${common[@]}" --pass forward_backward); then
+      failed=1
+    elif [[ $(field pass "$p3") != forward_backward || $(field real_assignments "$p3") != "$a1" ]]; then
+      echo "check_peers: $label: unexpected torch forward_backward PEER line: $p3" >&2
+      failed=1
+    else
+      echo "check_peers: $label: torch forward_backward y and gradients: ok"
+    fi
   done
 done
 

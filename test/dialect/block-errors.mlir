@@ -229,3 +229,8 @@ func.func @sw13_element(%x: tensor<?x64xf32>, %l: tensor<?x8xf32>, %w13: tensor<
   %y = moe.block %x logits(%l : tensor<?x8xf32>) gate_up(%w13 : tensor<8x64x32xf32>) down(%w2 : tensor<8x16x64xf32>) shared_gate_up(%s : tensor<64x48xbf16>) shared_down(%sd : tensor<24x64xf32>) top 2 : tensor<?x64xf32>
   return
 }
+
+// -----
+
+// expected-error@+1 {{'moe.adjoint' must be a unit attribute}}
+%0 = arith.constant {moe.adjoint = 1 : i64} 0.0 : f32

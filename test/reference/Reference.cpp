@@ -3,6 +3,8 @@
 #include "Reference.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 using namespace moec::reference;
 
@@ -65,12 +67,17 @@ Routing moec::reference::route(const std::vector<float> &logits, int64_t tokens,
 }
 
 namespace {
+double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
 double silu(double z) { return z / (1.0 + std::exp(-z)); }
+double siluGrad(double z) {
+  double s = sigmoid(z);
+  return s * (1.0 + z * (1.0 - s));
+}
 
 /// silu(x @ gate) * (x @ up) @ down for one row; `gateUp` gives column j of
 /// the gate (j < width) and of the up projection.
-template <typename GateUp, typename Down>
-void mlp(const float *x, int64_t hidden, int64_t width, GateUp gateUp,
+template <typename Real, typename GateUp, typename Down>
+void mlp(const Real *x, int64_t hidden, int64_t width, GateUp gateUp,
          Down down, double scale, double *out) {
   std::vector<double> act(width);
   for (int64_t j = 0; j < width; ++j) {
@@ -88,40 +95,219 @@ void mlp(const float *x, int64_t hidden, int64_t width, GateUp gateUp,
     out[h] += scale * acc;
   }
 }
-} // namespace
 
-std::vector<double> moec::reference::block(const std::vector<float> &x,
-                                           const Routing &routing,
-                                           const BlockShape &s,
-                                           const BlockWeights &w, int64_t k) {
+/// The reverse of mlp() for one row: `dy` [hidden] is the cotangent of
+/// `out`; adds to `dx` [hidden] and, through `gateUpGrad(h, j, up)` and
+/// `downGrad(j, h)` (references into the gradients, indexed as `gateUp`
+/// and `down`), to the weights' gradients.
+template <typename Real, typename GateUp, typename Down, typename GateUpGrad,
+          typename DownGrad>
+void mlpBackward(const Real *x, int64_t hidden, int64_t width, GateUp gateUp,
+                 Down down, double scale, const double *dy, double *dx,
+                 GateUpGrad gateUpGrad, DownGrad downGrad) {
+  for (int64_t j = 0; j < width; ++j) {
+    // Forward of column j.
+    double g = 0, u = 0;
+    for (int64_t h = 0; h < hidden; ++h) {
+      g += double(x[h]) * gateUp(h, j, /*up=*/false);
+      u += double(x[h]) * gateUp(h, j, /*up=*/true);
+    }
+    double a = silu(g) * u;
+    // out[h] += scale * a * down(j, h).
+    double da = 0;
+    for (int64_t h = 0; h < hidden; ++h) {
+      da += scale * down(j, h) * dy[h];
+      downGrad(j, h) += scale * a * dy[h];
+    }
+    // a = silu(g) * u.
+    double dg = da * u * siluGrad(g);
+    double du = da * silu(g);
+    // g = x . gate[:, j], u = x . up[:, j].
+    for (int64_t h = 0; h < hidden; ++h) {
+      gateUpGrad(h, j, /*up=*/false) += double(x[h]) * dg;
+      gateUpGrad(h, j, /*up=*/true) += double(x[h]) * du;
+      dx[h] += gateUp(h, j, /*up=*/false) * dg + gateUp(h, j, /*up=*/true) * du;
+    }
+  }
+}
+
+/// Element j of the gate (up = false) or up projection (up = true) in row h
+/// of expert e's w13, or of w1 / w3.
+template <typename Vec>
+auto &expertGateUp(Vec &w13, Vec &w1, Vec &w3, const BlockShape &s, int64_t e,
+                   int64_t h, int64_t j, bool up) {
+  int64_t H = s.hidden, M = s.mlp;
+  if (s.fusedW13)
+    return w13[(e * H + h) * 2 * M + (up ? M + j : j)];
+  return (up ? w3 : w1)[(e * H + h) * M + j];
+}
+
+template <typename Vec>
+auto &sharedGateUp(Vec &sw13, Vec &sw1, Vec &sw3, const BlockShape &s,
+                   int64_t h, int64_t j, bool up) {
+  int64_t S = s.shared;
+  if (s.sharedFused)
+    return sw13[h * 2 * S + (up ? S + j : j)];
+  return (up ? sw3 : sw1)[h * S + j];
+}
+
+template <typename Real, typename Weights>
+std::vector<double> blockImpl(const std::vector<Real> &x, const Routing &routing,
+                              const BlockShape &s, const Weights &w, int64_t k) {
   int64_t H = s.hidden, M = s.mlp, E = s.experts, S = s.shared;
   std::vector<double> y(s.tokens * H, 0.0);
   for (int64_t t = 0; t < s.tokens; ++t) {
-    const float *xt = &x[t * H];
+    const Real *xt = &x[t * H];
     double *yt = &y[t * H];
     for (int64_t slot = 0; slot < k; ++slot) {
       int64_t e = routing.ids[t * k + slot];
       if (e < 0 || e >= E)
         continue; // null: no compute
       auto gateUp = [&](int64_t h, int64_t j, bool up) -> double {
-        if (s.fusedW13)
-          return w.w13[(e * H + h) * 2 * M + (up ? M + j : j)];
-        return (up ? w.w3 : w.w1)[(e * H + h) * M + j];
+        return expertGateUp(w.w13, w.w1, w.w3, s, e, h, j, up);
       };
       auto down = [&](int64_t j, int64_t h) -> double { return w.w2[(e * M + j) * H + h]; };
       mlp(xt, H, M, gateUp, down, routing.weights[t * k + slot], yt);
     }
     if (S > 0) {
       auto gateUp = [&](int64_t h, int64_t j, bool up) -> double {
-        if (s.sharedFused)
-          return w.sw13[h * 2 * S + (up ? S + j : j)];
-        return (up ? w.sw3 : w.sw1)[h * S + j];
+        return sharedGateUp(w.sw13, w.sw1, w.sw3, s, h, j, up);
       };
       auto down = [&](int64_t j, int64_t h) -> double { return w.sw2[j * H + h]; };
       mlp(xt, H, S, gateUp, down, 1.0, yt);
     }
   }
   return y;
+}
+
+template <typename Real, typename Weights>
+BlockGradients backwardImpl(const std::vector<Real> &x, const Routing &routing,
+                            const BlockShape &s, const Weights &w, int64_t k,
+                            const std::vector<double> &dy) {
+  int64_t T = s.tokens, H = s.hidden, M = s.mlp, E = s.experts, S = s.shared;
+  if (int64_t(dy.size()) != T * H || int64_t(x.size()) != T * H) {
+    std::fprintf(stderr, "blockBackward: x and dy must be [T, H]\n");
+    std::abort();
+  }
+  BlockGradients grad;
+  grad.x.assign(T * H, 0.0);
+  BlockWeightsF64 &dw = grad.w;
+  if (s.fusedW13) {
+    dw.w13.assign(E * H * 2 * M, 0.0);
+  } else {
+    dw.w1.assign(E * H * M, 0.0);
+    dw.w3.assign(E * H * M, 0.0);
+  }
+  dw.w2.assign(E * M * H, 0.0);
+  if (S > 0) {
+    if (s.sharedFused) {
+      dw.sw13.assign(H * 2 * S, 0.0);
+    } else {
+      dw.sw1.assign(H * S, 0.0);
+      dw.sw3.assign(H * S, 0.0);
+    }
+    dw.sw2.assign(S * H, 0.0);
+  }
+  for (int64_t t = 0; t < T; ++t) {
+    const Real *xt = &x[t * H];
+    const double *dyt = &dy[t * H];
+    double *dxt = &grad.x[t * H];
+    for (int64_t slot = 0; slot < k; ++slot) {
+      int64_t e = routing.ids[t * k + slot];
+      if (e < 0 || e >= E)
+        continue; // null: no compute, no gradient
+      auto gateUp = [&](int64_t h, int64_t j, bool up) -> double {
+        return expertGateUp(w.w13, w.w1, w.w3, s, e, h, j, up);
+      };
+      auto down = [&](int64_t j, int64_t h) -> double { return w.w2[(e * M + j) * H + h]; };
+      auto gateUpGrad = [&](int64_t h, int64_t j, bool up) -> double & {
+        return expertGateUp(dw.w13, dw.w1, dw.w3, s, e, h, j, up);
+      };
+      auto downGrad = [&](int64_t j, int64_t h) -> double & { return dw.w2[(e * M + j) * H + h]; };
+      mlpBackward(xt, H, M, gateUp, down, routing.weights[t * k + slot], dyt, dxt,
+                  gateUpGrad, downGrad);
+    }
+    if (S > 0) {
+      auto gateUp = [&](int64_t h, int64_t j, bool up) -> double {
+        return sharedGateUp(w.sw13, w.sw1, w.sw3, s, h, j, up);
+      };
+      auto down = [&](int64_t j, int64_t h) -> double { return w.sw2[j * H + h]; };
+      auto gateUpGrad = [&](int64_t h, int64_t j, bool up) -> double & {
+        return sharedGateUp(dw.sw13, dw.sw1, dw.sw3, s, h, j, up);
+      };
+      auto downGrad = [&](int64_t j, int64_t h) -> double & { return dw.sw2[j * H + h]; };
+      mlpBackward(xt, H, S, gateUp, down, 1.0, dyt, dxt, gateUpGrad, downGrad);
+    }
+  }
+  return grad;
+}
+} // namespace
+
+std::vector<double> moec::reference::toF64(const std::vector<float> &v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+BlockWeightsF64 moec::reference::toF64(const BlockWeights &w) {
+  return {toF64(w.w13),  toF64(w.w1),  toF64(w.w3),  toF64(w.w2),
+          toF64(w.sw13), toF64(w.sw1), toF64(w.sw3), toF64(w.sw2)};
+}
+
+std::vector<double> moec::reference::block(const std::vector<float> &x,
+                                           const Routing &routing,
+                                           const BlockShape &s,
+                                           const BlockWeights &w, int64_t k) {
+  return blockImpl(x, routing, s, w, k);
+}
+
+std::vector<double> moec::reference::block(const std::vector<double> &x,
+                                           const Routing &routing,
+                                           const BlockShape &s,
+                                           const BlockWeightsF64 &w, int64_t k) {
+  return blockImpl(x, routing, s, w, k);
+}
+
+const std::vector<double> &moec::reference::BlockGradients::of(
+    std::vector<float> BlockWeights::*weight) const {
+  if (weight == &BlockWeights::w13) return w.w13;
+  if (weight == &BlockWeights::w1) return w.w1;
+  if (weight == &BlockWeights::w3) return w.w3;
+  if (weight == &BlockWeights::w2) return w.w2;
+  if (weight == &BlockWeights::sw13) return w.sw13;
+  if (weight == &BlockWeights::sw1) return w.sw1;
+  if (weight == &BlockWeights::sw3) return w.sw3;
+  if (weight == &BlockWeights::sw2) return w.sw2;
+  std::fprintf(stderr, "BlockGradients::of: not a weight of BlockWeights\n");
+  std::abort();
+}
+
+BlockGradients moec::reference::blockBackward(const std::vector<float> &x,
+                                              const Routing &routing,
+                                              const BlockShape &s,
+                                              const BlockWeights &w, int64_t k,
+                                              const std::vector<double> &dy) {
+  return backwardImpl(x, routing, s, w, k, dy);
+}
+
+BlockGradients moec::reference::blockBackward(const std::vector<double> &x,
+                                              const Routing &routing,
+                                              const BlockShape &s,
+                                              const BlockWeightsF64 &w, int64_t k,
+                                              const std::vector<double> &dy) {
+  return backwardImpl(x, routing, s, w, k, dy);
+}
+
+double moec::reference::meanSquare(const std::vector<double> &y) {
+  double sum = 0;
+  for (double v : y)
+    sum += v * v;
+  return sum / double(y.size());
+}
+
+std::vector<double> moec::reference::meanSquareCotangent(const std::vector<double> &y) {
+  std::vector<double> dy(y.size());
+  for (size_t i = 0; i < y.size(); ++i)
+    dy[i] = 2.0 * y[i] / double(y.size());
+  return dy;
 }
 
 std::vector<float> moec::reference::routerLogits(const std::vector<float> &x,

@@ -43,10 +43,63 @@ struct BlockShape {
   bool fusedW13 = true, sharedFused = true;
 };
 
+/// BlockWeights in double, same names and layouts: the inputs finite
+/// differences can perturb exactly, and the form gradients come back in.
+struct BlockWeightsF64 {
+  std::vector<double> w13, w1, w3, w2;
+  std::vector<double> sw13, sw1, sw3, sw2;
+};
+
+/// The same values in double (exact).
+std::vector<double> toF64(const std::vector<float> &v);
+BlockWeightsF64 toF64(const BlockWeights &w);
+
 /// y [T, H] = routed experts + shared expert, for x [T, H] and routing.
+/// Slots whose id is outside [0, E) are null: no compute, whatever their
+/// weight.
 std::vector<double> block(const std::vector<float> &x, const Routing &routing,
                           const BlockShape &shape, const BlockWeights &w,
                           int64_t k);
+/// The same block on double inputs; on inputs that are floats it returns
+/// exactly what the float overload does.
+std::vector<double> block(const std::vector<double> &x, const Routing &routing,
+                          const BlockShape &shape, const BlockWeightsF64 &w,
+                          int64_t k);
+
+/// The gradients of a loss L(y) of the block's output, routing fixed.
+struct BlockGradients {
+  std::vector<double> x; // dL/dx [T, H]
+  /// dL/d(each weight), laid out as the weight. Only the weights the shape
+  /// uses are filled (w13, or w1 and w3; w2; with S > 0 sw13, or sw1 and sw3;
+  /// sw2); the others are empty.
+  BlockWeightsF64 w;
+
+  /// The gradient of the weight `weight` names, e.g. of(&BlockWeights::w2).
+  const std::vector<double> &of(std::vector<float> BlockWeights::*weight) const;
+};
+
+/// Reverse mode of block(): for the cotangent dy = dL/dy [T, H], dL/dx and
+/// dL/d(weights), in double, written from the math per token and assignment
+/// (no gradient for the routing weights, which are constants here). For an
+/// assignment of token t to expert e with routing weight r,
+///   g = x W1[e], u = x W3[e], a = silu(g) * u, y += r * a W2[e];
+///   da = r * dy W2[e]^T, dW2[e] += r * a^T dy,
+///   dg = da * u * silu'(g), du = da * silu(g),
+///   dW1[e] += x^T dg, dW3[e] += x^T du, dx += dg W1[e]^T + du W3[e]^T,
+/// with silu'(z) = s(z) (1 + z (1 - s(z))), s = sigmoid; W1 and W3 are the
+/// gate and up halves of w13 when fused. The shared expert is the same with
+/// r = 1. Null slots contribute nothing.
+BlockGradients blockBackward(const std::vector<float> &x, const Routing &routing,
+                             const BlockShape &shape, const BlockWeights &w,
+                             int64_t k, const std::vector<double> &dy);
+BlockGradients blockBackward(const std::vector<double> &x, const Routing &routing,
+                             const BlockShape &shape, const BlockWeightsF64 &w,
+                             int64_t k, const std::vector<double> &dy);
+
+/// The harness's forward_backward loss, mean(y^2) over all T * H elements,
+/// and its cotangent dL/dy = 2 y / (T * H).
+double meanSquare(const std::vector<double> &y);
+std::vector<double> meanSquareCotangent(const std::vector<double> &y);
 
 /// logits [T, E'] = x [T, H] @ router [H, E'], accumulated in float in
 /// index order: the value the compiled router computes, so that both select

@@ -9,6 +9,7 @@
 
 #include "codegen/Compiler.h"
 #include "codegen/GmmTiling.h"
+#include "passes/Remat.h"
 #include "reference/Reference.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -441,41 +442,72 @@ TEST_P(Numerics, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Blocks, Numerics, ::testing::Range<size_t>(0, configs().size()));
 
-// moe-generate-backward: the compiled loss and gradients of mean(y^2)
-// against central finite differences of the reference's loss, in double,
-// at a sample of coordinates of every gradient (routing fixed by the logits,
-// so the loss is smooth in x and the weights).
+// moe-generate-backward: the compiled loss and gradients of mean(y^2),
+// routing fixed by the logits (so the loss is smooth in x and the weights),
+// held to (1) the reference's analytic backward at every element, (2)
+// central finite differences of the reference's loss in double at a sample
+// of coordinates of every gradient, and (3) themselves under every remat
+// policy (moe-remat), which must not change a gradient beyond 1e-6 relative.
 double referenceLoss(const Config &c, const std::vector<float> &x, const reference::Routing &routing,
                      const reference::BlockWeights &w) {
   reference::BlockShape shape{c.tokens, c.hidden, c.mlp, c.experts, c.shared, c.fusedW13, c.sharedFused};
-  std::vector<double> y = reference::block(x, routing, shape, w, c.k);
-  double sum = 0;
-  for (double v : y)
-    sum += v * v;
-  return sum / double(y.size());
+  return reference::meanSquare(reference::block(x, routing, shape, w, c.k));
+}
+
+/// One byte under what policy none keeps for the backward of `source`'s
+/// forward_backward: a budget that makes moe-remat=auto recompute something.
+int64_t budgetBelowNone(const std::string &source) {
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  if (!module || mlir::failed(lowerModule(*module, "moe-generate-backward")))
+    return -1;
+  auto fn = module->lookupSymbol<mlir::func::FuncOp>("moe_block_forward_backward");
+  return fn ? mlir::moe::RematAnalysis(fn).cost({}).keptBytes - 1 : -1;
 }
 
 void checkGradients(const Config &c, uint64_t seed) {
   SCOPED_TRACE("config " + c.name + ", seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  Inputs in = makeInputs(c, rng);
+  std::mt19937_64 inputRng(seed);
+  Inputs in = makeInputs(c, inputRng);
   reference::RouteConfig rc = c.route;
   rc.k = c.k;
   reference::Routing routing =
       reference::route(in.args[1].values, c.tokens, c.experts + c.route.nullExperts, rc);
   std::vector<float> x = in.args[0].values;
   reference::BlockWeights w = in.w;
+  reference::BlockShape shape{c.tokens, c.hidden, c.mlp, c.experts, c.shared, c.fusedW13, c.sharedFused};
+  std::vector<double> y = reference::block(x, routing, shape, w, c.k);
+  reference::BlockGradients analytic =
+      reference::blockBackward(x, routing, shape, w, c.k, reference::meanSquareCotangent(y));
 
-  std::vector<Buffer> results;
-  ASSERT_NO_FATAL_FAILURE(compileAndRun(program(c), "moe-generate-backward", "moe_block_forward_backward",
-                                        "moe-to-llvm{" + c.toLLVM + "}", in.args, results));
+  std::vector<std::string> policies = {"none", "expert_mlp", "combine"};
+  if (!c.dynamicTokens) { // auto weighs bytes: static shapes only
+    int64_t budget = budgetBelowNone(program(c));
+    ASSERT_GT(budget, 0);
+    policies.push_back("auto activation-budget=" + std::to_string(budget));
+  }
+  std::vector<std::vector<Buffer>> byPolicy;
+  for (const std::string &policy : policies) {
+    SCOPED_TRACE("remat policy " + policy);
+    std::mt19937_64 again(seed); // the same inputs for every policy
+    Inputs fresh = makeInputs(c, again);
+    std::vector<Buffer> results;
+    ASSERT_NO_FATAL_FAILURE(compileAndRun(
+        program(c), "moe-generate-backward,func.func(moe-remat{policy=" + policy + "})",
+        "moe_block_forward_backward", "moe-to-llvm{" + c.toLLVM + "}", fresh.args, results));
+    byPolicy.push_back(std::move(results));
+  }
+  const std::vector<Buffer> &results = byPolicy[0];
   // The loss, then x and every weight (not the logits).
   size_t gradients = in.weightOf.size() - 1;
   ASSERT_EQ(results.size(), 1 + gradients);
 
-  double loss = referenceLoss(c, x, routing, w);
+  double loss = reference::meanSquare(y);
   EXPECT_NEAR(results[0].at(0), loss, 1e-5 * std::max(1.0, loss));
 
+  std::mt19937_64 rng(seed + 1);
   constexpr double kStep = 1e-3;
   for (size_t g = 0; g < gradients; ++g) {
     size_t arg = g == 0 ? 0 : g + 1;
@@ -485,6 +517,15 @@ void checkGradients(const Config &c, uint64_t seed) {
     double scale = 0;
     for (int64_t i = 0; i < grad.numElements(); ++i)
       scale = std::max(scale, std::fabs(double(grad.at(i))));
+
+    // (1) Every element against the analytic backward.
+    const std::vector<double> &exact = arg == 0 ? analytic.x : analytic.of(in.weightOf[arg]);
+    ASSERT_EQ(exact.size(), values.size());
+    for (int64_t i = 0; i < grad.numElements(); ++i)
+      ASSERT_NEAR(grad.at(i), exact[i], 1e-4 * scale + 1e-9)
+          << "analytic d loss / d argument " << arg << " element " << i;
+
+    // (2) A sample against finite differences of the loss.
     for (int sample = 0; sample < 6; ++sample) {
       size_t i = rng() % values.size();
       float saved = values[i];
@@ -497,6 +538,15 @@ void checkGradients(const Config &c, uint64_t seed) {
       EXPECT_NEAR(grad.at(i), fd, 2e-3 * scale + 1e-6)
           << "d loss / d argument " << arg << " element " << i << " (max |gradient| " << scale << ")";
     }
+
+    // (3) The same gradient under every remat policy.
+    for (size_t p = 1; p < policies.size(); ++p) {
+      ASSERT_EQ(byPolicy[p].size(), results.size()) << policies[p];
+      const Buffer &other = byPolicy[p][1 + g];
+      for (int64_t i = 0; i < grad.numElements(); ++i)
+        ASSERT_NEAR(other.at(i), grad.at(i), 1e-6 * scale)
+            << "remat " << policies[p] << ": d loss / d argument " << arg << " element " << i;
+    }
   }
 }
 
@@ -506,12 +556,13 @@ std::vector<Config> gradientConfigs() {
     Config c;
     c.name = std::move(name);
     c.tokens = 13; c.hidden = 12; c.mlp = 10; c.experts = 4; c.k = 2;
+    c.dynamicTokens = false; // as a training step compiles it (remat auto needs it)
     edit(c);
     list.push_back(c);
   };
   add("fused_w13", [](Config &) {});
-  add("baseline, shared expert unfused", [](Config &c) {
-    c.fusedW13 = false; c.shared = 7; c.sharedFused = false; });
+  add("baseline, shared expert unfused, dynamic tokens", [](Config &c) {
+    c.fusedW13 = false; c.shared = 7; c.sharedFused = false; c.dynamicTokens = true; });
   add("shared fused, preweight, scatter, top-3", [](Config &c) {
     c.shared = 9; c.preweight = true; c.scatter = true; c.k = 3; });
   add("null experts, reference gmm", [](Config &c) {

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Compiler.h"
+#include "passes/Remat.h"
 #include "runtime/Invoke.h"
 #include "runtime/Npy.h"
 
@@ -59,6 +60,17 @@ cl::opt<std::string> backward(
     cl::desc("Add <f>_forward_backward for each block function first (moe-generate-backward): "
              "mean-square (returns mean(y^2) and the gradients) or cotangent (takes dL/dy)"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+
+cl::opt<std::string> remat(
+    "remat",
+    cl::desc("With --backward: what the backward recomputes instead of keeping (moe-remat): "
+             "none (default), expert_mlp, combine, or auto (needs --activation-budget)"),
+    cl::init("none"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+cl::opt<int64_t> activationBudget(
+    "activation-budget",
+    cl::desc("With --backward: bytes the backward may keep from the forward (auto picks "
+             "under it; a fixed --remat policy is checked against it)"),
+    cl::init(-1), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
 cl::opt<std::string> gmmStrategy(
     "gmm-strategy",
@@ -366,6 +378,9 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
+  // Diagnostics name the source location; the failing op in generic form
+  // is noise to a user (moe-opt keeps mlir-opt's default).
+  context.printOpOnDiagnostic(false);
   std::string error;
   auto file = mlir::openInputFile(inputFile, &error);
   if (!file)
@@ -379,8 +394,15 @@ int main(int argc, char **argv) {
   if (!backward.empty()) {
     if (backward != "mean-square" && backward != "cotangent")
       return fail("--backward must be mean-square or cotangent (got '" + backward + "')");
-    if (mlir::failed(lowerModule(*module, "moe-generate-backward{loss=" + backward + "}")))
+    if (!mlir::moe::parseRematPolicy(remat))
+      return fail("--remat must be none, expert_mlp, combine or auto (got '" + remat + "')");
+    if (mlir::failed(lowerModule(*module, "moe-generate-backward{loss=" + backward + "},"
+                                          "func.func(moe-remat{policy=" + remat +
+                                          " activation-budget=" +
+                                          std::to_string(activationBudget) + "})")))
       return 1;
+  } else if (remat != "none" || activationBudget >= 0) {
+    return fail("--remat and --activation-budget apply to the backward: give --backward too");
   }
   return runCommand ? run(*module) : compile(*module);
 }

@@ -1,0 +1,14 @@
+// RUN: moe-opt %s -verify-diagnostics -moe-generate-backward -moe-remat="policy=expert_mlp activation-budget=100"
+// RUN: not moe-opt %s -moe-generate-backward -moe-remat=policy=bogus 2>&1 | FileCheck %s --check-prefix=POLICY
+// RUN: not moe-opt %s -moe-generate-backward -moe-remat=policy=auto 2>&1 | FileCheck %s --check-prefix=BUDGET
+
+// A fixed policy is checked against the budget when one is given.
+// expected-error@+1 {{moe-remat: policy expert_mlp keeps 6936 bytes for the backward of @block_forward_backward, over activation-budget 100 (policy auto picks what fits)}}
+func.func @block(%x: tensor<32x16xf32>, %logits: tensor<32x4xf32>, %w13: tensor<4x16x24xf32>,
+                 %w2: tensor<4x12x16xf32>) -> tensor<32x16xf32> {
+  %y = moe.block %x logits(%logits : tensor<32x4xf32>) gate_up(%w13 : tensor<4x16x24xf32>)
+         down(%w2 : tensor<4x12x16xf32>) top 2 : tensor<32x16xf32>
+  return %y : tensor<32x16xf32>
+}
+// POLICY: remat-policy-errors.mlir:7:1: error: moe-remat: unknown policy 'bogus' (expected none, expert_mlp, combine or auto)
+// BUDGET: remat-policy-errors.mlir:7:1: error: moe-remat: policy auto needs activation-budget=BYTES
