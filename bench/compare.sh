@@ -4,14 +4,15 @@
 # with the ratios (bench/table.py). Environment: TOKENS HIDDEN MLP EXPERTS
 # TOPKS ("8 2") DTYPES ("f32 bf16") PASSES ("forward"; "forward forward_backward"
 # adds the training pass, against the PyTorch peer only: oneDNN has no
-# autograd) ITERS (3) THREADS (2); LOG_DIR keeps the raw output (default: a
-# temporary directory).
+# autograd) REMAT ("none"; forward_backward's --remat-mode, e.g.
+# "none,expert_mlp,combine") ITERS (3) THREADS (2); LOG_DIR keeps the raw
+# output (default: a temporary directory).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MOEC_BUILD_DIR:-$root/build}
 T=${TOKENS:-4096} H=${HIDDEN:-2048} M=${MLP:-1408} E=${EXPERTS:-60}
 TOPKS=${TOPKS:-"8 2"} DTYPES=${DTYPES:-"f32 bf16"} PASSES=${PASSES:-"forward"}
-ITERS=${ITERS:-3} THREADS=${THREADS:-2}
+ITERS=${ITERS:-3} THREADS=${THREADS:-2} REMAT=${REMAT:-none}
 log=${LOG_DIR:-$(mktemp -d)}
 mkdir -p "$log"
 # One run per log: table.py must not mix in a previous run's lines.
@@ -23,9 +24,11 @@ bash "$root/scripts/build.sh" moe-bench moe-peer-onednn >/dev/null
 ks=$(echo $TOPKS | tr ' ' ',')
 for dt in $DTYPES; do
   for p in $PASSES; do
+    # Stage timing is the forward's; forward_backward measures remat policies.
+    if [[ $p == forward ]]; then per_pass=(--stage-timing); else per_pass=(--remat-mode "$REMAT"); fi
     "$build/bin/moe-bench" --tokens "$T" --hidden "$H" --mlp-dim "$M" --experts "$E" \
       --topk-list "$ks" --dtype "$dt" --bench-pass "$p" --iters "$ITERS" --warmup 1 \
-      --threads "$THREADS" --stage-timing --dump-routing "$log/routing" \
+      --threads "$THREADS" "${per_pass[@]}" --dump-routing "$log/routing" \
       --json "$log/moe-bench-$dt-$p.json" | tee -a "$log/run.txt"
     for k in $TOPKS; do
       common=(--routing "$log/routing/random-top$k" --hidden "$H" --mlp-dim "$M" --experts "$E"

@@ -31,7 +31,11 @@ def main():
         elif line.startswith("RESULT ") and "mode=full" in line:
             f = fields(line)
             f["peak_kind"] = kind or "-"
-            ours[(f.get("pass", "forward"), f["dtype"], int(f["topk"]))] = f
+            # forward_backward rows carry their remat policy: one row each.
+            ps = f.get("pass", "forward")
+            if "remat" in f:
+                ps += f" remat={f['remat']}"
+            ours[(ps, f["dtype"], int(f["topk"]))] = f
         elif line.startswith("PEER "):
             f = fields(line)
             peers[(f.get("pass", "forward"), f["dtype"], int(f["topk"]), f["peer"])] = f
@@ -39,8 +43,9 @@ def main():
     header = ["pass", "dtype", "top-k", "moec TF/s", "% peak", "of", "torch TF/s",
               "oneDNN TF/s", "moec/torch", "moec/oneDNN"]
     for (ps, dt, k), f in sorted(ours.items()):
-        t = peers.get((ps, dt, k, "torch_eager"))
-        o = peers.get((ps, dt, k, "onednn"))
+        peer_pass = ps.split(" ")[0]  # the peers have no remat policy
+        t = peers.get((peer_pass, dt, k, "torch_eager"))
+        o = peers.get((peer_pass, dt, k, "onednn"))
         tps = float(f["tokens_per_s"])
         ratio = lambda p: f"{tps / float(p['tokens_per_s']):.2f}x" if p else "-"
         rows.append([ps, dt, str(k), f"{float(f['tflops']):.3f}", f.get("peak_pct", "-"), f["peak_kind"],

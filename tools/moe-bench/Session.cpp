@@ -2,6 +2,8 @@
 
 #include "Session.h"
 
+#include "passes/Remat.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
@@ -13,7 +15,7 @@ using namespace moebench;
 
 std::unique_ptr<Compiled> Compiled::build(const std::string &source,
                                           const moec::GmmChoices &gmm, double &seconds,
-                                          std::string &error) {
+                                          std::string &error, const std::string &prepare) {
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Compiled> c(new Compiled());
   mlir::DialectRegistry registry;
@@ -27,6 +29,10 @@ std::unique_ptr<Compiled> Compiled::build(const std::string &source,
   auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &c->context);
   if (!module) {
     error = "generated program does not parse: " + diagnostics;
+    return nullptr;
+  }
+  if (!prepare.empty() && mlir::failed(moec::lowerModule(*module, prepare))) {
+    error = diagnostics.empty() ? "'" + prepare + "' failed" : diagnostics;
     return nullptr;
   }
   std::vector<std::string> skipped;
@@ -70,6 +76,43 @@ double Compiled::call(const std::string &function, std::map<std::string, moec::B
   for (size_t i = 0; i < results.size() && i < out->size(); ++i)
     pool[results[i]] = std::move((*out)[i]);
   return seconds;
+}
+
+bool moebench::rematChoice(const std::string &source, const std::string &policy, int64_t budget,
+                           RematChoice &choice, std::string &error) {
+  mlir::DialectRegistry registry;
+  moec::registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    return mlir::success();
+  });
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  if (!module || mlir::failed(moec::lowerModule(*module, "moe-generate-backward"))) {
+    error = "generating the backward failed: " + diagnostics;
+    return false;
+  }
+  auto fn = module->lookupSymbol<mlir::func::FuncOp>("moe_block_forward_backward");
+  if (!fn) {
+    error = "no @moe_block_forward_backward after moe-generate-backward";
+    return false;
+  }
+  mlir::moe::RematAnalysis analysis(fn);
+  mlir::moe::RematCost cost;
+  if (policy == "auto") {
+    if (!analysis.choose(budget, cost)) {
+      error = "--remat-mode auto: nothing keeps the backward within " + std::to_string(budget) +
+              " bytes; the least is " + std::to_string(cost.keptBytes);
+      return false;
+    }
+    choice.note = ", auto under " + std::to_string(budget) + " bytes";
+  } else {
+    cost = analysis.cost(analysis.recomputedBy(*mlir::moe::parseRematPolicy(policy)));
+  }
+  choice.keptBytes = cost.keptBytes;
+  choice.recomputedFlops = cost.recomputedFlops;
+  return true;
 }
 
 void moebench::fillUniform(moec::Buffer &b, uint64_t seed, float scale) {

@@ -20,9 +20,11 @@ class Compiled {
 public:
   /// Parses, lowers (with `gmm`) and JIT-compiles `source`; nullptr and
   /// `error` on failure. `seconds` gets the wall time of it all.
+  /// `prepare`, when given, is a pipeline run before anything else (e.g.
+  /// moe-generate-backward, which adds the function to call).
   static std::unique_ptr<Compiled> build(const std::string &source,
                                          const moec::GmmChoices &gmm, double &seconds,
-                                         std::string &error);
+                                         std::string &error, const std::string &prepare = "");
 
   /// Calls `function` on the buffers named by `args` (lent, not copied) and
   /// stores its results under `results`. Returns the wall time of the call
@@ -36,6 +38,15 @@ private:
   std::map<std::string, moec::FunctionSignature> signatures;
   std::unique_ptr<moec::JitProgram> program;
 };
+
+/// What a remat policy keeps for the backward of `source`'s block and
+/// recomputes in it (moe-remat's analysis of the generated forward_backward).
+struct RematChoice {
+  int64_t keptBytes = 0, recomputedFlops = 0;
+  std::string note; // e.g. what auto chose against which budget
+};
+bool rematChoice(const std::string &source, const std::string &policy, int64_t budget,
+                 RematChoice &choice, std::string &error);
 
 /// Fills `b` with uniform values in [-scale, scale) from `seed`: fast enough
 /// for gigabytes of weights (whose values do not change the speed).

@@ -16,7 +16,10 @@
 
 #include "codegen/GmmMicrokernel.h"
 #include "codegen/GmmTiling.h"
+#include "passes/Remat.h"
 #include "runtime/Npy.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -56,8 +59,18 @@ cl::opt<std::string> packStrategy("routing-pack-strategy",
                                   cl::init("argsort"), cl::cat(category));
 cl::opt<std::string> distribution("distribution", cl::desc("random | runs | both"),
                                   cl::init("random"), cl::cat(category));
-cl::opt<std::string> benchPass("bench-pass", cl::desc("forward"), cl::init("forward"),
-                               cl::cat(category));
+cl::opt<std::string> benchPass("bench-pass",
+                               cl::desc("forward | forward_backward (loss mean(y^2) and its "
+                                        "gradients, routing fixed; FLOPs 3x the forward's)"),
+                               cl::init("forward"), cl::cat(category));
+cl::opt<std::string> rematMode("remat-mode",
+                               cl::desc("forward_backward: none | expert_mlp | combine | auto, or "
+                                        "a comma list of them, each compiled and measured"),
+                               cl::init("none"), cl::cat(category));
+cl::opt<int64_t> activationBudget("activation-budget",
+                                  cl::desc("Bytes the backward may keep from the forward "
+                                           "(--remat-mode auto picks under it)"),
+                                  cl::init(-1), cl::cat(category));
 cl::opt<std::string> queueMode("queue-mode", cl::desc("full | prequeue | both"),
                                cl::init("full"), cl::cat(category));
 cl::opt<bool> stageTiming("stage-timing", cl::desc("Time pack, up, down, combine separately"),
@@ -137,7 +150,8 @@ moec::Buffer makeLogits(const std::string &dist, int64_t T, int64_t E, std::mt19
 }
 
 struct Result {
-  std::string distribution, mode, impl;
+  std::string distribution, mode, impl, remat;
+  int64_t keptBytes = 0, recomputedFlops = 0;
   int64_t k = 0, realAssignments = 0, nullAssignments = 0;
   double seconds = 0, tflops = 0, tokensPerS = 0, peakPct = 0, compileS = 0;
   std::vector<std::pair<std::string, double>> stages;
@@ -163,6 +177,9 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
        << ", \"real_assignments\": " << r.realAssignments << ", \"median_s\": " << r.seconds
        << ", \"tflops\": " << r.tflops << ", \"tokens_per_s\": " << r.tokensPerS
        << ", \"peak_pct\": " << r.peakPct << ", \"compile_s\": " << r.compileS;
+    if (!r.remat.empty())
+      os << ", \"remat\": \"" << r.remat << "\", \"kept_bytes\": " << r.keptBytes
+         << ", \"recomputed_flops\": " << r.recomputedFlops;
     if (!r.stages.empty()) {
       os << ", \"stages_s\": {";
       for (size_t s = 0; s < r.stages.size(); ++s)
@@ -175,7 +192,7 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
   return os.str();
 }
 
-std::string validate(std::vector<int64_t> &ks) {
+std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policies) {
   auto oneOf = [](const std::string &v, std::initializer_list<const char *> allowed,
                   const char *flag) -> std::string {
     for (const char *a : allowed)
@@ -195,11 +212,29 @@ std::string validate(std::vector<int64_t> &ks) {
                      oneOf(dtype, {"f32", "bf16"}, "dtype")})
     if (!check.empty())
       return check;
-  if (benchPass == "forward_backward")
-    return "--bench-pass forward_backward needs the backward pass, which moec does not "
-           "generate yet (the training issue); use --bench-pass forward";
-  if (benchPass != "forward")
-    return "--bench-pass must be forward (got '" + benchPass + "')";
+  if (benchPass != "forward" && benchPass != "forward_backward")
+    return "--bench-pass must be forward or forward_backward (got '" + benchPass + "')";
+  policies.clear();
+  SmallVector<StringRef> items;
+  StringRef(rematMode).split(items, ',', -1, false);
+  for (StringRef item : items) {
+    if (!mlir::moe::parseRematPolicy(item.trim()))
+      return "--remat-mode: '" + item.str() + "' is not none, expert_mlp, combine or auto";
+    policies.push_back(item.trim().str());
+  }
+  if (policies.empty())
+    return "--remat-mode is empty";
+  if (benchPass == "forward") {
+    if (policies != std::vector<std::string>{"none"} || activationBudget >= 0)
+      return "--remat-mode and --activation-budget apply to --bench-pass forward_backward";
+    policies = {""};
+  } else {
+    if (stageTiming || queueMode != "full")
+      return "--stage-timing and --queue-mode prequeue time the forward's stages; "
+             "use them with --bench-pass forward";
+    if (llvm::is_contained(policies, "auto") && activationBudget < 0)
+      return "--remat-mode auto needs --activation-budget BYTES";
+  }
   for (auto [name, v] : {std::pair{"tokens", int64_t(tokens)}, {"hidden", hidden},
                          {"mlp-dim", mlpDim}, {"experts", experts}})
     if (v <= 0)
@@ -227,9 +262,11 @@ std::string validate(std::vector<int64_t> &ks) {
   // The weights must fit in memory, with the activations.
   int64_t bytes = dtype == "bf16" ? 2 : 4;
   int64_t kMax = *std::max_element(ks.begin(), ks.end());
-  double need = double(bytes) * (3.0 * experts * hidden * mlpDim + 3.0 * hidden * sharedDim +
-                                 tokens * hidden * 3.0) +
-                4.0 * tokens * kMax * (2.0 * mlpDim + 2.0 * hidden);
+  // forward_backward: the weights' gradients too, and the backward's rows.
+  double copies = benchPass == "forward_backward" ? 2 : 1;
+  double need = double(bytes) * copies * (3.0 * experts * hidden * mlpDim + 3.0 * hidden * sharedDim +
+                                          tokens * hidden * 3.0) +
+                4.0 * copies * tokens * kMax * (2.0 * mlpDim + 2.0 * hidden);
   double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
   if (have > 0 && need > 0.9 * have)
     return "this configuration needs about " + std::to_string(int64_t(need / 1e9)) +
@@ -277,7 +314,8 @@ int main(int argc, char **argv) {
                               "TF/s, tokens/s and the share of this machine's peak\n\n"
                               "  --threads N    threads of the generated code (default 2)\n");
   std::vector<int64_t> ks;
-  if (std::string why = validate(ks); !why.empty())
+  std::vector<std::string> policies; // remat policies ("" for the forward)
+  if (std::string why = validate(ks, policies); !why.empty())
     return fail(why);
   setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
 
@@ -377,13 +415,37 @@ int main(int argc, char **argv) {
       addWeight("sw2", {c.shared, c.hidden}, sS);
     }
 
-    double compileS = 0, stageCompileS = 0, routeCompileS = 0;
+    double stageCompileS = 0, routeCompileS = 0;
     auto route = Compiled::build(routeProgram(c), gmm, routeCompileS, error);
     if (!route)
       return fail(error);
-    auto block = Compiled::build(blockProgram(c), gmm, compileS, error);
-    if (!block)
-      return fail(error);
+    // The block, or its forward_backward under each remat policy.
+    struct Variant {
+      std::string policy;
+      std::unique_ptr<Compiled> program;
+      double compileS = 0;
+      RematChoice remat;
+    };
+    std::vector<Variant> variants;
+    for (const std::string &policy : policies) {
+      Variant v;
+      v.policy = policy;
+      std::string prepare;
+      if (!policy.empty()) {
+        // The budget is auto's to meet; the fixed policies are measured as they are.
+        prepare = "moe-generate-backward,func.func(moe-remat{policy=" + policy +
+                  (policy == "auto" ? " activation-budget=" + std::to_string(activationBudget)
+                                    : std::string()) +
+                  "})";
+        if (!rematChoice(blockProgram(c), policy, activationBudget, v.remat, error))
+          return fail(error);
+      }
+      v.program = Compiled::build(blockProgram(c), gmm, v.compileS, error, prepare);
+      if (!v.program)
+        return fail(error);
+      variants.push_back(std::move(v));
+    }
+    double compileS = variants.front().compileS;
     std::unique_ptr<Compiled> stages;
     bool needStages = stageTiming || queueMode != "full";
     if (needStages && !(stages = Compiled::build(stageProgram(c), gmm, stageCompileS, error)))
@@ -444,7 +506,24 @@ int main(int argc, char **argv) {
                        meanLoad > 0 ? maxLoad / meanLoad : 0.0, (long long)empty);
 
       double flops = 6.0 * c.hidden * c.mlp * real + 6.0 * c.tokens * c.hidden * c.shared;
+      bool training = benchPass == "forward_backward";
+      if (training)
+        flops *= 3;
+      std::vector<std::string> fbResults = {"loss", "dx"};
+      for (size_t i = 0; i < weightNames.size(); ++i)
+        fbResults.push_back("d" + weightNames[i]);
+      double noneSeconds = 0;
+      for (const Variant &variant : variants)
       for (const std::string &mode : modes) {
+        Compiled *block = variant.program.get();
+        if (training)
+          outs() << format("remat: policy=%s kept_bytes=%lld (%.1f MiB) recomputed_flops=%lld "
+                           "(%.1f%% of the step's FLOPs)%s\n",
+                           variant.policy.c_str(), (long long)variant.remat.keptBytes,
+                           variant.remat.keptBytes / 1048576.0,
+                           (long long)variant.remat.recomputedFlops,
+                           100.0 * variant.remat.recomputedFlops / flops,
+                           variant.remat.note.c_str());
         std::vector<double> times;
         std::vector<std::string> blockArgs = {"x", "logits"};
         blockArgs.insert(blockArgs.end(), weightNames.begin(), weightNames.end());
@@ -456,20 +535,26 @@ int main(int argc, char **argv) {
             return fail(error);
         }
         for (int i = 0; i < warmup + iters; ++i) {
-          double s = mode == "full" ? block->call("moe_block", pool, blockArgs, {"y"}, error)
-                                    : stages->call("prequeued", pool, preArgs, {"y"}, error);
+          double s = training ? block->call("moe_block_forward_backward", pool, blockArgs,
+                                            fbResults, error)
+                     : mode == "full" ? block->call("moe_block", pool, blockArgs, {"y"}, error)
+                                      : stages->call("prequeued", pool, preArgs, {"y"}, error);
           if (s < 0)
             return fail(error);
           if (i >= warmup)
             times.push_back(s);
         }
         pool.erase("rows");
+        for (const std::string &name : fbResults)
+          pool.erase(name);
         double med = median(times);
         Result r;
         r.distribution = dist, r.mode = mode, r.impl = impl, r.k = k;
+        r.remat = variant.policy, r.keptBytes = variant.remat.keptBytes;
+        r.recomputedFlops = variant.remat.recomputedFlops;
         r.realAssignments = real, r.nullAssignments = nulls, r.seconds = med;
         r.tflops = flops / med / 1e12, r.tokensPerS = c.tokens / med;
-        r.peakPct = 100 * flops / med / 1e9 / peak, r.compileS = compileS;
+        r.peakPct = 100 * flops / med / 1e9 / peak, r.compileS = variant.compileS;
         outs() << format("time: median %.2f ms min %.2f ms max %.2f ms over %d runs; "
                          "%.1f GFLOP/s, %.1f%% of peak\n",
                          med * 1e3, *std::min_element(times.begin(), times.end()) * 1e3,
@@ -522,14 +607,27 @@ int main(int argc, char **argv) {
           outs() << ls.str() << format("; pack+combine %.1f%% of the stages\n",
                                    100 * (parts[1] + parts[4]) / sum);
         }
+        if (training && variant.policy == "none")
+          noneSeconds = med;
+        if (training && variant.policy != "none" && noneSeconds > 0)
+          outs() << format("remat: %s takes %.3fx the time of none; its recomputed FLOPs "
+                           "predict %.3fx\n",
+                           variant.policy.c_str(), med / noneSeconds,
+                           1.0 + variant.remat.recomputedFlops / flops);
+        std::string rematFields =
+            training ? formatv(" remat={0} kept_bytes={1} recomputed_flops={2}", variant.policy,
+                               variant.remat.keptBytes, variant.remat.recomputedFlops)
+                           .str()
+                     : "";
         outs() << format("RESULT distribution=%s mode=%s pass=%s impl=%s backend=%s topk=%lld "
                          "null_target=0 null_realized=%.4f null_assignments=%lld "
                          "real_assignments=%lld tflops=%.4f tokens_per_s=%.1f dtype=%s "
-                         "peak_pct=%.1f\n",
+                         "peak_pct=%.1f%s\n",
                          dist.c_str(), mode.c_str(), benchPass.c_str(), impl.c_str(),
                          backend.c_str(), (long long)k,
                          nulls ? double(nulls) / (nulls + real) : 0.0, (long long)nulls,
-                         (long long)real, r.tflops, r.tokensPerS, dtype.c_str(), r.peakPct);
+                         (long long)real, r.tflops, r.tokensPerS, dtype.c_str(), r.peakPct,
+                         rematFields.c_str());
         outs().flush();
         results.push_back(r);
       }

@@ -1,0 +1,35 @@
+// moe-bench --bench-pass forward_backward: the generated training step under
+// each remat policy, with what each keeps for the backward and recomputes
+// (the numbers moe-remat-report prints for this shape), the time ratio to
+// none beside the ratio its recomputed FLOPs predict, and the RESULT line.
+// RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --bench-pass forward_backward --remat-mode none,expert_mlp,combine,auto --activation-budget 60000 --iters 1 --warmup 0 --threads 2 --peak-gflops 100 --json %t.json | FileCheck %s
+// RUN: FileCheck %s --check-prefix=JSON < %t.json
+// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --remat-mode bogus 2>&1 | FileCheck %s --check-prefix=POLICY
+// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --remat-mode auto 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --remat-mode expert_mlp 2>&1 | FileCheck %s --check-prefix=FORWARD
+// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --stage-timing 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --remat-mode auto --activation-budget 10 --iters 1 --peak-gflops 100 2>&1 | FileCheck %s --check-prefix=TIGHT
+
+// A = 128 rows: none keeps rows 16384 B, h 24576, a 12288, y 8192 and the
+// routing; expert_mlp recomputes the up gmm (2*128*32*48) and swiglu
+// (5*128*24).
+// CHECK: run: distribution=random pass=forward_backward
+// CHECK: remat: policy=none kept_bytes=[[NONE:[0-9]+]] ({{.*}} MiB) recomputed_flops=0 (0.0% of the step's FLOPs)
+// CHECK: RESULT distribution=random mode=full pass=forward_backward impl=fused_w13 backend=microkernel topk=2 {{.*}} real_assignments=128 tflops={{[0-9.]+}} tokens_per_s={{[0-9.]+}} dtype=f32 peak_pct={{[0-9.]+}} remat=none kept_bytes=[[NONE]] recomputed_flops=0
+// CHECK: remat: policy=expert_mlp kept_bytes={{[0-9]+}} ({{.*}} MiB) recomputed_flops=408576
+// CHECK: remat: expert_mlp takes {{[0-9.]+}}x the time of none; its recomputed FLOPs predict 1.231x
+// CHECK: RESULT {{.*}} remat=expert_mlp
+// CHECK: remat: policy=combine
+// CHECK: RESULT {{.*}} remat=combine
+// CHECK: remat: policy=auto {{.*}}, auto under 60000 bytes
+// CHECK: RESULT {{.*}} remat=auto
+
+// JSON: "pass": "forward_backward"
+// JSON-SAME: "remat": "none", "kept_bytes": {{[0-9]+}}, "recomputed_flops": 0
+// JSON: "remat": "expert_mlp", "kept_bytes": {{[0-9]+}}, "recomputed_flops": 408576
+
+// POLICY: moe-bench: error: --remat-mode: 'bogus' is not none, expert_mlp, combine or auto
+// BUDGET: moe-bench: error: --remat-mode auto needs --activation-budget BYTES
+// FORWARD: moe-bench: error: --remat-mode and --activation-budget apply to --bench-pass forward_backward
+// STAGES: moe-bench: error: --stage-timing and --queue-mode prequeue time the forward's stages; use them with --bench-pass forward
+// TIGHT: moe-bench: error: --remat-mode auto: nothing keeps the backward within 10 bytes; the least is {{[0-9]+}}
