@@ -8,7 +8,7 @@
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --remat-mode auto 2>&1 | FileCheck %s --check-prefix=BUDGET
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --remat-mode expert_mlp 2>&1 | FileCheck %s --check-prefix=FORWARD
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --stage-timing 2>&1 | FileCheck %s --check-prefix=STAGES
-// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --remat-mode auto --activation-budget 10 --iters 1 --peak-gflops 100 2>&1 | FileCheck %s --check-prefix=TIGHT
+// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --bench-pass forward_backward --remat-mode auto --activation-budget 10 --iters 1 --peak-gflops 100 2>&1 | FileCheck %s --check-prefix=TIGHT
 
 // A = 128 rows: none keeps rows 16384 B, h 24576, a 12288, y 8192 and the
 // routing; expert_mlp recomputes the up gmm (2*128*32*48) and swiglu
