@@ -36,6 +36,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -327,4 +328,51 @@ JitProgram::run(const FunctionSignature &sig, std::vector<Buffer> &inputs,
                   return true;
                 },
                 error);
+}
+
+bool JitProgram::materialize(const std::string &name, std::string &error) {
+  auto symbol = engine->lookupPacked("_mlir_ciface_" + name);
+  if (!symbol) {
+    error = "cannot compile '" + name + "': " + llvm::toString(symbol.takeError());
+    return false;
+  }
+  return true;
+}
+
+std::optional<MemoryPlan> moec::memoryPlan(ModuleOp lowered, const std::string &name) {
+  Operation *fn = lowered.lookupSymbol(name);
+  if (!fn)
+    return std::nullopt;
+  auto plan = fn->getAttrOfType<DictionaryAttr>(moe::kMemoryPlanAttrName);
+  if (!plan)
+    return std::nullopt;
+  auto get = [&](StringRef key) {
+    auto value = plan.getAs<IntegerAttr>(key);
+    return value ? value.getInt() : 0;
+  };
+  MemoryPlan p;
+  p.arena = get("arena_bytes");
+  p.lowerBound = get("lower_bound_bytes");
+  p.unplanned = get("unplanned_bytes");
+  p.buffers = get("buffers");
+  p.bufferBytes = get("buffer_bytes");
+  return p;
+}
+
+static std::string bytesText(int64_t bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB"};
+  double v = bytes;
+  int u = 0;
+  while (v >= 1024 && u < 3)
+    v /= 1024, ++u;
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format(u ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return text;
+}
+
+std::string moec::describeMemoryPlan(const MemoryPlan &plan) {
+  return "planned peak " + bytesText(plan.plannedPeak()) + " = arena " + bytesText(plan.arena) +
+         " (" + std::to_string(plan.buffers) + " buffers of " + bytesText(plan.bufferBytes) +
+         "; live-set lower bound " +
+         bytesText(plan.lowerBound) + ") + results and unplanned " + bytesText(plan.unplanned);
 }

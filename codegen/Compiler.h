@@ -59,6 +59,22 @@ struct GmmChoices {
 mlir::LogicalResult lowerModule(mlir::ModuleOp module, const std::string &pipeline = "",
                                 const GmmChoices &gmm = {});
 
+/// What moe-plan-buffers decided for a function (bytes).
+struct MemoryPlan {
+  int64_t arena = 0, lowerBound = 0, unplanned = 0, buffers = 0, bufferBytes = 0;
+  /// Every static buffer the function allocates at its top level: the
+  /// arena and what stays with malloc (results among them).
+  int64_t plannedPeak() const { return arena + unplanned; }
+};
+
+/// The plan of function `name` in a lowered module (nullopt: none made,
+/// e.g. a function without static buffers).
+std::optional<MemoryPlan> memoryPlan(mlir::ModuleOp lowered, const std::string &name);
+
+/// "planned peak 37.3 KiB = arena 26.3 KiB (34 buffers of 80.1 KiB; live-set lower
+/// bound 21.5 KiB) + results and unplanned 11.0 KiB".
+std::string describeMemoryPlan(const MemoryPlan &plan);
+
 /// A target machine for this CPU with all its features (AVX-512, AMX, ...).
 std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error);
 
@@ -92,6 +108,10 @@ public:
   static std::unique_ptr<JitProgram> create(mlir::ModuleOp lowered,
                                             std::string &error);
   ~JitProgram();
+
+  /// Compiles entry `name` now rather than at its first call (the JIT is
+  /// lazy), so that the first run times and measures the call alone.
+  bool materialize(const std::string &name, std::string &error);
 
   /// Calls the entry's C interface; returns its results as new buffers.
   std::optional<std::vector<Buffer>> run(const FunctionSignature &sig,

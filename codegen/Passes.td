@@ -82,6 +82,30 @@ def MoeCopiesToLinalg : Pass<"moe-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MoePlanBuffers : Pass<"moe-plan-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Place a function's buffers in one arena, reusing memory between buffers whose lives do not overlap";
+  let description = [{
+    Static memory planning, as XLA's buffer assignment does: after
+    bufferization and the deallocation pipeline (which frees every buffer at
+    the end of its block, however early its last use), each top-level
+    `memref.alloc` of static shape that the function frees itself gets a
+    live range, from the alloc to the last top-level op that uses it or a
+    view of it. Buffers are placed, largest first, at the lowest 64-byte
+    aligned offset of one arena where no buffer live at the same time sits;
+    each alloc becomes a `memref.view` of the arena, its deallocs go, and the
+    arena is freed before each return. So the forward's activations and the
+    backward's gradients share memory once dead, and the peak follows the
+    live set instead of the sum of all buffers.
+
+    The function gets `moe.memory_plan`: `arena_bytes` (the plan),
+    `lower_bound_bytes` (the largest sum of buffers live at one op: no
+    placement does better), `buffers` and `buffer_bytes` (placed: how many,
+    and their sum, what they took before), and `unplanned_bytes`
+    (static buffers left to malloc: results, conditionally freed ones).
+    Buffers of dynamic size and those inside loops stay with malloc.
+  }];
+}
+
 def MoeApproximateVectorMath : Pass<"moe-approximate-vector-math"> {
   let summary = "Polynomial exp for vector math.exp (the fused SwiGLU epilogue)";
   let description = [{

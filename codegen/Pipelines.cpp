@@ -48,6 +48,9 @@ static constexpr llvm::StringLiteral kToLLVM =
     // The deallocation pipeline clones returned buffers it does not own
     // (constants, arguments), so the caller can always free a result.
     "convert-bufferization-to-memref,"
+    // Buffers by live range into one arena (the deallocation pipeline frees
+    // each only at the end of its block).
+    "func.func(moe-plan-buffers),"
     "moe-copies-to-linalg,"
     "convert-scf-to-openmp,"
     "convert-linalg-to-loops,"

@@ -51,6 +51,13 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << kAdjointAttrName << "' must be a unit attribute";
     return success();
   }
+  if (attr.getName() == kMemoryPlanAttrName) {
+    auto plan = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!plan || !llvm::all_of(plan, [](NamedAttribute e) { return isa<IntegerAttr>(e.getValue()); }))
+      return op->emitError() << "'" << kMemoryPlanAttrName
+                             << "' must be a dictionary of integers (bytes and counts)";
+    return success();
+  }
   if (attr.getName() != kAxesAttrName)
     return op->emitError() << "unknown moe dialect attribute '"
                            << attr.getName().getValue() << "'";

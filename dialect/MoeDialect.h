@@ -21,6 +21,9 @@ inline constexpr llvm::StringLiteral kGradientArgsAttrName = "moe.gradient_args"
 /// forward_backward function that belongs to the backward (after the loss):
 /// the remat pass reads the forward/backward boundary from it.
 inline constexpr llvm::StringLiteral kAdjointAttrName = "moe.adjoint";
+/// Dictionary moe-plan-buffers puts on a function: arena_bytes,
+/// lower_bound_bytes, buffers, unplanned_bytes (moec reports it).
+inline constexpr llvm::StringLiteral kMemoryPlanAttrName = "moe.memory_plan";
 } // namespace mlir::moe
 
 #endif // MOEC_DIALECT_MOEDIALECT_H

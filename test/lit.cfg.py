@@ -42,3 +42,8 @@ except OSError:
 for flag, feature in (("avx512_bf16", "avx512bf16"), ("amx_bf16", "amx-bf16")):
     if flag in flags:
         config.available_features.add(feature)
+
+# Built with AddressSanitizer: its allocator (quarantine, redzones) makes
+# memory measurements meaningless, so tests of them do not run there.
+if getattr(config, "moe_sanitizers", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("asan")

@@ -15,6 +15,10 @@
 
 #include "codegen/Compiler.h"
 #include "passes/Remat.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <malloc.h>
 #include "runtime/Invoke.h"
 #include "runtime/Npy.h"
 
@@ -128,6 +132,41 @@ cl::opt<unsigned> iters("iters", cl::desc("Times to run (the median time is prin
 cl::opt<std::string> outputDir("output-dir", cl::desc("Directory for out<i>.npy"),
                                cl::init(""), cl::sub(runCommand));
 
+cl::opt<bool> memoryReport("memory-report",
+                           cl::desc("Print each entry's memory plan (moe-plan-buffers); "
+                                    "moec run always does"),
+                           cl::sub(cl::SubCommand::getTopLevel()));
+
+/// A /proc/self/status field in bytes ("VmRSS", "VmHWM"); -1 if unreadable.
+int64_t statusBytes(StringRef field) {
+  // Read as a stream: /proc files report a size of 0.
+  auto file = MemoryBuffer::getFileAsStream("/proc/self/status");
+  if (!file)
+    return -1;
+  SmallVector<StringRef> lines;
+  (*file)->getBuffer().split(lines, '\n');
+  for (StringRef line : lines) {
+    if (!line.consume_front(field) || !line.consume_front(":"))
+      continue;
+    StringRef value = line.trim();
+    int64_t kib;
+    if (value.consume_back("kB") && !value.trim().getAsInteger(10, kib))
+      return kib * 1024;
+  }
+  return -1;
+}
+
+/// Resets the process's peak RSS (VmHWM) to its current RSS (Linux >= 4.0).
+bool resetPeakRss() {
+  std::error_code ec;
+  raw_fd_ostream os("/proc/self/clear_refs", ec);
+  if (ec)
+    return false;
+  os << "5";
+  os.close();
+  return !os.has_error();
+}
+
 int fail(const std::string &message) {
   errs() << "moec: error: " << message << "\n";
   return 1;
@@ -211,6 +250,10 @@ int compile(mlir::ModuleOp module) {
       errs() << "moec: note: not an entry point of the library: " << why << "\n";
   if (mlir::failed(lowerModule(module, passPipeline, gmmChoices())))
     return 1;
+  if (memoryReport)
+    for (const FunctionSignature &sig : entries)
+      if (std::optional<MemoryPlan> plan = memoryPlan(module, sig.name))
+        outs() << "memory: @" << sig.name << ": " << describeMemoryPlan(*plan) << "\n";
   std::string error, bytes;
   raw_string_ostream os(bytes);
   if (kind == "mlir") {
@@ -317,12 +360,30 @@ int run(mlir::ModuleOp module) {
   if (!program)
     return fail(error);
 
+  std::optional<MemoryPlan> plan = memoryPlan(module, sig->name);
+  if (plan)
+    outs() << "memory: " << describeMemoryPlan(*plan) << "\n";
+
+  // Compiled before the first run, so that the runs' peak RSS over the RSS
+  // before them is what the calls allocate and touch (later runs reuse
+  // what malloc kept from the first).
+  if (!program->materialize(sig->name, error))
+    return fail(error);
+  // A fixed mmap threshold: glibc otherwise raises it to the size of each
+  // large block freed, so the next run's buffers come from a heap that
+  // never shrinks and the runs' RSS drifts above what one call needs.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  int64_t baseline = resetPeakRss() ? statusBytes("VmRSS") : -1, rssGrowth = -1;
   std::vector<double> seconds;
   std::optional<std::vector<Buffer>> results;
   for (unsigned i = 0; i < iters; ++i) {
+    results.reset(); // the last run's outputs are not this run's memory
     auto start = std::chrono::steady_clock::now();
     results = program->run(*sig, args, error);
     auto stop = std::chrono::steady_clock::now();
+    if (i + 1 == iters && baseline >= 0)
+      if (int64_t peak = statusBytes("VmHWM"); peak >= 0)
+        rssGrowth = peak - baseline;
     if (!results)
       return fail(error);
     seconds.push_back(std::chrono::duration<double>(stop - start).count());
@@ -345,6 +406,12 @@ int run(mlir::ModuleOp module) {
   }
   outs() << "time: " << format("%.3f", median * 1e3) << " ms median of " << iters
          << " run" << (iters == 1 ? "" : "s") << "\n";
+  if (rssGrowth >= 0) {
+    outs() << format("memory: peak RSS grew %.1f MiB over the runs", rssGrowth / 1048576.0);
+    if (plan && plan->plannedPeak() > 0)
+      outs() << format(", %.2fx the planned peak", double(rssGrowth) / plan->plannedPeak());
+    outs() << "\n";
+  }
 
   if (outputDir.empty())
     return 0;
