@@ -3,17 +3,24 @@
 // moe.tgmm, out[e] = lhs_e^T @ rhs_e (the backward's weight gradients), as
 // register tiles in the vector dialect:
 //
-//   tile   kDepthTile depth values d x kVectors * 16 columns n of one expert:
-//          24 vector<16xf32> accumulators over the group's rows r, each step
-//          broadcasting lhs[r, d + i] and loading rhs[r, n .. n + 63]; no
-//          packing: both operands are read along their rows.
-//   tasks  (column block, expert, depth tile) flattened with the depth tile
-//          innermost, so consecutive tiles of one thread reuse the expert's
-//          rhs block from L2, and the static split of the parallel loop
-//          gives every thread the same share of every expert: a hot expert
-//          is spread over both cores, not one expert per thread.
-//   store  every output element by exactly one tile; an empty group's tiles
-//          store zeros.
+//   tasks  (column block of 64, expert, depth block of kDepthBlock) with the
+//          depth block innermost, so that the static split of the parallel
+//          loop gives every thread a share of every expert (a hot expert is
+//          spread over both cores, not one expert per thread).
+//   chunks a task walks its group's rows kRowChunk at a time: the chunk's
+//          rhs[r, n .. n + 63] are packed into a contiguous stack panel
+//          (in L1), and so are the chunk's lhs[r, block's depth values];
+//          then every depth tile of the block runs over them. Read in
+//          place, those rows sit one row stride apart (a multiple of 4 KiB
+//          for common widths), all in a few L1 sets: each depth tile missed
+//          on them again. Packed, one chunk serves kDepthBlock / 6 tiles.
+//   tile   kDepthTile depth values d x kVectors * 16 columns: 24
+//          vector<16xf32> accumulators over the chunk's rows, each step
+//          broadcasting lhs[r, d + i] and loading one panel row; the tile
+//          starts from and returns to an f32 block accumulator on the stack
+//          (so bf16 gradients are rounded once, at the end).
+//   store  every output element by exactly one task; an empty group's
+//          tasks store zeros.
 //
 // Why by hand: the reduction runs over a data-dependent row range per
 // expert, which upstream's linalg tiling cannot express.
@@ -36,6 +43,10 @@ namespace {
 constexpr int64_t kLanes = 16;
 constexpr int64_t kDepthTile = 6; // depth values (output rows) of a tile
 constexpr int64_t kVectors = 4;   // 16-column vectors of a tile
+constexpr int64_t kDepthBlock = 8 * kDepthTile; // depth values of a task
+// Rows of a packed panel: the rhs panel (16 KiB), the lhs panel (12 KiB)
+// and the block accumulator (12 KiB) stay in L1 together.
+constexpr int64_t kRowChunk = 64;
 } // namespace
 
 void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op) {
@@ -62,59 +73,112 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   });
 
   int64_t columns = kVectors * kLanes;
-  int64_t depthTiles = (depth + kDepthTile - 1) / kDepthTile;
   int64_t columnBlocks = (width + columns - 1) / columns;
   auto vecType = VectorType::get({kLanes}, b.getF32Type());
   Type rhsElement = cast<MemRefType>(rhs.getType()).getElementType();
   auto loadType = VectorType::get({kLanes}, rhsElement);
   Value passThru = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(rhsElement)));
+  Type lhsElement = cast<MemRefType>(lhs.getType()).getElementType();
+  auto lhsLoadType = VectorType::get({kLanes}, lhsElement);
+  Value lhsPassThru =
+      arith::ConstantOp::create(b, DenseElementsAttr::get(lhsLoadType, b.getZeroAttr(lhsElement)));
   Value zeroVector = arith::ConstantOp::create(b, DenseElementsAttr::get(vecType, 0.0f));
   Value cWidth = e.index(width);
 
-  Value tasks = e.mul(e.mul(e.index(columnBlocks), groups), e.index(depthTiles));
+  int64_t depthBlocks = (depth + kDepthBlock - 1) / kDepthBlock;
+  Value tasks = e.mul(e.mul(e.index(columnBlocks), groups), e.index(depthBlocks));
   e.parallelFor(zero, tasks, [&](Value task) {
-    Value dt = e.rems(task, e.index(depthTiles));
-    Value rest = e.divs(task, e.index(depthTiles));
+    Value db = e.rems(task, e.index(depthBlocks));
+    Value rest = e.divs(task, e.index(depthBlocks));
     Value g = e.rems(rest, groups);
     Value cb = e.divs(rest, groups);
-    Value d0 = e.mul(dt, e.index(kDepthTile));
+    Value dBase = e.mul(db, e.index(kDepthBlock));
     Value n0 = e.mul(cb, e.index(columns));
-    // Depth values past D repeat the last one: computed, never stored.
-    SmallVector<Value> d, cols, masks;
-    for (int64_t i = 0; i < kDepthTile; ++i)
-      d.push_back(e.min(e.add(d0, e.index(i)), e.index(depth - 1)));
+    SmallVector<Value> cols, masks;
     for (int64_t v = 0; v < kVectors; ++v) {
       cols.push_back(e.add(n0, e.index(v * kLanes)));
       masks.push_back(lanesBelow(e, cols.back(), cWidth, kLanes));
     }
-    SmallVector<Value> init(kDepthTile * kVectors, zeroVector);
-    SmallVector<Value> acc = e.forLoop(
-        e.load(firstRow, {g}), e.load(endRow, {g}), init,
-        [&](Value r, ValueRange in) -> SmallVector<Value> {
-          SmallVector<Value> w;
-          for (int64_t v = 0; v < kVectors; ++v) {
-            Value loaded = vector::MaskedLoadOp::create(b, loadType, rhs, ValueRange{r, cols[v]},
-                                                        masks[v], passThru);
-            w.push_back(rhsElement.isF32() ? loaded : arith::ExtFOp::create(b, vecType, loaded).getResult());
-          }
-          SmallVector<Value> next(in.begin(), in.end());
-          for (int64_t i = 0; i < kDepthTile; ++i) {
-            Value a = vector::BroadcastOp::create(b, vecType, e.loadF32(lhs, {r, d[i]}));
-            for (int64_t v = 0; v < kVectors; ++v)
-              next[i * kVectors + v] = vector::FMAOp::create(b, a, w[v], next[i * kVectors + v]);
-          }
-          return next;
-        });
-    for (int64_t i = 0; i < kDepthTile; ++i) {
-      e.ifThen(e.lt(e.add(d0, e.index(i)), e.index(depth)), [&] {
+    Value panel = e.allocaScratch({kRowChunk, columns}, b.getF32Type());
+    Value block = e.allocaScratch({kDepthBlock, columns}, b.getF32Type());
+    Value lhsPanel = e.allocaScratch({kRowChunk, kDepthBlock}, b.getF32Type());
+    SmallVector<Value> depthCols, depthMasks;
+    for (int64_t q = 0; q < kDepthBlock / kLanes; ++q) {
+      depthCols.push_back(e.add(dBase, e.index(q * kLanes)));
+      depthMasks.push_back(lanesBelow(e, depthCols.back(), e.index(depth), kLanes));
+    }
+    e.forLoop(zero, e.index(kDepthBlock), [&](Value i) {
+      for (int64_t v = 0; v < kVectors; ++v)
+        vector::StoreOp::create(b, zeroVector, block, ValueRange{i, e.index(v * kLanes)});
+    });
+    Value first = e.load(firstRow, {g}), end = e.load(endRow, {g});
+    e.forLoop(first, end, e.index(kRowChunk), {}, [&](Value c, ValueRange) -> SmallVector<Value> {
+      Value n = e.min(e.index(kRowChunk), e.sub(end, c));
+      // The chunk's 64 columns, contiguous (columns past N read as zero).
+      e.forLoop(zero, n, [&](Value r) {
+        Value row = e.add(c, r);
         for (int64_t v = 0; v < kVectors; ++v) {
-          Value value = acc[i * kVectors + v];
-          if (!outElement.isF32())
-            value = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), value);
-          vector::MaskedStoreOp::create(b, out, ValueRange{g, d[i], cols[v]}, masks[v], value);
+          Value loaded = vector::MaskedLoadOp::create(b, loadType, rhs, ValueRange{row, cols[v]},
+                                                      masks[v], passThru);
+          if (!rhsElement.isF32())
+            loaded = arith::ExtFOp::create(b, vecType, loaded);
+          vector::StoreOp::create(b, loaded, panel, ValueRange{r, e.index(v * kLanes)});
+        }
+        // And the block's depth values of each row, contiguous: read in
+        // place they too would be a row stride apart (depth past D: zero).
+        for (size_t q = 0; q < depthCols.size(); ++q) {
+          Value loaded = vector::MaskedLoadOp::create(b, lhsLoadType, lhs, ValueRange{row, depthCols[q]},
+                                                      depthMasks[q], lhsPassThru);
+          if (!lhsElement.isF32())
+            loaded = arith::ExtFOp::create(b, vecType, loaded);
+          vector::StoreOp::create(b, loaded, lhsPanel, ValueRange{r, e.index(int64_t(q) * kLanes)});
         }
       });
-    }
+      e.forLoop(zero, e.index(kDepthBlock / kDepthTile), [&](Value t) {
+        Value t0 = e.mul(t, e.index(kDepthTile));
+        Value d0 = e.add(dBase, t0);
+        e.ifThen(e.lt(d0, e.index(depth)), [&] {
+          // Depth values past D are zero in the panel: computed, never stored.
+          SmallVector<Value> init;
+          for (int64_t i = 0; i < kDepthTile; ++i) {
+            for (int64_t v = 0; v < kVectors; ++v)
+              init.push_back(vector::LoadOp::create(b, vecType, block,
+                                                    ValueRange{e.add(t0, e.index(i)), e.index(v * kLanes)}));
+          }
+          SmallVector<Value> acc = e.forLoop(
+              zero, n, init, [&](Value r, ValueRange in) -> SmallVector<Value> {
+                SmallVector<Value> w;
+                for (int64_t v = 0; v < kVectors; ++v)
+                  w.push_back(vector::LoadOp::create(b, vecType, panel, ValueRange{r, e.index(v * kLanes)}));
+                SmallVector<Value> next(in.begin(), in.end());
+                for (int64_t i = 0; i < kDepthTile; ++i) {
+                  Value a = vector::BroadcastOp::create(
+                      b, vecType, e.load(lhsPanel, {r, e.add(t0, e.index(i))}));
+                  for (int64_t v = 0; v < kVectors; ++v)
+                    next[i * kVectors + v] = vector::FMAOp::create(b, a, w[v], next[i * kVectors + v]);
+                }
+                return next;
+              });
+          for (int64_t i = 0; i < kDepthTile; ++i)
+            for (int64_t v = 0; v < kVectors; ++v)
+              vector::StoreOp::create(b, acc[i * kVectors + v], block,
+                                      ValueRange{e.add(t0, e.index(i)), e.index(v * kLanes)});
+        });
+      });
+      return {};
+    });
+    // The block to the output, once (rounded there when bf16).
+    e.forLoop(zero, e.index(kDepthBlock), [&](Value i) {
+      Value d = e.add(dBase, i);
+      e.ifThen(e.lt(d, e.index(depth)), [&] {
+        for (int64_t v = 0; v < kVectors; ++v) {
+          Value value = vector::LoadOp::create(b, vecType, block, ValueRange{i, e.index(v * kLanes)});
+          if (!outElement.isF32())
+            value = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), value);
+          vector::MaskedStoreOp::create(b, out, ValueRange{g, d, cols[v]}, masks[v], value);
+        }
+      });
+    });
   });
   rewriter.replaceOp(op, e.tensor(out, type));
 }

@@ -568,9 +568,10 @@ std::vector<Config> gradientConfigs() {
   add("null experts, reference gmm", [](Config &c) {
     c.route.nullExperts = 2; c.toLLVM = "gmm-strategy=reference"; });
   // Backward kernels over several depth tiles and column blocks, remainders
-  // in both, a hot expert (one group holding most rows).
+  // in both, a hot expert (one group holding most rows: more than one of
+  // the tgmm kernel's 64-row chunks).
   add("wide, hot expert, several tiles", [](Config &c) {
-    c.tokens = 21; c.hidden = 70; c.mlp = 37; c.experts = 3; c.hotExpert = 1; });
+    c.tokens = 75; c.hidden = 70; c.mlp = 37; c.experts = 3; c.hotExpert = 1; });
   return list;
 }
 
