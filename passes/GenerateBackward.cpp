@@ -19,6 +19,9 @@
 //   out = scale_rows(in, s)         d in = scale_rows(d out, s)
 //   C = matmul(A, B) (shared expert) d A = d C B^T, d B = A^T d C
 //   truncf / extf / addf            the cast back / both operands
+//   psum / all_gather / reduce_scatter / all_to_all (per shard, loss summed
+//                                   over shards): psum / reduce_scatter /
+//                                   all_gather / all_to_all back by recv_counts
 // Routing is fixed, as in the seeds' forward_backward: route, the routing
 // weights and the permutation get no gradient.
 //
@@ -344,6 +347,39 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
           // C = C0 + A B: the initial accumulator gets dC too (a zero fill,
           // as ExpandBlock makes it, takes it and passes nothing on).
           adjoints.add(loc, o.getOutputs()[0], dc);
+          return success();
+        })
+        // The collectives, per shard, for a loss summed over the shards
+        // (each shard's cotangent is its own): the adjoint of a sum over
+        // the shards is a sum over them, of a gather the matching scatter
+        // and back, of an all-to-all the all-to-all that returns each block
+        // to its sender.
+        .Case([&](PsumOp o) {
+          adjoints.add(loc, o.getInput(),
+                       PsumOp::create(b, loc, grad(o.getResult()), o.getGridAttr(), o.getAxesAttr()));
+          return success();
+        })
+        .Case([&](AllGatherOp o) {
+          adjoints.add(loc, o.getInput(),
+                       ReduceScatterOp::create(b, loc, o.getInput().getType(), grad(o.getResult()),
+                                               o.getGridAttr(), o.getAxesAttr(), o.getDimAttr()));
+          return success();
+        })
+        .Case([&](ReduceScatterOp o) {
+          adjoints.add(loc, o.getInput(),
+                       AllGatherOp::create(b, loc, o.getInput().getType(), grad(o.getResult()),
+                                           o.getGridAttr(), o.getAxesAttr(), o.getDimAttr()));
+          return success();
+        })
+        .Case([&](AllToAllOp o) {
+          // Rows past the received blocks are padding (zeros): no gradient
+          // reaches a sender from them; rows past the sent blocks were never
+          // sent, and the return leaves them zero.
+          Value back = AllToAllOp::create(b, loc, o.getRows().getType(), o.getSendCounts().getType(),
+                                          grad(o.getReceived()), o.getRecvCounts(),
+                                          o.getGridAttr(), o.getAxesAttr())
+                           .getReceived();
+          adjoints.add(loc, o.getRows(), back);
           return success();
         })
         .Case([&](arith::AddFOp o) {

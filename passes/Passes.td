@@ -40,9 +40,10 @@ def MoeGenerateBackward : Pass<"moe-generate-backward", "::mlir::ModuleOp"> {
     group weights; weights: tgmm), swiglu (swiglu_grad), scale_rows, combine
     (gather the token gradients, scale by the sorted routing weights), pack
     and gather_rows (each token sums its K row gradients), the shared
-    expert's linalg.matmul, casts and the residual add. Routing is fixed, as
-    in the seeds' forward_backward: route and the routing weights get no
-    gradient.
+    expert's linalg.matmul, casts and the residual add, and the collectives
+    per shard (psum: psum; all_gather and reduce_scatter: each other;
+    all_to_all: back by the counts received). Routing is fixed, as in the
+    seeds' forward_backward: route and the routing weights get no gradient.
 
     `loss=mean-square` (default): the function returns loss = mean(y^2) as
     `tensor<f32>`, then the gradients. `loss=cotangent`: it takes dL/dy as a
@@ -50,7 +51,8 @@ def MoeGenerateBackward : Pass<"moe-generate-backward", "::mlir::ModuleOp"> {
     argument order, one for each argument the output depends on
     differentiably (x and the expert and shared weights; not the logits);
     `moe.gradient_args` on the function lists their argument numbers.
-    Every forward value is kept for the backward (remat policy `none`).
+    Every op of the backward carries `moe.adjoint`; every forward value it
+    reads is kept (remat policy `none`) until `moe-remat` says otherwise.
   }];
   let options = [
     Option<"loss", "loss", "std::string", "\"mean-square\"",
