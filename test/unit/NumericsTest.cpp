@@ -508,6 +508,11 @@ void checkGradients(const Config &c, uint64_t seed) {
   // bf16 stores every activation and gradient rounded to 8 bits of
   // mantissa (products accumulate in f32): percent-level agreement.
   double lossTolerance = c.bf16 ? 2e-2 : 1e-5, gradTolerance = c.bf16 ? 4e-2 : 1e-4;
+  // Policies agree to 1e-6 in f32. In bf16 they round differently, by
+  // design: where the backward keeps h, the forward stores h in bf16 and
+  // computes a from it; where h is recomputed, the forward's gmm applies
+  // SwiGLU to its f32 sums (the fused epilogue) and h is never rounded.
+  double rematTolerance = c.bf16 ? gradTolerance : 1e-6;
   EXPECT_NEAR(results[0].at(0), loss, lossTolerance * std::max(1.0, loss));
 
   std::mt19937_64 rng(seed + 1);
@@ -547,7 +552,7 @@ void checkGradients(const Config &c, uint64_t seed) {
       ASSERT_EQ(byPolicy[p].size(), results.size()) << policies[p];
       const Buffer &other = byPolicy[p][1 + g];
       for (int64_t i = 0; i < grad.numElements(); ++i)
-        ASSERT_NEAR(other.at(i), grad.at(i), 1e-6 * scale)
+        ASSERT_NEAR(other.at(i), grad.at(i), rematTolerance * scale)
             << "remat " << policies[p] << ": d loss / d argument " << arg << " element " << i;
     }
   }
