@@ -33,6 +33,17 @@ void mlir::moe::codegen::forEachGroup(Emitter &e, Value sizes, Value rowCount,
             });
 }
 
+std::pair<Value, Value> mlir::moe::codegen::groupBounds(Emitter &e, Value sizes, Value rowCount) {
+  Value groups = e.dim(sizes, 0);
+  Value firstRow = e.alloc({ShapedType::kDynamic}, e.b.getIndexType(), {groups});
+  Value endRow = e.alloc({ShapedType::kDynamic}, e.b.getIndexType(), {groups});
+  forEachGroup(e, sizes, rowCount, [&](Value g, Value first, Value end) {
+    e.store(first, firstRow, {g});
+    e.store(end, endRow, {g});
+  });
+  return {firstRow, endRow};
+}
+
 void mlir::moe::codegen::lowerGmm(RewriterBase &rewriter, GmmOp op) {
   rewriter.setInsertionPoint(op);
   Emitter e(rewriter, op.getLoc());
@@ -102,12 +113,7 @@ void mlir::moe::codegen::lowerTgmm(RewriterBase &rewriter, TgmmOp op) {
   // Group bounds first, then one group per parallel iteration (each writes
   // only its own out[g]).
   Value groups = e.dim(sizes, 0);
-  Value firstRow = e.alloc({ShapedType::kDynamic}, b.getIndexType(), {groups});
-  Value endRow = e.alloc({ShapedType::kDynamic}, b.getIndexType(), {groups});
-  forEachGroup(e, sizes, rowCount, [&](Value g, Value first, Value end) {
-    e.store(first, firstRow, {g});
-    e.store(end, endRow, {g});
-  });
+  auto [firstRow, endRow] = groupBounds(e, sizes, rowCount);
   e.parallelFor(zero, groups, [&](Value g) {
     // acc = lhs_g^T @ rhs_g, one outer product per row of the group. On the
     // heap: D x N floats can exceed a thread's stack.

@@ -20,6 +20,11 @@ class Emitter;
 void forEachGroup(Emitter &e, Value sizes, Value rowCount,
                   function_ref<void(Value, Value, Value)> body);
 
+/// The same bounds as two index buffers [groups], first and end row of
+/// each group: what a parallel loop over groups (or tasks within them)
+/// reads.
+std::pair<Value, Value> groupBounds(Emitter &e, Value sizes, Value rowCount);
+
 void lowerRoute(RewriterBase &rewriter, RouteOp op);
 void lowerPack(RewriterBase &rewriter, PackOp op);
 void lowerGatherRows(RewriterBase &rewriter, GatherRowsOp op);

@@ -119,16 +119,14 @@ struct PlanBuffers : moe::impl::MoePlanBuffersBase<PlanBuffers> {
       b.setInsertionPoint(ret);
       memref::DeallocOp::create(b, ret.getLoc(), arenaBuffer);
     }
-    MLIRContext *ctx = &getContext();
-    auto i64 = [&](int64_t v) { return IntegerAttr::get(IntegerType::get(ctx, 64), v); };
+    auto entry = [&](StringRef name, int64_t value) {
+      return b.getNamedAttr(name, b.getI64IntegerAttr(value));
+    };
     fn->setAttr(moe::kMemoryPlanAttrName,
-                DictionaryAttr::get(ctx, {
-                                             NamedAttribute(StringAttr::get(ctx, "arena_bytes"), i64(arena)),
-                                             NamedAttribute(StringAttr::get(ctx, "buffer_bytes"), i64(total)),
-                                             NamedAttribute(StringAttr::get(ctx, "buffers"), i64(buffers.size())),
-                                             NamedAttribute(StringAttr::get(ctx, "lower_bound_bytes"), i64(lowerBound)),
-                                             NamedAttribute(StringAttr::get(ctx, "unplanned_bytes"), i64(unplanned)),
-                                         }));
+                b.getDictionaryAttr({entry("arena_bytes", arena), entry("buffer_bytes", total),
+                                     entry("buffers", buffers.size()),
+                                     entry("lower_bound_bytes", lowerBound),
+                                     entry("unplanned_bytes", unplanned)}));
   }
 
   /// The top-level ops over which `alloc` is live: from the alloc to the

@@ -65,12 +65,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
 
   // Group g is rows [firstRow[g], endRow[g]).
   Value groups = e.dim(sizes, 0);
-  Value firstRow = e.alloc({ShapedType::kDynamic}, b.getIndexType(), {groups});
-  Value endRow = e.alloc({ShapedType::kDynamic}, b.getIndexType(), {groups});
-  forEachGroup(e, sizes, rowCount, [&](Value g, Value first, Value end) {
-    e.store(first, firstRow, {g});
-    e.store(end, endRow, {g});
-  });
+  auto [firstRow, endRow] = groupBounds(e, sizes, rowCount);
 
   int64_t columns = kVectors * kLanes;
   int64_t columnBlocks = (width + columns - 1) / columns;

@@ -51,6 +51,14 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << kAdjointAttrName << "' must be a unit attribute";
     return success();
   }
+  if (attr.getName() == kRematAttrName) {
+    auto remat = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!remat || !remat.getAs<StringAttr>("policy") || !remat.getAs<IntegerAttr>("kept_bytes") ||
+        !remat.getAs<IntegerAttr>("recomputed_flops"))
+      return op->emitError() << "'" << kRematAttrName
+                             << "' must be a dictionary of policy, kept_bytes and recomputed_flops";
+    return success();
+  }
   if (attr.getName() == kMemoryPlanAttrName) {
     auto plan = dyn_cast<DictionaryAttr>(attr.getValue());
     if (!plan || !llvm::all_of(plan, [](NamedAttribute e) { return isa<IntegerAttr>(e.getValue()); }))

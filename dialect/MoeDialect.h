@@ -24,6 +24,10 @@ inline constexpr llvm::StringLiteral kAdjointAttrName = "moe.adjoint";
 /// Dictionary moe-plan-buffers puts on a function: arena_bytes,
 /// lower_bound_bytes, buffers, unplanned_bytes (moec reports it).
 inline constexpr llvm::StringLiteral kMemoryPlanAttrName = "moe.memory_plan";
+/// Dictionary moe-remat puts on a forward_backward function: policy (string),
+/// kept_bytes, recomputed_flops and kept_dynamic (whether values of dynamic
+/// size, not in kept_bytes, are kept too): what moec and moe-bench report.
+inline constexpr llvm::StringLiteral kRematAttrName = "moe.remat";
 } // namespace mlir::moe
 
 #endif // MOEC_DIALECT_MOEDIALECT_H

@@ -258,6 +258,11 @@ struct Remat : moe::impl::MoeRematBase<Remat> {
                      << "' (expected none, expert_mlp, combine or auto)";
       return signalPassFailure();
     }
+    if (activationBudget < -1) {
+      fn.emitError() << "moe-remat: activation-budget must be a number of bytes (got "
+                     << static_cast<int64_t>(activationBudget) << ")";
+      return signalPassFailure();
+    }
     if (!fn->hasAttr(kGradientArgsAttrName))
       return; // not a forward_backward function
     RematAnalysis analysis(fn);
@@ -298,6 +303,16 @@ struct Remat : moe::impl::MoeRematBase<Remat> {
       }
     }
     analysis.apply(values);
+    // What was decided, for the tools to report (the values kept are only
+    // the analysis's to know; the sizes are what a user weighs).
+    OpBuilder b(fn.getContext());
+    fn->setAttr(kRematAttrName,
+                b.getDictionaryAttr({b.getNamedAttr("policy", b.getStringAttr(policy)),
+                                     b.getNamedAttr("kept_bytes", b.getI64IntegerAttr(cost.keptBytes)),
+                                     b.getNamedAttr("recomputed_flops",
+                                                    b.getI64IntegerAttr(cost.recomputedFlops)),
+                                     // kept_bytes leaves out values of dynamic size
+                                     b.getNamedAttr("kept_dynamic", b.getBoolAttr(cost.dynamic))}));
   }
 };
 

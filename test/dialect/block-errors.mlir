@@ -234,3 +234,17 @@ func.func @sw13_element(%x: tensor<?x64xf32>, %l: tensor<?x8xf32>, %w13: tensor<
 
 // expected-error@+1 {{'moe.adjoint' must be a unit attribute}}
 %0 = arith.constant {moe.adjoint = 1 : i64} 0.0 : f32
+
+// -----
+
+// expected-error@+1 {{'moe.remat' must be a dictionary of policy, kept_bytes and recomputed_flops}}
+func.func @f() attributes {moe.remat = {policy = "none"}} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'moe.memory_plan' must be a dictionary of integers (bytes and counts)}}
+func.func @f() attributes {moe.memory_plan = {arena_bytes = "big"}} {
+  return
+}

@@ -8,6 +8,7 @@
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --remat-mode auto 2>&1 | FileCheck %s --check-prefix=BUDGET
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --remat-mode expert_mlp 2>&1 | FileCheck %s --check-prefix=FORWARD
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --stage-timing 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --bench-pass forward_backward --remat-mode auto --activation-budget -5 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --bench-pass forward_backward --remat-mode auto --activation-budget 10 --iters 1 --peak-gflops 100 2>&1 | FileCheck %s --check-prefix=TIGHT
 
 // A = 128 rows: none keeps rows 16384 B, h 24576, a 12288, y 8192 and the
@@ -32,4 +33,5 @@
 // BUDGET: moe-bench: error: --remat-mode auto needs --activation-budget BYTES
 // FORWARD: moe-bench: error: --remat-mode and --activation-budget apply to --bench-pass forward_backward
 // STAGES: moe-bench: error: --stage-timing and --queue-mode prequeue time the forward's stages; use them with --bench-pass forward
-// TIGHT: moe-bench: error: --remat-mode auto: nothing keeps the backward within 10 bytes; the least is {{[0-9]+}}
+// TIGHT: moe-bench: error: moe-remat: no choice keeps @moe_block_forward_backward within 10 bytes for the backward; the least it can keep is {{[0-9]+}} bytes
+// NEGATIVE: moe-bench: error: --activation-budget must be a number of bytes (got -5)

@@ -6,6 +6,15 @@
 // RUN: moec run %s --backward cotangent --entry block_forward_backward --random-inputs --dim 6 | FileCheck %s --check-prefix=COT
 // RUN: moec %s --backward mean-square -o %t.mlir --emit mlir && FileCheck %s --check-prefix=LIB < %t.mlir
 // RUN: not moec run %s --backward hinge --random-inputs 2>&1 | FileCheck %s --check-prefix=BAD
+// moec run reports moe-remat's decision for the entry (tokens are dynamic
+// here: the kept values of dynamic size are not in the bytes).
+// RUN: moec run %s --backward mean-square --remat expert_mlp --entry block_forward_backward --random-inputs --dim 6 | FileCheck %s --check-prefix=REMAT
+// RUN: not moec run %s --backward mean-square --remat auto --activation-budget -5 --entry block_forward_backward --random-inputs 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not moec run %s --remat combine --random-inputs 2>&1 | FileCheck %s --check-prefix=NOBACKWARD
+// REMAT: remat: policy expert_mlp: keeps {{[0-9.]+}} MiB for the backward, recomputes {{[0-9.]+}} GFLOP in it (and values of dynamic size)
+// REMAT: out0: f32
+// NEGATIVE: moec: error: --activation-budget must be a number of bytes (got -5)
+// NOBACKWARD: moec: error: --remat and --activation-budget apply to the backward: give --backward too
 
 // CHECK: out0: f32
 // CHECK-NEXT: out1: 6x8xf32

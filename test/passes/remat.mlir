@@ -21,6 +21,7 @@
 // its output. The same under auto with a budget of 7000 bytes (the forward
 // keeps 16152; without h and a, 6936).
 // MLP-LABEL: func.func @block_forward_backward(
+// MLP-SAME:    moe.remat = {kept_bytes = 6936 : i64, kept_dynamic = false, policy = "{{expert_mlp|auto}}", recomputed_flops = 52992 : i64}
 // MLP:         %[[ROWS:.*]], %{{.*}}, %{{.*}}, %[[SIZES:.*]] = moe.pack
 // MLP:         %[[H:.*]] = moe.gmm %[[ROWS]], %[[W13:.*]], %[[SIZES]] : tensor<64x16xf32>
 // MLP:         %[[A:.*]] = moe.swiglu %[[H]] :

@@ -2,7 +2,8 @@
 
 #include "Session.h"
 
-#include "passes/Remat.h"
+#include "dialect/MoeDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -35,6 +36,11 @@ std::unique_ptr<Compiled> Compiled::build(const std::string &source,
     error = diagnostics.empty() ? "'" + prepare + "' failed" : diagnostics;
     return nullptr;
   }
+  for (auto fn : module->getOps<mlir::func::FuncOp>())
+    if (auto remat = fn->getAttrOfType<mlir::DictionaryAttr>(mlir::moe::kRematAttrName))
+      c->rematChoices[fn.getSymName().str()] = {
+          remat.getAs<mlir::IntegerAttr>("kept_bytes").getInt(),
+          remat.getAs<mlir::IntegerAttr>("recomputed_flops").getInt()};
   std::vector<std::string> skipped;
   for (auto &sig : moec::entrySignatures(*module, skipped))
     c->signatures[sig.name] = sig;
@@ -78,41 +84,11 @@ double Compiled::call(const std::string &function, std::map<std::string, moec::B
   return seconds;
 }
 
-bool moebench::rematChoice(const std::string &source, const std::string &policy, int64_t budget,
-                           RematChoice &choice, std::string &error) {
-  mlir::DialectRegistry registry;
-  moec::registerCompilerDialects(registry);
-  mlir::MLIRContext context(registry);
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    diagnostics += d.str() + "\n";
-    return mlir::success();
-  });
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
-  if (!module || mlir::failed(moec::lowerModule(*module, "moe-generate-backward"))) {
-    error = "generating the backward failed: " + diagnostics;
-    return false;
-  }
-  auto fn = module->lookupSymbol<mlir::func::FuncOp>("moe_block_forward_backward");
-  if (!fn) {
-    error = "no @moe_block_forward_backward after moe-generate-backward";
-    return false;
-  }
-  mlir::moe::RematAnalysis analysis(fn);
-  mlir::moe::RematCost cost;
-  if (policy == "auto") {
-    if (!analysis.choose(budget, cost)) {
-      error = "--remat-mode auto: nothing keeps the backward within " + std::to_string(budget) +
-              " bytes; the least is " + std::to_string(cost.keptBytes);
-      return false;
-    }
-    choice.note = ", auto under " + std::to_string(budget) + " bytes";
-  } else {
-    cost = analysis.cost(analysis.recomputedBy(*mlir::moe::parseRematPolicy(policy)));
-  }
-  choice.keptBytes = cost.keptBytes;
-  choice.recomputedFlops = cost.recomputedFlops;
-  return true;
+std::optional<RematChoice> Compiled::remat(const std::string &function) const {
+  auto it = rematChoices.find(function);
+  if (it == rematChoices.end())
+    return std::nullopt;
+  return it->second;
 }
 
 void moebench::fillUniform(moec::Buffer &b, uint64_t seed, float scale) {

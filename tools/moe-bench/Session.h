@@ -10,12 +10,18 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace moebench {
 
 /// One compiled module and the signatures of its functions.
+/// What moe-remat decided for a forward_backward function.
+struct RematChoice {
+  int64_t keptBytes = 0, recomputedFlops = 0;
+};
+
 class Compiled {
 public:
   /// Parses, lowers (with `gmm`) and JIT-compiles `source`; nullptr and
@@ -33,20 +39,15 @@ public:
               const std::vector<std::string> &args, const std::vector<std::string> &results,
               std::string &error);
 
+  /// moe-remat's decision for `function` (nullopt: no remat ran on it).
+  std::optional<RematChoice> remat(const std::string &function) const;
+
 private:
   mlir::MLIRContext context;
   std::map<std::string, moec::FunctionSignature> signatures;
+  std::map<std::string, RematChoice> rematChoices;
   std::unique_ptr<moec::JitProgram> program;
 };
-
-/// What a remat policy keeps for the backward of `source`'s block and
-/// recomputes in it (moe-remat's analysis of the generated forward_backward).
-struct RematChoice {
-  int64_t keptBytes = 0, recomputedFlops = 0;
-  std::string note; // e.g. what auto chose against which budget
-};
-bool rematChoice(const std::string &source, const std::string &policy, int64_t budget,
-                 RematChoice &choice, std::string &error);
 
 /// Fills `b` with uniform values in [-scale, scale) from `seed`: fast enough
 /// for gigabytes of weights (whose values do not change the speed).

@@ -224,6 +224,9 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
   }
   if (policies.empty())
     return "--remat-mode is empty";
+  if (activationBudget.getNumOccurrences() && activationBudget < 0)
+    return "--activation-budget must be a number of bytes (got " +
+           std::to_string(activationBudget) + ")";
   if (benchPass == "forward") {
     if (policies != std::vector<std::string>{"none"} || activationBudget >= 0)
       return "--remat-mode and --activation-budget apply to --bench-pass forward_backward";
@@ -437,12 +440,16 @@ int main(int argc, char **argv) {
                   (policy == "auto" ? " activation-budget=" + std::to_string(activationBudget)
                                     : std::string()) +
                   "})";
-        if (!rematChoice(blockProgram(c), policy, activationBudget, v.remat, error))
-          return fail(error);
       }
       v.program = Compiled::build(blockProgram(c), gmm, v.compileS, error, prepare);
       if (!v.program)
         return fail(error);
+      if (!policy.empty()) {
+        std::optional<RematChoice> remat = v.program->remat("moe_block_forward_backward");
+        if (!remat)
+          return fail("moe-remat left no decision on @moe_block_forward_backward");
+        v.remat = *remat;
+      }
       variants.push_back(std::move(v));
     }
     double compileS = variants.front().compileS;
@@ -523,7 +530,9 @@ int main(int argc, char **argv) {
                            variant.remat.keptBytes / 1048576.0,
                            (long long)variant.remat.recomputedFlops,
                            100.0 * variant.remat.recomputedFlops / flops,
-                           variant.remat.note.c_str());
+                           variant.policy == "auto"
+                               ? (", auto under " + std::to_string(activationBudget) + " bytes").c_str()
+                               : "");
         std::vector<double> times;
         std::vector<std::string> blockArgs = {"x", "logits"};
         blockArgs.insert(blockArgs.end(), weightNames.begin(), weightNames.end());

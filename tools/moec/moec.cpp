@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Compiler.h"
+#include "dialect/MoeDialect.h"
 #include "passes/Remat.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -354,6 +355,15 @@ int run(mlir::ModuleOp module) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   if (threads > 0) // libomp reads it when the first parallel loop starts
     setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
+  if (mlir::Operation *fn = module.lookupSymbol(sig->name))
+    if (auto remat = fn->getAttrOfType<mlir::DictionaryAttr>(mlir::moe::kRematAttrName))
+      outs() << "remat: policy " << remat.getAs<mlir::StringAttr>("policy").getValue()
+             << format(": keeps %.1f MiB for the backward, recomputes %.3f GFLOP in it",
+                       remat.getAs<mlir::IntegerAttr>("kept_bytes").getInt() / 1048576.0,
+                       remat.getAs<mlir::IntegerAttr>("recomputed_flops").getInt() * 1e-9)
+             << (remat.getAs<mlir::BoolAttr>("kept_dynamic").getValue()
+                     ? " (and values of dynamic size)\n"
+                     : "\n");
   if (mlir::failed(lowerModule(module, passPipeline, gmmChoices())))
     return 1;
   auto program = JitProgram::create(module, error);
@@ -461,6 +471,9 @@ int main(int argc, char **argv) {
   if (!backward.empty()) {
     if (backward != "mean-square" && backward != "cotangent")
       return fail("--backward must be mean-square or cotangent (got '" + backward + "')");
+    if (activationBudget.getNumOccurrences() && activationBudget < 0)
+      return fail("--activation-budget must be a number of bytes (got " +
+                  std::to_string(activationBudget) + ")");
     if (!mlir::moe::parseRematPolicy(remat))
       return fail("--remat must be none, expert_mlp, combine or auto (got '" + remat + "')");
     if (mlir::failed(lowerModule(*module, "moe-generate-backward{loss=" + backward + "},"
