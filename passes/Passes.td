@@ -138,7 +138,8 @@ def MoeRemat : Pass<"moe-remat", "::mlir::func::FuncOp"> {
       passes/Remat.cpp: matmul FLOPs 2mnk, elementwise per element).
 
     With a fixed policy, `activation-budget` is a check: the pass fails when
-    the policy keeps more. `moe-remat-report` prints what each policy keeps
+    the policy keeps more. The decision is recorded on the function as
+    `moe.remat = {policy, kept_bytes, recomputed_flops, kept_dynamic}`. `moe-remat-report` prints what each policy keeps
     and recomputes.
   }];
   let options = [
