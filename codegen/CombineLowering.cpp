@@ -75,3 +75,32 @@ void mlir::moe::codegen::lowerCombine(RewriterBase &rewriter, CombineOp op) {
   }
   rewriter.replaceOp(op, e.tensor(out, type));
 }
+
+// moe.scatter_slots: each row's value to its position. The positions of a
+// permutation are distinct, so rows are independent (a parallel loop);
+// slots no row names stay 0.
+void mlir::moe::codegen::lowerScatterSlots(RewriterBase &rewriter, ScatterSlotsOp op) {
+  rewriter.setInsertionPoint(op);
+  Emitter e(rewriter, op.getLoc());
+  Value values = e.buffer(op.getValues());
+  Value perm = e.buffer(op.getPermutation());
+  Value like = e.buffer(op.getLike());
+  auto type = cast<RankedTensorType>(op.getType());
+  int64_t k = type.getDimSize(1);
+  Value cK = e.index(k), zero = e.index(0);
+  Value tokens = e.dim(like, 0), rowCount = e.dim(values, 0);
+  e.checkSameSize(rowCount, e.dim(perm, 0),
+                  "moe.scatter_slots: values and permutation have different lengths");
+  Value positions = e.mul(tokens, cK);
+  SmallVector<Value> dyn;
+  if (type.isDynamicDim(0))
+    dyn.push_back(tokens);
+  Value out = e.alloc(type, dyn);
+  e.fill(out, e.f32(0));
+  e.parallelFor(zero, rowCount, [&](Value r) {
+    Value p = e.toIndex(e.load(perm, {r}));
+    e.ifThen(e.inRange(p, positions),
+             [&] { e.store(e.load(values, {r}), out, {e.divs(p, cK), e.rems(p, cK)}); });
+  });
+  rewriter.replaceOp(op, e.tensor(out, type));
+}

@@ -159,6 +159,8 @@ struct MoeLowerToLoopsPass
         continue;
       llvm::TypeSwitch<Operation *>(op)
           .Case([&](RouteOp o) { codegen::lowerRoute(rewriter, o); })
+          .Case([&](RouteGradOp o) { codegen::lowerRouteGrad(rewriter, o); })
+          .Case([&](ScatterSlotsOp o) { codegen::lowerScatterSlots(rewriter, o); })
           .Case([&](PackOp o) { codegen::lowerPack(rewriter, o); })
           .Case([&](GatherRowsOp o) {
             // Left for the gmms that read through it (they erase it).

@@ -26,6 +26,9 @@ void forEachGroup(Emitter &e, Value sizes, Value rowCount,
 std::pair<Value, Value> groupBounds(Emitter &e, Value sizes, Value rowCount);
 
 void lowerRoute(RewriterBase &rewriter, RouteOp op);
+/// moe.route_grad: the same top-k selection as lowerRoute, then the chain
+/// rule per token (RouteLowering.cpp).
+void lowerRouteGrad(RewriterBase &rewriter, RouteGradOp op);
 void lowerPack(RewriterBase &rewriter, PackOp op);
 void lowerGatherRows(RewriterBase &rewriter, GatherRowsOp op);
 /// The grouped matmuls. Kept apart from the rest so that a tiled or
@@ -39,6 +42,7 @@ void lowerSwiglu(RewriterBase &rewriter, SwigluOp op);
 void lowerSwigluGrad(RewriterBase &rewriter, SwigluGradOp op);
 void lowerScaleRows(RewriterBase &rewriter, ScaleRowsOp op);
 void lowerCombine(RewriterBase &rewriter, CombineOp op);
+void lowerScatterSlots(RewriterBase &rewriter, ScatterSlotsOp op);
 
 } // namespace mlir::moe::codegen
 

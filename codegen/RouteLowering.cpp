@@ -7,6 +7,9 @@
 // and sigmoid are monotonic, so the top-K scores are the top-K logits; the
 // order only changes the softmax denominator (the K chosen or all columns).
 //
+// moe.route_grad makes the same selection again (one helper for both, so
+// they cannot disagree) and runs the chain rule backwards per token.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
@@ -15,9 +18,74 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::moe;
 using namespace mlir::moe::codegen;
+
+namespace {
+/// The K chosen columns of token `t` (into per-token stack scratch): ids
+/// and logits, largest first, ties to the lower id.
+std::pair<Value, Value> selectTopK(Emitter &e, Value logits, Value t, int64_t columns,
+                                   int64_t k) {
+  auto &b = e.b;
+  Value cColumns = e.index(columns), cK = e.index(k), zero = e.index(0);
+  Value negInf = e.f32(-std::numeric_limits<float>::infinity());
+  Value taken = e.allocaScratch({columns}, b.getI1Type());
+  Value chosenId = e.allocaScratch({k}, b.getIndexType());
+  Value chosenLogit = e.allocaScratch({k}, b.getF32Type());
+  e.fill(taken, arith::ConstantOp::create(b, b.getBoolAttr(false)));
+  e.forLoop(zero, cK, [&](Value slot) {
+    SmallVector<Value> best = e.forLoop(
+        zero, cColumns, ValueRange{negInf, e.index(-1)},
+        [&](Value c, ValueRange acc) -> SmallVector<Value> {
+          Value v = e.loadF32(logits, {t, c});
+          Value free = arith::XOrIOp::create(
+              b, e.load(taken, {c}), arith::ConstantOp::create(b, b.getBoolAttr(true)));
+          Value better = arith::OrIOp::create(
+              b, e.lt(acc[1], zero),
+              arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, v, acc[0]));
+          Value pick = e.andI(free, better);
+          return {e.select(pick, v, acc[0]), e.select(pick, c, acc[1])};
+        });
+    e.store(arith::ConstantOp::create(b, b.getBoolAttr(true)), taken, {best[1]});
+    e.store(best[1], chosenId, {slot});
+    e.store(best[0], chosenLogit, {slot});
+  });
+  return {chosenId, chosenLogit};
+}
+
+/// Softmax shift and denominator for token `t`: over the K chosen (shifted
+/// by the largest, the first chosen) or over every column.
+std::pair<Value, Value> softmaxShiftAndDenominator(Emitter &e, Value logits, Value t,
+                                                   int64_t columns, int64_t k,
+                                                   Value chosenLogit, bool overAll) {
+  auto &b = e.b;
+  Value zero = e.index(0);
+  Value negInf = e.f32(-std::numeric_limits<float>::infinity());
+  if (!overAll) {
+    Value shift = e.load(chosenLogit, {zero});
+    Value denom = e.forLoop(zero, e.index(k), ValueRange{e.f32(0)},
+                            [&](Value s, ValueRange acc) -> SmallVector<Value> {
+                              Value v = e.load(chosenLogit, {s});
+                              return {e.fadd(acc[0], e.exp(arith::SubFOp::create(b, v, shift)))};
+                            })[0];
+    return {shift, denom};
+  }
+  Value cColumns = e.index(columns);
+  Value shift = e.forLoop(zero, cColumns, ValueRange{negInf},
+                          [&](Value c, ValueRange acc) -> SmallVector<Value> {
+                            return {arith::MaximumFOp::create(b, acc[0], e.loadF32(logits, {t, c}))};
+                          })[0];
+  Value denom = e.forLoop(zero, cColumns, ValueRange{e.f32(0)},
+                          [&](Value c, ValueRange acc) -> SmallVector<Value> {
+                            Value v = e.loadF32(logits, {t, c});
+                            return {e.fadd(acc[0], e.exp(arith::SubFOp::create(b, v, shift)))};
+                          })[0];
+  return {shift, denom};
+}
+} // namespace
 
 void mlir::moe::codegen::lowerRoute(RewriterBase &rewriter, RouteOp op) {
   rewriter.setInsertionPoint(op);
@@ -42,54 +110,14 @@ void mlir::moe::codegen::lowerRoute(RewriterBase &rewriter, RouteOp op) {
   Value ids = e.alloc(idsType, dyn);
   Value weights = e.alloc(weightsType, dyn);
 
-  Value cColumns = e.index(columns), cK = e.index(k), zero = e.index(0);
-  Value negInf = e.f32(-std::numeric_limits<float>::infinity());
+  Value cK = e.index(k), zero = e.index(0);
 
   e.parallelFor(zero, tokens, [&](Value t) {
-    // Per-token scratch: which columns are taken, the chosen ids and logits.
-    Value taken = e.allocaScratch({columns}, b.getI1Type());
-    Value chosenId = e.allocaScratch({k}, b.getIndexType());
-    Value chosenLogit = e.allocaScratch({k}, b.getF32Type());
-    e.fill(taken, arith::ConstantOp::create(b, b.getBoolAttr(false)));
-    e.forLoop(zero, cK, [&](Value slot) {
-      SmallVector<Value> best = e.forLoop(
-          zero, cColumns, ValueRange{negInf, e.index(-1)},
-          [&](Value c, ValueRange acc) -> SmallVector<Value> {
-            Value v = e.loadF32(logits, {t, c});
-            Value free = arith::XOrIOp::create(
-                b, e.load(taken, {c}), arith::ConstantOp::create(b, b.getBoolAttr(true)));
-            Value better = arith::OrIOp::create(
-                b, e.lt(acc[1], zero),
-                arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, v, acc[0]));
-            Value pick = e.andI(free, better);
-            return {e.select(pick, v, acc[0]), e.select(pick, c, acc[1])};
-          });
-      e.store(arith::ConstantOp::create(b, b.getBoolAttr(true)), taken, {best[1]});
-      e.store(best[1], chosenId, {slot});
-      e.store(best[0], chosenLogit, {slot});
-    });
-
-    // Softmax denominator: over the K chosen (shifted by the largest, the
-    // first chosen) or over every column.
+    auto [chosenId, chosenLogit] = selectTopK(e, logits, t, columns, k);
     Value shift, denom;
-    if (softmax && !overAll) {
-      shift = e.load(chosenLogit, {zero});
-      denom = e.forLoop(zero, cK, ValueRange{e.f32(0)},
-                        [&](Value s, ValueRange acc) -> SmallVector<Value> {
-                          Value v = e.load(chosenLogit, {s});
-                          return {e.fadd(acc[0], e.exp(arith::SubFOp::create(b, v, shift)))};
-                        })[0];
-    } else if (softmax) {
-      shift = e.forLoop(zero, cColumns, ValueRange{negInf},
-                        [&](Value c, ValueRange acc) -> SmallVector<Value> {
-                          return {arith::MaximumFOp::create(b, acc[0], e.loadF32(logits, {t, c}))};
-                        })[0];
-      denom = e.forLoop(zero, cColumns, ValueRange{e.f32(0)},
-                        [&](Value c, ValueRange acc) -> SmallVector<Value> {
-                          Value v = e.loadF32(logits, {t, c});
-                          return {e.fadd(acc[0], e.exp(arith::SubFOp::create(b, v, shift)))};
-                        })[0];
-    }
+    if (softmax)
+      std::tie(shift, denom) =
+          softmaxShiftAndDenominator(e, logits, t, columns, k, chosenLogit, overAll);
 
     // Score, null, store; the carried values are "a null was seen" and the
     // sum of the real weights.
@@ -128,4 +156,109 @@ void mlir::moe::codegen::lowerRoute(RewriterBase &rewriter, RouteOp op) {
     }
   });
   rewriter.replaceOp(op, {e.tensor(ids, idsType), e.tensor(weights, weightsType)});
+}
+
+void mlir::moe::codegen::lowerRouteGrad(RewriterBase &rewriter, RouteGradOp op) {
+  rewriter.setInsertionPoint(op);
+  Emitter e(rewriter, op.getLoc());
+  auto &b = e.b;
+
+  Value logits = e.buffer(op.getLogits());
+  Value dweights = e.buffer(op.getWeightsGrad());
+  int64_t columns = cast<RankedTensorType>(op.getLogits().getType()).getDimSize(1);
+  int64_t k = cast<RankedTensorType>(op.getWeightsGrad().getType()).getDimSize(1);
+  int64_t experts = columns - static_cast<int64_t>(op.getNullExperts());
+  bool softmax = op.getScoring() == Scoring::softmax;
+  bool overAll = op.getOrder() == RouteOrder::softmax_then_topk;
+  bool nulls = op.getNullExperts() > 0;
+  bool untilNull = op.getNullPolicy() == NullPolicy::take_until_null;
+
+  Value tokens = e.dim(logits, 0);
+  e.checkSameSize(tokens, e.dim(dweights, 0),
+                  "moe.route_grad: weights_grad and logits have different token counts");
+  auto type = cast<RankedTensorType>(op.getType());
+  SmallVector<Value> dyn;
+  if (type.isDynamicDim(0))
+    dyn.push_back(tokens);
+  Value dlogits = e.alloc(type, dyn);
+  Value cColumns = e.index(columns), cK = e.index(k), zero = e.index(0);
+  Value f0 = e.f32(0), f1 = e.f32(1);
+
+  e.parallelFor(zero, tokens, [&](Value t) {
+    auto [chosenId, chosenLogit] = selectTopK(e, logits, t, columns, k);
+    Value shift, denom;
+    if (softmax)
+      std::tie(shift, denom) =
+          softmaxShiftAndDenominator(e, logits, t, columns, k, chosenLogit, overAll);
+    // Per slot: the score s and whether the slot is null (weight 0),
+    // carrying "a null expert was seen" and sum(v) (w . dw needs all of
+    // sum(v), so it is the next loop).
+    Value score = e.allocaScratch({k}, b.getF32Type());
+    Value isNullSlot = e.allocaScratch({k}, b.getI1Type());
+    Value cExperts = e.index(experts);
+    Value sum = e.forLoop(
+        zero, cK, ValueRange{arith::ConstantOp::create(b, b.getBoolAttr(false)), f0},
+        [&](Value s, ValueRange acc) -> SmallVector<Value> {
+          Value v = e.load(chosenLogit, {s});
+          Value sc = softmax ? e.fdiv(e.exp(arith::SubFOp::create(b, v, shift)), denom)
+                             : e.sigmoid(v);
+          Value isNull = arith::ConstantOp::create(b, b.getBoolAttr(false));
+          Value seen = acc[0];
+          if (nulls) {
+            Value isNullExpert = e.ge(e.load(chosenId, {s}), cExperts);
+            isNull = untilNull ? arith::OrIOp::create(b, isNullExpert, seen).getResult()
+                               : isNullExpert;
+            seen = arith::OrIOp::create(b, seen, isNullExpert);
+          }
+          e.store(sc, score, {s});
+          e.store(isNull, isNullSlot, {s});
+          return {seen, e.fadd(acc[1], e.select(isNull, f0, sc))};
+        })[1];
+    // dv = (dw - w . dw) / sum(v) when renormalising (sum > 0), else dw;
+    // ds = dv outside null slots. Stored over dscore.
+    Value dscore = e.allocaScratch({k}, b.getF32Type());
+    Value renormalized = op.getRenormalize()
+                             ? arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum, f0).getResult()
+                             : arith::ConstantOp::create(b, b.getBoolAttr(false)).getResult();
+    Value safeSum = e.select(renormalized, sum, f1);
+    Value wDotDw = e.forLoop(zero, cK, ValueRange{f0},
+                             [&](Value s, ValueRange acc) -> SmallVector<Value> {
+                               Value v = e.select(e.load(isNullSlot, {s}), f0, e.load(score, {s}));
+                               Value w = e.fdiv(v, safeSum);
+                               return {e.fadd(acc[0], e.fmul(w, e.load(dweights, {t, s})))};
+                             })[0];
+    wDotDw = e.select(renormalized, wDotDw, f0);
+    // sum_k s_k ds_k, the softmax's correction.
+    Value sDotDs = e.forLoop(zero, cK, ValueRange{f0},
+                             [&](Value s, ValueRange acc) -> SmallVector<Value> {
+                               Value dv = e.fdiv(arith::SubFOp::create(b, e.load(dweights, {t, s}), wDotDw),
+                                                 safeSum);
+                               Value ds = e.select(e.load(isNullSlot, {s}), f0, dv);
+                               e.store(ds, dscore, {s});
+                               return {e.fadd(acc[0], e.fmul(e.load(score, {s}), ds))};
+                             })[0];
+    // Columns no slot chose: -p_j (s . ds) for the softmax over all, else 0.
+    e.forLoop(zero, cColumns, [&](Value c) {
+      Value g = f0;
+      if (softmax && overAll) {
+        Value p = e.fdiv(e.exp(arith::SubFOp::create(b, e.loadF32(logits, {t, c}), shift)), denom);
+        g = arith::NegFOp::create(b, e.fmul(p, sDotDs));
+      }
+      e.store(g, dlogits, {t, c});
+    });
+    // The chosen columns.
+    e.forLoop(zero, cK, [&](Value s) {
+      Value c = e.load(chosenId, {s});
+      Value sc = e.load(score, {s}), ds = e.load(dscore, {s});
+      Value g;
+      if (!softmax)
+        g = e.fmul(ds, e.fmul(sc, arith::SubFOp::create(b, f1, sc)));
+      else if (overAll)
+        g = e.fadd(e.load(dlogits, {t, c}), e.fmul(sc, ds));
+      else
+        g = e.fmul(sc, arith::SubFOp::create(b, ds, sDotDs));
+      e.store(g, dlogits, {t, c});
+    });
+  });
+  rewriter.replaceOp(op, e.tensor(dlogits, type));
 }

@@ -122,6 +122,30 @@ LogicalResult RouteOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// moe.route_grad
+//===----------------------------------------------------------------------===//
+
+LogicalResult RouteGradOp::inferReturnTypes(MLIRContext *ctx,
+                                            std::optional<Location>,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto logits = cast<RankedTensorType>(adaptor.getLogits().getType());
+  types.push_back(logits.clone(Float32Type::get(ctx)));
+  return success();
+}
+
+LogicalResult RouteGradOp::verify() {
+  Operation *op = *this;
+  if (failed(expectStatic(op, dimOf(getWeightsGrad(), 1),
+                          "top-k (weights_grad dimension 1)")) ||
+      failed(expectDim(op, dimOf(getWeightsGrad(), 0), "token count of weights_grad",
+                       dimOf(getLogits(), 0), "token count of logits")))
+    return failure();
+  return verifyRouterConfig(op, dimOf(getLogits(), 1), dimOf(getWeightsGrad(), 1),
+                            getNullExperts(), getNullPolicy());
+}
+
+//===----------------------------------------------------------------------===//
 // moe.pack
 //===----------------------------------------------------------------------===//
 
@@ -365,6 +389,27 @@ LogicalResult ScaleRowsOp::inferReturnTypes(MLIRContext *,
 LogicalResult ScaleRowsOp::verify() {
   return expectDim(*this, dimOf(getInput(), 0), "input row count",
                    dimOf(getScale(), 0), "scale length");
+}
+
+//===----------------------------------------------------------------------===//
+// moe.scatter_slots
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterSlotsOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location>,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getLike().getType());
+  return success();
+}
+
+LogicalResult ScatterSlotsOp::verify() {
+  Operation *op = *this;
+  if (failed(expectDim(op, dimOf(getValues(), 0), "values length",
+                       dimOf(getPermutation(), 0), "permutation length")) ||
+      failed(expectStatic(op, dimOf(getLike(), 1), "top-k (like dimension 1)")))
+    return failure();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -71,6 +71,48 @@ def Moe_RouteOp : Moe_Op<"route", [Pure,
   let hasCanonicalizer = 1;
 }
 
+def Moe_RouteGradOp : Moe_Op<"route_grad", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "gradient of moe.route's weights with respect to its logits";
+  let description = [{
+    Given `weights_grad [T, K]`, the gradient of the weights of a `moe.route`
+    with these attributes over `logits [T, E + N]`, returns the gradient
+    `[T, E + N]` (f32) with respect to the logits. The selection is held
+    fixed (it is piecewise constant in the logits) and is made again from
+    the logits exactly as `moe.route` makes it, because a slot nulled by
+    `take_until_null` no longer names the column whose logit its token's
+    softmax denominator still read. Per token, with scores s of the chosen
+    columns c, null slots weight 0 and renormalised weights w = v / sum(v):
+    dv = (dw - w . dw) / sum(v) (or dw without `renormalize`), ds = dv outside
+    null slots; sigmoid: d logit[c_k] = ds_k s_k (1 - s_k); softmax over the
+    K chosen or all columns: d logit_j = p_j (dp_j - sum_k s_k ds_k) with dp
+    the scattered ds. K is the width of `weights_grad`.
+
+    ```mlir
+    %dlogits = moe.route_grad %dw, %logits scoring sigmoid renormalize
+                 : tensor<?x8xf32>, tensor<?x60xf32>
+    ```
+  }];
+  let arguments = (ins
+    Moe_F32Tensor2D:$weights_grad,
+    Moe_FloatTensor2D:$logits,
+    DefaultValuedAttr<Moe_Scoring, "::mlir::moe::Scoring::softmax">:$scoring,
+    DefaultValuedAttr<Moe_RouteOrder,
+                      "::mlir::moe::RouteOrder::topk_then_softmax">:$order,
+    UnitAttr:$renormalize,
+    DefaultValuedAttr<I64Attr, "0">:$null_experts,
+    DefaultValuedAttr<Moe_NullPolicy,
+                      "::mlir::moe::NullPolicy::independent">:$null_policy
+  );
+  let results = (outs Moe_F32Tensor2D:$logits_grad);
+  let assemblyFormat = [{
+    $weights_grad `,` $logits (`scoring` $scoring^)? (`order` $order^)?
+    (`renormalize` $renormalize^)? (`null_experts` $null_experts^)?
+    (`null_policy` $null_policy^)? attr-dict `:` type($weights_grad) `,` type($logits)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // moe.pack
 //===----------------------------------------------------------------------===//
@@ -162,6 +204,31 @@ def Moe_GatherRowsOp : Moe_Op<"gather_rows", [Pure,
   let results = (outs 2DTensorOf<[AnyType]>:$rows);
   let assemblyFormat = [{
     $src `,` $permutation `top` $k attr-dict `:` type($src) `,` type($permutation)
+  }];
+  let hasVerifier = 1;
+}
+
+def Moe_ScatterSlotsOp : Moe_Op<"scatter_slots", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "per-row values back to their token-slot positions";
+  let description = [{
+    out[t, k] = values[r] for the row r whose `permutation` entry is the
+    position p = t * K + k, and 0 for a slot no row came from (null slots,
+    other shards' experts, rows past a capacity). `like [T, K]` gives T and K;
+    its values are not read. The inverse of gathering the routing weights by
+    the permutation (pack's `sorted_weights`), so the adjoint of it: the
+    backward returns the routing weights' gradient to token order this way.
+
+    ```mlir
+    %dw = moe.scatter_slots %dsorted, %perm, %w : tensor<?xf32>, tensor<?xi32>, tensor<?x2xf32>
+    ```
+  }];
+  let arguments = (ins Moe_F32Tensor1D:$values, Moe_I32Tensor1D:$permutation,
+                       Moe_F32Tensor2D:$like);
+  let results = (outs Moe_F32Tensor2D:$out);
+  let assemblyFormat = [{
+    $values `,` $permutation `,` $like attr-dict
+    `:` type($values) `,` type($permutation) `,` type($like)
   }];
   let hasVerifier = 1;
 }

@@ -22,8 +22,13 @@
 //   psum / all_gather / reduce_scatter / all_to_all (per shard, loss summed
 //                                   over shards): psum / reduce_scatter /
 //                                   all_gather / all_to_all back by recv_counts
-// Routing is fixed, as in the seeds' forward_backward: route, the routing
-// weights and the permutation get no gradient.
+// Routing is fixed by default, as in the seeds' forward_backward: route, the
+// routing weights and the permutation get no gradient. With routing-grad
+// (the permutation and ids stay fixed: the top-k is piecewise constant):
+//   y = combine(rows, perm, w)      d w = scatter_slots(rowdot(gather_rows(dy, perm), rows))
+//   out = scale_rows(in, s)         d s = rowdot(d out, in)
+//   sorted w = pack(...)            d w = scatter_slots(d sorted w, perm)
+//   ids, w = route(logits)          d logits = route_grad(d w, logits)
 //
 // Why by hand: upstream MLIR has no automatic differentiation (Enzyme works
 // on LLVM IR, where the grouped structure the backward gmms need is gone).
@@ -129,6 +134,33 @@ Value zeroTokenWeights(OpBuilder &b, Location loc, Value tokens, int64_t k) {
   Value empty = tensor::EmptyOp::create(b, loc, sizes, f32);
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+}
+
+/// out[r] = sum_h a[r, h] * b[r, h] in f32: the gradient of a per-row
+/// scale. A plain linalg.generic: upstream's loops are all it needs.
+Value rowDot(OpBuilder &b, Location loc, Value a, Value bv) {
+  auto f32 = b.getF32Type();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> size = {tensor::getMixedSizes(b, loc, a)[0]};
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+  Value init =
+      linalg::FillOp::create(b, loc, zero, tensor::EmptyOp::create(b, loc, size, f32).getResult())
+          .getResult(0);
+  AffineMap both = AffineMap::getMultiDimIdentityMap(2, ctx);
+  AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{a, bv}, ValueRange{init},
+             ArrayRef<AffineMap>{both, both, row},
+             ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                           utils::IteratorType::reduction},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               auto widen = [&](Value v) -> Value {
+                 return v.getType() == f32 ? v : arith::ExtFOp::create(nb, nl, f32, v).getResult();
+               };
+               Value product = arith::MulFOp::create(nb, nl, widen(args[0]), widen(args[1]));
+               linalg::YieldOp::create(nb, nl, ValueRange{arith::AddFOp::create(nb, nl, args[2], product)});
+             })
+      .getResult(0);
 }
 
 struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
@@ -293,16 +325,25 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
           Value dy = grad(o.getOut());
           int64_t k = cast<RankedTensorType>(o.getWeights().getType()).getDimSize(1);
           Value drows = GatherRowsOp::create(b, loc, dy, o.getPermutation(), b.getI64IntegerAttr(k));
-          if (!o.getPreweighted())
+          if (!o.getPreweighted()) {
+            if (routingGrad)
+              adjoints.add(loc, o.getWeights(),
+                           ScatterSlotsOp::create(b, loc, rowDot(b, loc, drows, o.getRows()),
+                                                  o.getPermutation(), o.getWeights()));
             drows = ScaleRowsOp::create(b, loc, drows,
                                         sortedWeights(b, loc, o.getPermutation(), o.getWeights()));
+          }
           adjoints.add(loc, o.getRows(), drows);
           return success();
         })
         .Case([&](PackOp o) {
-          // Only the rows carry a gradient (routing is fixed).
+          // The rows, and with routing-grad the sorted weights (ids and
+          // permutation are integers: fixed).
           if (Value drows = grad(o.getRows()))
             adjoints.add(loc, o.getX(), sumTokenRows(b, loc, drows, o.getPermutation(), o.getWeights()));
+          if (Value dsorted = grad(o.getSortedWeights()); dsorted && routingGrad)
+            adjoints.add(loc, o.getWeights(),
+                         ScatterSlotsOp::create(b, loc, dsorted, o.getPermutation(), o.getWeights()));
           return success();
         })
         .Case([&](GatherRowsOp o) {
@@ -334,6 +375,8 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
         })
         .Case([&](ScaleRowsOp o) {
           adjoints.add(loc, o.getInput(), ScaleRowsOp::create(b, loc, grad(o.getOut()), o.getScale()));
+          if (routingGrad)
+            adjoints.add(loc, o.getScale(), rowDot(b, loc, grad(o.getOut()), o.getInput()));
           return success();
         })
         .Case([&](linalg::MatmulOp o) -> LogicalResult {
@@ -391,7 +434,17 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
           adjoints.add(loc, o->getOperand(0), grad(o->getResult(0)));
           return success();
         })
-        .Case<linalg::FillOp, tensor::EmptyOp, arith::ConstantOp, RouteOp>(
+        .Case([&](RouteOp o) {
+          // Reached only with routing-grad (nothing else gives the weights
+          // a gradient); the ids are integers.
+          if (Value dw = grad(o.getWeights()))
+            adjoints.add(loc, o.getLogits(),
+                         RouteGradOp::create(b, loc, dw, o.getLogits(), o.getScoringAttr(),
+                                             o.getOrderAttr(), o.getRenormalizeAttr(),
+                                             o.getNullExpertsAttr(), o.getNullPolicyAttr()));
+          return success();
+        })
+        .Case<linalg::FillOp, tensor::EmptyOp, arith::ConstantOp>(
             [&](Operation *) { return success(); })
         .Default([&](Operation *o) {
           return o->emitError() << "moe-generate-backward: no adjoint rule for '" << o->getName()

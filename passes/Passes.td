@@ -42,14 +42,22 @@ def MoeGenerateBackward : Pass<"moe-generate-backward", "::mlir::ModuleOp"> {
     and gather_rows (each token sums its K row gradients), the shared
     expert's linalg.matmul, casts and the residual add, and the collectives
     per shard (psum: psum; all_gather and reduce_scatter: each other;
-    all_to_all: back by the counts received). Routing is fixed, as in the
-    seeds' forward_backward: route and the routing weights get no gradient.
+    all_to_all: back by the counts received). By default routing is fixed,
+    as in the seeds' forward_backward: route and the routing weights get no
+    gradient. `routing-grad`: the routing weights get one too (combine: each
+    slot's row dotted with its token's gradient; scale_rows: the same for the
+    scale; pack's sorted weights: back to token order with
+    moe.scatter_slots) and route carries it to the logits (moe.route_grad:
+    through softmax or sigmoid, nulling, renormalisation and the top-k held
+    fixed), so the logits, or x and the router weight that computed them,
+    get the router's gradient.
 
     `loss=mean-square` (default): the function returns loss = mean(y^2) as
     `tensor<f32>`, then the gradients. `loss=cotangent`: it takes dL/dy as a
     last argument and returns y, then the gradients. The gradients follow in
     argument order, one for each argument the output depends on
-    differentiably (x and the expert and shared weights; not the logits);
+    differentiably (x and the expert and shared weights; the logits or the
+    router weight only with `routing-grad`);
     `moe.gradient_args` on the function lists their argument numbers.
     Every op of the backward carries `moe.adjoint`; every forward value it
     reads is kept (remat policy `none`) until `moe-remat` says otherwise.
@@ -59,6 +67,8 @@ def MoeGenerateBackward : Pass<"moe-generate-backward", "::mlir::ModuleOp"> {
            "mean-square (return mean(y^2)) or cotangent (take dL/dy)">,
     ListOption<"functions", "functions", "std::string",
                "functions to differentiate (default: every public one with moe ops)">,
+    Option<"routingGrad", "routing-grad", "bool", "false",
+           "differentiate through the routing weights and the router (default: routing fixed)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

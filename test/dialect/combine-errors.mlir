@@ -29,3 +29,19 @@ func.func @unknown_strategy(%r: tensor<8x64xf32>, %p: tensor<8xi32>, %w: tensor<
   %0 = moe.combine %r, %p, %w strategy gather : tensor<8x64xf32>, tensor<8xi32>, tensor<4x2xf32>
   return
 }
+
+// -----
+
+func.func @scatter_slots_lengths(%v: tensor<8xf32>, %perm: tensor<6xi32>, %w: tensor<3x2xf32>) {
+  // expected-error @+1 {{values length (8) does not match permutation length (6)}}
+  %d = moe.scatter_slots %v, %perm, %w : tensor<8xf32>, tensor<6xi32>, tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_slots_dynamic_k(%v: tensor<8xf32>, %perm: tensor<8xi32>, %w: tensor<4x?xf32>) {
+  // expected-error @+1 {{top-k (like dimension 1) must be static}}
+  %d = moe.scatter_slots %v, %perm, %w : tensor<8xf32>, tensor<8xi32>, tensor<4x?xf32>
+  return
+}

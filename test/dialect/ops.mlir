@@ -67,6 +67,20 @@ func.func @combine(%rows: tensor<?x64xf32>, %perm: tensor<?xi32>, %w: tensor<?x2
   return %y, %z : tensor<?x64xf32>, tensor<?x64xf32>
 }
 
+// The adjoints of the routing (moe-generate-backward routing-grad=true).
+// CHECK-LABEL: func @routing_adjoints
+func.func @routing_adjoints(%dsorted: tensor<?xf32>, %perm: tensor<?xi32>, %w: tensor<?x2xf32>,
+                            %logits: tensor<?x6xbf16>) -> (tensor<?x2xf32>, tensor<?x6xf32>, tensor<?x6xf32>) {
+  // CHECK: moe.scatter_slots %{{.*}}, %{{.*}}, %{{.*}} : tensor<?xf32>, tensor<?xi32>, tensor<?x2xf32>
+  %dw = moe.scatter_slots %dsorted, %perm, %w : tensor<?xf32>, tensor<?xi32>, tensor<?x2xf32>
+  // CHECK: moe.route_grad %{{.*}}, %{{.*}} : tensor<?x2xf32>, tensor<?x6xbf16>
+  %d0 = moe.route_grad %dw, %logits : tensor<?x2xf32>, tensor<?x6xbf16>
+  // CHECK: moe.route_grad %{{.*}}, %{{.*}} scoring sigmoid order softmax_then_topk renormalize null_experts 2 null_policy take_until_null :
+  %d1 = moe.route_grad %dw, %logits scoring sigmoid order softmax_then_topk renormalize
+          null_experts 2 null_policy take_until_null : tensor<?x2xf32>, tensor<?x6xbf16>
+  return %dw, %d0, %d1 : tensor<?x2xf32>, tensor<?x6xf32>, tensor<?x6xf32>
+}
+
 // CHECK: shard.grid @mesh(shape = 2x2) {moe.axes = ["data", "expert"]}
 shard.grid @mesh(shape = 2x2) {moe.axes = ["data", "expert"]}
 

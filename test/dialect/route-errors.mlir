@@ -77,3 +77,44 @@ func.func @negative_k(%l: tensor<4x8xf32>) {
   %i, %w = moe.route %l top -1 : tensor<4x8xf32>
   return
 }
+
+// -----
+
+// moe.route_grad checks what moe.route checks, and the gradient's shape.
+func.func @route_grad_tokens(%dw: tensor<4x2xf32>, %l: tensor<5x8xf32>) {
+  // expected-error @+1 {{token count of weights_grad (4) does not match token count of logits (5)}}
+  %d = moe.route_grad %dw, %l : tensor<4x2xf32>, tensor<5x8xf32>
+  return
+}
+
+// -----
+
+func.func @route_grad_k(%dw: tensor<4x9xf32>, %l: tensor<4x8xf32>) {
+  // expected-error @+1 {{top-k (9) must be in [1, 8] (router columns)}}
+  %d = moe.route_grad %dw, %l : tensor<4x9xf32>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @route_grad_dynamic_k(%dw: tensor<4x?xf32>, %l: tensor<4x8xf32>) {
+  // expected-error @+1 {{top-k (weights_grad dimension 1) must be static}}
+  %d = moe.route_grad %dw, %l : tensor<4x?xf32>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @route_grad_nulls(%dw: tensor<4x2xf32>, %l: tensor<4x8xf32>) {
+  // expected-error @+1 {{null_experts (8) leaves no real expert among 8 router columns}}
+  %d = moe.route_grad %dw, %l null_experts 8 : tensor<4x2xf32>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @route_grad_bf16_weights_grad(%dw: tensor<4x2xbf16>, %l: tensor<4x8xf32>) {
+  // expected-error @+1 {{operand #0 must be 2D tensor of 32-bit float values}}
+  %d = moe.route_grad %dw, %l : tensor<4x2xbf16>, tensor<4x8xf32>
+  return
+}

@@ -1,6 +1,6 @@
 // moec --backward adds <f>_forward_backward (moe-generate-backward) before
 // compiling: the loss, then the gradient of x and of each weight; the
-// logits get none. Gradient values are checked against finite differences
+// logits get none unless --routing-grad. Gradient values are checked against finite differences
 // in test/unit/NumericsTest.cpp (Gradients).
 // RUN: moec run %s --backward mean-square --entry block_forward_backward --random-inputs --dim 6 | FileCheck %s
 // RUN: moec run %s --backward cotangent --entry block_forward_backward --random-inputs --dim 6 | FileCheck %s --check-prefix=COT
@@ -14,7 +14,15 @@
 // REMAT: remat: policy expert_mlp: keeps {{[0-9.]+}} MiB for the backward, recomputes {{[0-9.]+}} GFLOP in it (and values of dynamic size)
 // REMAT: out0: f32
 // NEGATIVE: moec: error: --activation-budget must be a number of bytes (got -5)
-// NOBACKWARD: moec: error: --remat and --activation-budget apply to the backward: give --backward too
+// NOBACKWARD: moec: error: --remat, --activation-budget and --routing-grad apply to the backward: give --backward too
+// --routing-grad: the logits' gradient comes after x's.
+// RUN: moec run %s --backward mean-square --routing-grad --entry block_forward_backward --random-inputs --dim 6 | FileCheck %s --check-prefix=ROUTER
+// RUN: not moec run %s --routing-grad --random-inputs 2>&1 | FileCheck %s --check-prefix=NOBACKWARD
+// ROUTER: out0: f32
+// ROUTER-NEXT: out1: 6x8xf32
+// ROUTER-NEXT: out2: 6x3xf32
+// ROUTER-NEXT: out3: 3x8x10xf32
+// ROUTER-NEXT: out4: 3x5x8xf32
 
 // CHECK: out0: f32
 // CHECK-NEXT: out1: 6x8xf32

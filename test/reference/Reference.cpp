@@ -2,20 +2,23 @@
 
 #include "Reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 using namespace moec::reference;
 
-Routing moec::reference::route(const std::vector<float> &logits, int64_t tokens,
-                               int64_t columns, const RouteConfig &c) {
+namespace {
+template <typename Real>
+Routing routeImpl(const std::vector<Real> &logits, int64_t tokens, int64_t columns,
+                  const RouteConfig &c) {
   int64_t experts = columns - c.nullExperts;
   Routing r;
   r.ids.resize(tokens * c.k);
   r.weights.resize(tokens * c.k);
   for (int64_t t = 0; t < tokens; ++t) {
-    const float *row = &logits[t * columns];
+    const Real *row = &logits[t * columns];
     // Top-k by logit, ties to the lower id.
     std::vector<bool> taken(columns, false);
     std::vector<int64_t> chosen;
@@ -65,6 +68,118 @@ Routing moec::reference::route(const std::vector<float> &logits, int64_t tokens,
   }
   return r;
 }
+} // namespace
+
+Routing moec::reference::route(const std::vector<float> &logits, int64_t tokens,
+                               int64_t columns, const RouteConfig &c) {
+  return routeImpl(logits, tokens, columns, c);
+}
+
+Routing moec::reference::route(const std::vector<double> &logits, int64_t tokens,
+                               int64_t columns, const RouteConfig &c) {
+  return routeImpl(logits, tokens, columns, c);
+}
+
+std::vector<double> moec::reference::routeBackward(const std::vector<double> &logits,
+                                                   int64_t tokens, int64_t columns,
+                                                   const RouteConfig &c,
+                                                   const std::vector<double> &dweights) {
+  if (int64_t(logits.size()) != tokens * columns || int64_t(dweights.size()) != tokens * c.k) {
+    std::fprintf(stderr, "routeBackward: logits must be [T, C] and dweights [T, K]\n");
+    std::abort();
+  }
+  int64_t experts = columns - c.nullExperts;
+  std::vector<double> dlogits(tokens * columns, 0.0);
+  for (int64_t t = 0; t < tokens; ++t) {
+    const double *z = &logits[t * columns];
+    double *dz = &dlogits[t * columns];
+    const double *dw = &dweights[t * c.k];
+    // The forward again, keeping what the chain rule needs: the chosen
+    // columns, their scores s, the null mask, the final weights w.
+    std::vector<bool> taken(columns, false);
+    std::vector<int64_t> chosen(c.k);
+    for (int64_t s = 0; s < c.k; ++s) {
+      int64_t best = -1;
+      for (int64_t j = 0; j < columns; ++j)
+        if (!taken[j] && (best < 0 || z[j] > z[best]))
+          best = j;
+      taken[best] = true;
+      chosen[s] = best;
+    }
+    std::vector<double> prob(columns, 0.0); // softmax over every column
+    std::vector<double> score(c.k);
+    if (c.sigmoid) {
+      for (int64_t s = 0; s < c.k; ++s)
+        score[s] = 1.0 / (1.0 + std::exp(-z[chosen[s]]));
+    } else if (c.softmaxThenTopk) {
+      double shift = *std::max_element(z, z + columns), denom = 0;
+      for (int64_t j = 0; j < columns; ++j)
+        denom += std::exp(z[j] - shift);
+      for (int64_t j = 0; j < columns; ++j)
+        prob[j] = std::exp(z[j] - shift) / denom;
+      for (int64_t s = 0; s < c.k; ++s)
+        score[s] = prob[chosen[s]];
+    } else {
+      double shift = z[chosen[0]], denom = 0;
+      for (int64_t s = 0; s < c.k; ++s)
+        denom += std::exp(z[chosen[s]] - shift);
+      for (int64_t s = 0; s < c.k; ++s)
+        score[s] = std::exp(z[chosen[s]] - shift) / denom;
+    }
+    std::vector<bool> null(c.k, false);
+    bool seen = false;
+    double sum = 0;
+    for (int64_t s = 0; s < c.k; ++s) {
+      bool nullExpert = chosen[s] >= experts;
+      null[s] = c.nullExperts > 0 && (nullExpert || (c.takeUntilNull && seen));
+      seen = seen || nullExpert;
+      sum += null[s] ? 0.0 : score[s];
+    }
+    // w = v / sum(v) (renormalize) with v = null ? 0 : score:
+    // dv_j = (dw_j - sum_i w_i dw_i) / sum(v).
+    std::vector<double> dv(dw, dw + c.k);
+    if (c.renormalize && sum > 0) {
+      double dot = 0;
+      for (int64_t s = 0; s < c.k; ++s)
+        dot += (null[s] ? 0.0 : score[s] / sum) * dw[s];
+      for (int64_t s = 0; s < c.k; ++s)
+        dv[s] = (dw[s] - dot) / sum;
+    }
+    std::vector<double> dscore(c.k);
+    for (int64_t s = 0; s < c.k; ++s)
+      dscore[s] = null[s] ? 0.0 : dv[s];
+    if (c.sigmoid) {
+      for (int64_t s = 0; s < c.k; ++s)
+        dz[chosen[s]] += dscore[s] * score[s] * (1.0 - score[s]);
+    } else {
+      // Softmax (over the K chosen or every column):
+      // dz_j = p_j (dp_j - sum_i p_i dp_i), dp nonzero at the chosen only.
+      double dot = 0;
+      for (int64_t s = 0; s < c.k; ++s)
+        dot += score[s] * dscore[s];
+      if (c.softmaxThenTopk)
+        for (int64_t j = 0; j < columns; ++j)
+          dz[j] -= prob[j] * dot;
+      for (int64_t s = 0; s < c.k; ++s)
+        dz[chosen[s]] += score[s] * dscore[s] - (c.softmaxThenTopk ? 0.0 : score[s] * dot);
+    }
+  }
+  return dlogits;
+}
+
+void moec::reference::routerBackward(const std::vector<float> &x, const std::vector<float> &router,
+                                     int64_t tokens, int64_t hidden, int64_t columns,
+                                     const std::vector<double> &dlogits,
+                                     std::vector<double> &dx, std::vector<double> &drouter) {
+  drouter.assign(hidden * columns, 0.0);
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t h = 0; h < hidden; ++h)
+      for (int64_t c = 0; c < columns; ++c) {
+        double g = dlogits[t * columns + c];
+        dx[t * hidden + h] += g * double(router[h * columns + c]);
+        drouter[h * columns + c] += double(x[t * hidden + h]) * g;
+      }
+}
 
 namespace {
 double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
@@ -99,12 +214,14 @@ void mlp(const Real *x, int64_t hidden, int64_t width, GateUp gateUp,
 /// The reverse of mlp() for one row: `dy` [hidden] is the cotangent of
 /// `out`; adds to `dx` [hidden] and, through `gateUpGrad(h, j, up)` and
 /// `downGrad(j, h)` (references into the gradients, indexed as `gateUp`
-/// and `down`), to the weights' gradients.
+/// and `down`), to the weights' gradients. Returns the gradient of `scale`
+/// (the routing weight): dy . (mlp output before scaling).
 template <typename Real, typename GateUp, typename Down, typename GateUpGrad,
           typename DownGrad>
-void mlpBackward(const Real *x, int64_t hidden, int64_t width, GateUp gateUp,
+double mlpBackward(const Real *x, int64_t hidden, int64_t width, GateUp gateUp,
                  Down down, double scale, const double *dy, double *dx,
                  GateUpGrad gateUpGrad, DownGrad downGrad) {
+  double dscale = 0;
   for (int64_t j = 0; j < width; ++j) {
     // Forward of column j.
     double g = 0, u = 0;
@@ -115,10 +232,13 @@ void mlpBackward(const Real *x, int64_t hidden, int64_t width, GateUp gateUp,
     double a = silu(g) * u;
     // out[h] += scale * a * down(j, h).
     double da = 0;
+    double aDownDy = 0; // a * (down[j, :] . dy)
     for (int64_t h = 0; h < hidden; ++h) {
       da += scale * down(j, h) * dy[h];
       downGrad(j, h) += scale * a * dy[h];
+      aDownDy += a * down(j, h) * dy[h];
     }
+    dscale += aDownDy;
     // a = silu(g) * u.
     double dg = da * u * siluGrad(g);
     double du = da * silu(g);
@@ -129,6 +249,7 @@ void mlpBackward(const Real *x, int64_t hidden, int64_t width, GateUp gateUp,
       dx[h] += gateUp(h, j, /*up=*/false) * dg + gateUp(h, j, /*up=*/true) * du;
     }
   }
+  return dscale;
 }
 
 /// Element j of the gate (up = false) or up projection (up = true) in row h
@@ -191,6 +312,7 @@ BlockGradients backwardImpl(const std::vector<Real> &x, const Routing &routing,
   }
   BlockGradients grad;
   grad.x.assign(T * H, 0.0);
+  grad.routingWeights.assign(T * k, 0.0);
   BlockWeightsF64 &dw = grad.w;
   if (s.fusedW13) {
     dw.w13.assign(E * H * 2 * M, 0.0);
@@ -224,8 +346,8 @@ BlockGradients backwardImpl(const std::vector<Real> &x, const Routing &routing,
         return expertGateUp(dw.w13, dw.w1, dw.w3, s, e, h, j, up);
       };
       auto downGrad = [&](int64_t j, int64_t h) -> double & { return dw.w2[(e * M + j) * H + h]; };
-      mlpBackward(xt, H, M, gateUp, down, routing.weights[t * k + slot], dyt, dxt,
-                  gateUpGrad, downGrad);
+      grad.routingWeights[t * k + slot] = mlpBackward(
+          xt, H, M, gateUp, down, routing.weights[t * k + slot], dyt, dxt, gateUpGrad, downGrad);
     }
     if (S > 0) {
       auto gateUp = [&](int64_t h, int64_t j, bool up) -> double {

@@ -27,9 +27,34 @@ struct Routing {
   std::vector<double> weights; // [T, K]
 };
 
-/// Routes logits [T, C] (C = E + null experts), as moe.route.
+/// Routes logits [T, C] (C = E + null experts), as moe.route. The double
+/// overload selects and scores in double (finite differences perturb it);
+/// on float values it returns what the float overload does.
 Routing route(const std::vector<float> &logits, int64_t tokens, int64_t columns,
               const RouteConfig &config);
+Routing route(const std::vector<double> &logits, int64_t tokens, int64_t columns,
+              const RouteConfig &config);
+
+/// The router gradient: dL/dlogits [T, C] for dweights = dL/d(routing
+/// weights) [T, K], the selection held fixed (it is piecewise constant in
+/// the logits). Written from the math per token: scores s (softmax over the
+/// K chosen, over all C columns, or sigmoid each), null slots weight 0,
+/// renormalised w = v / sum(v):
+///   dv = (dw - (w . dw)) / sum(v) when renormalising, else dw;
+///   ds = dv outside null slots, 0 in them;
+///   sigmoid: dz[c_k] = ds_k s_k (1 - s_k);
+///   softmax: dz_j = p_j (dp_j - sum_k s_k ds_k), dp_j = ds_k at j = c_k,
+///   where p is the softmax over the K chosen or over all columns.
+std::vector<double> routeBackward(const std::vector<double> &logits, int64_t tokens,
+                                  int64_t columns, const RouteConfig &config,
+                                  const std::vector<double> &dweights);
+
+/// logits = x @ router: adds dlogits @ router^T to dx [T, H] and sets
+/// drouter [H, C] = x^T @ dlogits.
+void routerBackward(const std::vector<float> &x, const std::vector<float> &router,
+                    int64_t tokens, int64_t hidden, int64_t columns,
+                    const std::vector<double> &dlogits, std::vector<double> &dx,
+                    std::vector<double> &drouter);
 
 struct BlockWeights {
   // Row-major; w13 is [E, H, 2M] when fused, else w1 and w3 are [E, H, M].
@@ -73,6 +98,9 @@ struct BlockGradients {
   /// uses are filled (w13, or w1 and w3; w2; with S > 0 sw13, or sw1 and sw3;
   /// sw2); the others are empty.
   BlockWeightsF64 w;
+  /// dL/d(routing weights) [T, K]: dy[t] . (expert output of slot k before
+  /// its weight); 0 for null slots.
+  std::vector<double> routingWeights;
 
   /// The gradient of the weight `weight` names, e.g. of(&BlockWeights::w2).
   const std::vector<double> &of(std::vector<float> BlockWeights::*weight) const;
@@ -80,7 +108,8 @@ struct BlockGradients {
 
 /// Reverse mode of block(): for the cotangent dy = dL/dy [T, H], dL/dx and
 /// dL/d(weights), in double, written from the math per token and assignment
-/// (no gradient for the routing weights, which are constants here). For an
+/// (the routing weights are inputs here: their gradient is routingWeights;
+/// routeBackward carries it on to the logits). For an
 /// assignment of token t to expert e with routing weight r,
 ///   g = x W1[e], u = x W3[e], a = silu(g) * u, y += r * a W2[e];
 ///   da = r * dy W2[e]^T, dW2[e] += r * a^T dy,

@@ -38,6 +38,7 @@ struct Config {
   int64_t hotExpert = -1;  // every token's top choice, when >= 0
   bool nullsWin = false;   // null experts score highest
   bool needsAvx512Bf16 = false; // skipped on a host without it
+  bool routingGrad = false;     // gradients through the router (f32)
 };
 
 std::string tensorType(std::vector<int64_t> shape, const std::string &element) {
@@ -443,25 +444,41 @@ TEST_P(Numerics, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Blocks, Numerics, ::testing::Range<size_t>(0, configs().size()));
 
 // moe-generate-backward: the compiled loss and gradients of mean(y^2),
-// routing fixed by the logits (so the loss is smooth in x and the weights),
-// held to (1) the reference's analytic backward at every element, (2)
-// central finite differences of the reference's loss in double at a sample
-// of coordinates of every gradient, and (3) themselves under every remat
-// policy (moe-remat), which must not change a gradient beyond 1e-6 relative.
-double referenceLoss(const Config &c, const std::vector<float> &x, const reference::Routing &routing,
-                     const reference::BlockWeights &w) {
-  reference::BlockShape shape{c.tokens, c.hidden, c.mlp, c.experts, c.shared, c.fusedW13, c.sharedFused};
-  return reference::meanSquare(reference::block(x, routing, shape, w, c.k));
+// routing fixed by the logits (so the loss is smooth in x and the weights)
+// or, with routing-grad, through the routing weights to the logits or the
+// router weight (the selection is piecewise constant: the loss is smooth
+// where it does not change), held to (1) the reference's analytic backward
+// at every element, (2) central finite differences of the reference's loss
+// in double at a sample of coordinates of every gradient, and (3)
+// themselves under every remat policy (moe-remat), which must not change a
+// gradient beyond 1e-6 relative.
+
+/// The logits the block routes by: the argument, or x @ router.
+std::vector<float> logitsOf(const Config &c, const std::vector<float> &x,
+                            const std::vector<float> &router) {
+  int64_t C = c.experts + c.route.nullExperts;
+  return c.routerWeight ? reference::routerLogits(x, router, c.tokens, c.hidden, C) : router;
+}
+
+reference::Routing routeOf(const Config &c, const std::vector<float> &x,
+                           const std::vector<float> &router) {
+  reference::RouteConfig rc = c.route;
+  rc.k = c.k;
+  return reference::route(logitsOf(c, x, router), c.tokens, c.experts + c.route.nullExperts, rc);
+}
+
+std::string backwardPass(const Config &c) {
+  return c.routingGrad ? "moe-generate-backward{routing-grad=true}" : "moe-generate-backward";
 }
 
 /// One byte under what policy none keeps for the backward of `source`'s
 /// forward_backward: a budget that makes moe-remat=auto recompute something.
-int64_t budgetBelowNone(const std::string &source) {
+int64_t budgetBelowNone(const std::string &source, const std::string &backward) {
   mlir::DialectRegistry registry;
   registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
   auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
-  if (!module || mlir::failed(lowerModule(*module, "moe-generate-backward")))
+  if (!module || mlir::failed(lowerModule(*module, backward)))
     return -1;
   auto fn = module->lookupSymbol<mlir::func::FuncOp>("moe_block_forward_backward");
   return fn ? mlir::moe::RematAnalysis(fn).cost({}).keptBytes - 1 : -1;
@@ -471,20 +488,38 @@ void checkGradients(const Config &c, uint64_t seed) {
   SCOPED_TRACE("config " + c.name + ", seed " + std::to_string(seed));
   std::mt19937_64 inputRng(seed);
   Inputs in = makeInputs(c, inputRng);
+  int64_t C = c.experts + c.route.nullExperts;
   reference::RouteConfig rc = c.route;
   rc.k = c.k;
-  reference::Routing routing =
-      reference::route(in.args[1].values, c.tokens, c.experts + c.route.nullExperts, rc);
   std::vector<float> x = in.args[0].values;
+  std::vector<float> router = in.args[1].values; // logits or router weight
   reference::BlockWeights w = in.w;
   reference::BlockShape shape{c.tokens, c.hidden, c.mlp, c.experts, c.shared, c.fusedW13, c.sharedFused};
+  const reference::Routing routing = routeOf(c, x, router);
   std::vector<double> y = reference::block(x, routing, shape, w, c.k);
   reference::BlockGradients analytic =
       reference::blockBackward(x, routing, shape, w, c.k, reference::meanSquareCotangent(y));
+  std::vector<double> routerGrad; // of the logits or the router weight
+  if (c.routingGrad) {
+    std::vector<double> dlogits = reference::routeBackward(
+        reference::toF64(logitsOf(c, x, router)), c.tokens, C, rc, analytic.routingWeights);
+    if (c.routerWeight)
+      reference::routerBackward(x, router, c.tokens, c.hidden, C, dlogits, analytic.x, routerGrad);
+    else
+      routerGrad = dlogits;
+  }
+  // The loss at perturbed inputs; with routing-grad the routing follows the
+  // inputs, and `sameRouting` says whether it still selects as at the base.
+  auto referenceLoss = [&](bool &sameRouting) {
+    reference::Routing r = c.routingGrad ? routeOf(c, x, router) : routing;
+    sameRouting = r.ids == routing.ids;
+    return reference::meanSquare(reference::block(x, r, shape, w, c.k));
+  };
 
+  std::string backward = backwardPass(c);
   std::vector<std::string> policies = {"none", "expert_mlp", "combine"};
   if (!c.dynamicTokens) { // auto weighs bytes: static shapes only
-    int64_t budget = budgetBelowNone(program(c));
+    int64_t budget = budgetBelowNone(program(c), backward);
     ASSERT_GT(budget, 0);
     policies.push_back("auto activation-budget=" + std::to_string(budget));
   }
@@ -495,13 +530,14 @@ void checkGradients(const Config &c, uint64_t seed) {
     Inputs fresh = makeInputs(c, again);
     std::vector<Buffer> results;
     ASSERT_NO_FATAL_FAILURE(compileAndRun(
-        program(c), "moe-generate-backward,func.func(moe-remat{policy=" + policy + "})",
+        program(c), backward + ",func.func(moe-remat{policy=" + policy + "})",
         "moe_block_forward_backward", "moe-to-llvm{" + c.toLLVM + "}", fresh.args, results));
     byPolicy.push_back(std::move(results));
   }
   const std::vector<Buffer> &results = byPolicy[0];
-  // The loss, then x and every weight (not the logits).
-  size_t gradients = in.weightOf.size() - 1;
+  // The loss, then x, the logits or router weight (routing-grad only) and
+  // every weight.
+  size_t gradients = in.weightOf.size() - (c.routingGrad ? 0 : 1);
   ASSERT_EQ(results.size(), 1 + gradients);
 
   double loss = reference::meanSquare(y);
@@ -518,30 +554,36 @@ void checkGradients(const Config &c, uint64_t seed) {
   std::mt19937_64 rng(seed + 1);
   constexpr double kStep = 1e-3;
   for (size_t g = 0; g < gradients; ++g) {
-    size_t arg = g == 0 ? 0 : g + 1;
+    size_t arg = c.routingGrad || g == 0 ? g : g + 1;
     const Buffer &grad = results[1 + g];
-    std::vector<float> &values = arg == 0 ? x : w.*in.weightOf[arg];
+    std::vector<float> &values = arg == 0 ? x : arg == 1 ? router : w.*in.weightOf[arg];
     ASSERT_EQ(grad.numElements(), int64_t(values.size())) << "gradient of argument " << arg;
     double scale = 0;
     for (int64_t i = 0; i < grad.numElements(); ++i)
       scale = std::max(scale, std::fabs(double(grad.at(i))));
 
     // (1) Every element against the analytic backward.
-    const std::vector<double> &exact = arg == 0 ? analytic.x : analytic.of(in.weightOf[arg]);
+    const std::vector<double> &exact =
+        arg == 0 ? analytic.x : arg == 1 ? routerGrad : analytic.of(in.weightOf[arg]);
     ASSERT_EQ(exact.size(), values.size());
     for (int64_t i = 0; i < grad.numElements(); ++i)
       ASSERT_NEAR(grad.at(i), exact[i], gradTolerance * scale + 1e-9)
           << "analytic d loss / d argument " << arg << " element " << i;
 
-    // (2) A sample against finite differences of the loss.
-    for (int sample = 0; sample < 6; ++sample) {
+    // (2) A sample against finite differences of the loss, at coordinates
+    // where the step leaves the selection as it is.
+    for (int sample = 0, tries = 0; sample < 6 && tries < 60; ++tries) {
       size_t i = rng() % values.size();
       float saved = values[i];
+      bool sameUp, sameDown;
       values[i] = saved + float(kStep);
-      double up = referenceLoss(c, x, routing, w);
+      double up = referenceLoss(sameUp);
       values[i] = saved - float(kStep);
-      double down = referenceLoss(c, x, routing, w);
+      double down = referenceLoss(sameDown);
       values[i] = saved;
+      if (!sameUp || !sameDown)
+        continue;
+      ++sample;
       double fd = (up - down) / (2 * kStep);
       EXPECT_NEAR(grad.at(i), fd, (c.bf16 ? gradTolerance : 2e-3) * scale + 1e-6)
           << "d loss / d argument " << arg << " element " << i << " (max |gradient| " << scale << ")";
@@ -585,6 +627,20 @@ std::vector<Config> gradientConfigs() {
     c.shared = 8; });
   add("wide, hot expert, several tiles", [](Config &c) {
     c.tokens = 75; c.hidden = 70; c.mlp = 37; c.experts = 3; c.hotExpert = 1; });
+  // Through the router: softmax over the top-k into the logits; sigmoid,
+  // renormalised, preweighted (scale_rows gives the weights' gradient) into
+  // the router weight and x; softmax over all with null experts scored by
+  // the router, take-until-null, scatter combine (not renormalised: that
+  // would cancel the softmax denominator's gradient to the columns not
+  // chosen, which this case is here to check).
+  add("routing-grad, logits", [](Config &c) { c.routingGrad = true; });
+  add("routing-grad, router weight, sigmoid renormalised, preweight, shared expert",
+      [](Config &c) {
+        c.routingGrad = true; c.routerWeight = true; c.route.sigmoid = true;
+        c.route.renormalize = true; c.preweight = true; c.shared = 5; c.k = 3; });
+  add("routing-grad, softmax over all, null experts take-until-null, dynamic", [](Config &c) {
+    c.routingGrad = true; c.route.softmaxThenTopk = true; c.route.nullExperts = 2;
+    c.route.takeUntilNull = true; c.scatter = true; c.dynamicTokens = true; c.k = 3; });
   return list;
 }
 

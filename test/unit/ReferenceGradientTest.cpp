@@ -249,6 +249,15 @@ void checkCase(const Case &c, Loss lossKind, uint64_t seed) {
     }
   }
 
+  // The routing weights' gradient: perturbing a weight of a null slot
+  // changes nothing, and its gradient is 0.
+  ASSERT_EQ(grad.routingWeights.size(), p.routing.weights.size());
+  EXPECT_EQ(grad.routingWeights, fromFloat.routingWeights);
+  for (size_t i = 0; i < p.routing.ids.size(); ++i) {
+    if (p.routing.ids[i] >= E)
+      EXPECT_EQ(grad.routingWeights[i], 0.0) << "null slot " << i;
+  }
+
   auto format = [](const char *name, double worst) {
     char text[64];
     std::snprintf(text, sizeof text, "%s %.1e", name, worst);
@@ -257,6 +266,8 @@ void checkCase(const Case &c, Loss lossKind, uint64_t seed) {
   std::string report = format("x", checkAgainstFD("x", grad.x, x, loss));
   for (const WeightRef &ref : used)
     report += ", " + format(ref.name, checkAgainstFD(ref.name, grad.w.*ref.f64, w.*ref.f64, loss));
+  report += ", " + format("routing weights", checkAgainstFD("routing weights", grad.routingWeights,
+                                                            p.routing.weights, loss));
   ::testing::Test::RecordProperty("worst_relative_error", report);
   std::printf("  worst |analytic - FD| / max|gradient|: %s\n", report.c_str());
 }
@@ -309,11 +320,121 @@ TEST_P(ReferenceGradient, LinearCotangentMatchesFiniteDifferences) {
   checkCase(all[GetParam()], Loss::Linear, 2000 + GetParam());
 }
 
-/// Test names from the case names ("fused w13, top-2" -> fused_w13_top_2).
-std::string caseName(const ::testing::TestParamInfo<size_t> &info) {
-  static const std::vector<Case> all = cases();
+// The router gradient (reference::routeBackward), every configuration of
+// moe.route: against finite differences of <dw, route(logits).weights> with
+// a random dw, and composed with the block (dL/dlogits of mean(y^2) through
+// the routing weights' gradient), the selection fixed by well-separated
+// logits.
+struct RouteCase {
   std::string name;
-  for (char ch : all[info.param].name) {
+  reference::RouteConfig config;
+  int64_t experts = 5;
+};
+
+std::vector<RouteCase> routeCases() {
+  std::vector<RouteCase> list;
+  auto add = [&](std::string name, auto edit) {
+    RouteCase c;
+    c.name = std::move(name);
+    c.config.k = 3;
+    edit(c);
+    list.push_back(c);
+  };
+  add("softmax over the top-k", [](RouteCase &) {});
+  add("softmax over all, then top-k", [](RouteCase &c) { c.config.softmaxThenTopk = true; });
+  add("sigmoid", [](RouteCase &c) { c.config.sigmoid = true; });
+  add("sigmoid, renormalised", [](RouteCase &c) {
+    c.config.sigmoid = true; c.config.renormalize = true; });
+  add("softmax over all, renormalised, top-2", [](RouteCase &c) {
+    c.config.softmaxThenTopk = true; c.config.renormalize = true; c.config.k = 2; });
+  add("null experts, independent, renormalised", [](RouteCase &c) {
+    c.config.nullExperts = 2; c.config.renormalize = true; });
+  add("null experts, take-until-null, softmax over the top-k", [](RouteCase &c) {
+    c.config.nullExperts = 2; c.config.takeUntilNull = true; c.config.k = 4; });
+  add("null experts, take-until-null, softmax over all, renormalised", [](RouteCase &c) {
+    c.config.nullExperts = 2; c.config.takeUntilNull = true; c.config.softmaxThenTopk = true;
+    c.config.renormalize = true; });
+  return list;
+}
+
+/// Logits whose values are at least 0.05 apart within a row (a shuffled
+/// grid plus jitter), so that no step of the differences changes the top-k.
+std::vector<double> separatedLogits(std::mt19937_64 &rng, int64_t tokens, int64_t columns) {
+  std::vector<double> logits(tokens * columns);
+  std::uniform_real_distribution<double> jitter(-0.01, 0.01);
+  for (int64_t t = 0; t < tokens; ++t) {
+    std::vector<int64_t> order(columns);
+    for (int64_t j = 0; j < columns; ++j)
+      order[j] = j;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int64_t j = 0; j < columns; ++j)
+      logits[t * columns + j] = 0.4 * double(order[j]) - 1.2 + jitter(rng);
+  }
+  return logits;
+}
+
+class RouterGradient : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(RouterGradient, MatchesFiniteDifferences) {
+  static const std::vector<RouteCase> all = routeCases();
+  const RouteCase &c = all[GetParam()];
+  SCOPED_TRACE("route case " + c.name);
+  std::mt19937_64 rng(3000 + GetParam());
+  const int64_t T = 6, C = c.experts + c.config.nullExperts, K = c.config.k;
+  std::vector<double> logits = separatedLogits(rng, T, C);
+
+  // <dw, weights> for a random dw.
+  std::vector<double> dw(T * K);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  for (double &v : dw)
+    v = d(rng);
+  auto linear = [&] {
+    reference::Routing r = reference::route(logits, T, C, c.config);
+    double sum = 0;
+    for (int64_t i = 0; i < T * K; ++i)
+      sum += dw[i] * r.weights[i];
+    return sum;
+  };
+  std::vector<double> dlogits = reference::routeBackward(logits, T, C, c.config, dw);
+  checkAgainstFD("logits (linear in the weights)", dlogits, logits, linear);
+
+  // The float and double routes agree on float values.
+  std::vector<float> asFloat(logits.begin(), logits.end());
+  std::vector<double> rounded(asFloat.begin(), asFloat.end());
+  reference::Routing fromFloat = reference::route(asFloat, T, C, c.config);
+  reference::Routing fromDouble = reference::route(rounded, T, C, c.config);
+  EXPECT_EQ(fromFloat.ids, fromDouble.ids);
+  EXPECT_EQ(fromFloat.weights, fromDouble.weights);
+
+  // Through a block: mean(y^2) as a function of the logits.
+  Case block;
+  block.tokens = T; block.hidden = 4; block.mlp = 3; block.experts = c.experts; block.k = K;
+  block.shared = 2;
+  block.ids.assign(T * K, 0); // makeProblem's routing is not used: the logits route
+  Problem p = makeProblem(block, rng);
+  BlockShape shape = shapeOf(block);
+  auto loss = [&] {
+    reference::Routing r = reference::route(logits, T, C, c.config);
+    return reference::meanSquare(reference::block(p.x, r, shape, p.w, K));
+  };
+  reference::Routing r = reference::route(logits, T, C, c.config);
+  std::vector<double> y = reference::block(p.x, r, shape, p.w, K);
+  BlockGradients grad =
+      reference::blockBackward(p.x, r, shape, p.w, K, reference::meanSquareCotangent(y));
+  checkAgainstFD("logits (through the block)",
+                 reference::routeBackward(logits, T, C, c.config, grad.routingWeights), logits,
+                 loss);
+}
+
+std::string routeCaseName(const ::testing::TestParamInfo<size_t> &info);
+
+INSTANTIATE_TEST_SUITE_P(Routes, RouterGradient, ::testing::Range<size_t>(0, routeCases().size()),
+                         routeCaseName);
+
+/// Test names from case names ("fused w13, top-2" -> fused_w13_top_2).
+std::string testName(const std::string &text) {
+  std::string name;
+  for (char ch : text) {
     bool word = std::isalnum(static_cast<unsigned char>(ch));
     if (word)
       name += ch;
@@ -323,6 +444,16 @@ std::string caseName(const ::testing::TestParamInfo<size_t> &info) {
   while (!name.empty() && name.back() == '_')
     name.pop_back();
   return name;
+}
+
+std::string caseName(const ::testing::TestParamInfo<size_t> &info) {
+  static const std::vector<Case> all = cases();
+  return testName(all[info.param].name);
+}
+
+std::string routeCaseName(const ::testing::TestParamInfo<size_t> &info) {
+  static const std::vector<RouteCase> all = routeCases();
+  return testName(all[info.param].name);
 }
 
 INSTANTIATE_TEST_SUITE_P(Blocks, ReferenceGradient, ::testing::Range<size_t>(0, cases().size()),

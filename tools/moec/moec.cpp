@@ -66,6 +66,12 @@ cl::opt<std::string> backward(
              "mean-square (returns mean(y^2) and the gradients) or cotangent (takes dL/dy)"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
+cl::opt<bool> routingGrad(
+    "routing-grad",
+    cl::desc("With --backward: differentiate through the routing weights and the router, so "
+             "the logits (or the router weight) get a gradient (default: routing fixed)"),
+    cl::init(false), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+
 cl::opt<std::string> remat(
     "remat",
     cl::desc("With --backward: what the backward recomputes instead of keeping (moe-remat): "
@@ -476,13 +482,15 @@ int main(int argc, char **argv) {
                   std::to_string(activationBudget) + ")");
     if (!mlir::moe::parseRematPolicy(remat))
       return fail("--remat must be none, expert_mlp, combine or auto (got '" + remat + "')");
-    if (mlir::failed(lowerModule(*module, "moe-generate-backward{loss=" + backward + "},"
+    if (mlir::failed(lowerModule(*module, "moe-generate-backward{loss=" + backward +
+                                              (routingGrad ? " routing-grad=true" : "") + "},"
                                           "func.func(moe-remat{policy=" + remat +
                                           " activation-budget=" +
                                           std::to_string(activationBudget) + "})")))
       return 1;
-  } else if (remat != "none" || activationBudget >= 0) {
-    return fail("--remat and --activation-budget apply to the backward: give --backward too");
+  } else if (remat != "none" || activationBudget >= 0 || routingGrad) {
+    return fail("--remat, --activation-budget and --routing-grad apply to the backward: give "
+                "--backward too");
   }
   return runCommand ? run(*module) : compile(*module);
 }
