@@ -3,17 +3,24 @@
 // moe.tgmm, out[e] = lhs_e^T @ rhs_e (the backward's weight gradients), as
 // register tiles in the vector dialect:
 //
-//   tasks  (column block of 64, expert, depth block of kDepthBlock) with the
-//          depth block innermost, so that the static split of the parallel
-//          loop gives every thread a share of every expert (a hot expert is
-//          spread over both cores, not one expert per thread).
+//   tasks  (column block of kSubBlocks * 64, expert, depth block of
+//          kDepthBlock) with the depth block innermost, so that the static
+//          split of the parallel loop gives every thread a share of every
+//          expert (a hot expert is spread over both cores, not one expert
+//          per thread).
 //   chunks a task walks its group's rows kRowChunk at a time: the chunk's
-//          rhs[r, n .. n + 63] are packed into a contiguous stack panel
-//          (in L1), and so are the chunk's lhs[r, block's depth values];
-//          then every depth tile of the block runs over them. Read in
-//          place, those rows sit one row stride apart (a multiple of 4 KiB
-//          for common widths), all in a few L1 sets: each depth tile missed
-//          on them again. Packed, one chunk serves kDepthBlock / 6 tiles.
+//          rhs[r, block's columns] are packed into a contiguous stack panel,
+//          and so are the chunk's lhs[r, block's depth values]; then every
+//          tile of the block runs over them. Read in place, those rows sit
+//          one row stride apart (a multiple of 4 KiB for common widths), all
+//          in a few L1 sets: each tile missed on them again. The blocks are
+//          as large as L2 allows because every lhs value is packed once per
+//          column block and every rhs value once per depth block: 64 x 48
+//          blocks packed each 22-44 times and took half the kernel's time;
+//          128 x 192 blocks take it from 4.7 s to 3.1 s at the seeds' shape
+//          (A = 32768 rows, 2048 x 1408, 60 experts, 2 threads; 256 columns
+//          or 384 depth values per task were slower again: the block
+//          accumulator leaves L2).
 //   tile   kDepthTile depth values d x kVectors * 16 columns: 24
 //          vector<16xf32> accumulators over the chunk's rows, each step
 //          broadcasting lhs[r, d + i] and loading one panel row; the tile
@@ -43,9 +50,11 @@ namespace {
 constexpr int64_t kLanes = 16;
 constexpr int64_t kDepthTile = 6; // depth values (output rows) of a tile
 constexpr int64_t kVectors = 4;   // 16-column vectors of a tile
-constexpr int64_t kDepthBlock = 8 * kDepthTile; // depth values of a task
-// Rows of a packed panel: the rhs panel (16 KiB), the lhs panel (12 KiB)
-// and the block accumulator (12 KiB) stay in L1 together.
+constexpr int64_t kSubBlocks = 2; // tile-wide column blocks of a task
+constexpr int64_t kDepthBlock = 32 * kDepthTile; // depth values of a task
+// Rows of a packed panel: the rhs panel (32 KiB; one tile's 64 columns of
+// it, 16 KiB, in L1 while the tiles of the block run), the lhs panel
+// (48 KiB) and the block accumulator (96 KiB) stay in L2 together.
 constexpr int64_t kRowChunk = 64;
 } // namespace
 
@@ -67,7 +76,8 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   Value groups = e.dim(sizes, 0);
   auto [firstRow, endRow] = groupBounds(e, sizes, rowCount);
 
-  int64_t columns = kVectors * kLanes;
+  int64_t tileColumns = kVectors * kLanes;
+  int64_t columns = kSubBlocks * tileColumns;
   int64_t columnBlocks = (width + columns - 1) / columns;
   auto vecType = VectorType::get({kLanes}, b.getF32Type());
   Type rhsElement = cast<MemRefType>(rhs.getType()).getElementType();
@@ -90,7 +100,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     Value dBase = e.mul(db, e.index(kDepthBlock));
     Value n0 = e.mul(cb, e.index(columns));
     SmallVector<Value> cols, masks;
-    for (int64_t v = 0; v < kVectors; ++v) {
+    for (int64_t v = 0; v < kSubBlocks * kVectors; ++v) {
       cols.push_back(e.add(n0, e.index(v * kLanes)));
       masks.push_back(lanesBelow(e, cols.back(), cWidth, kLanes));
     }
@@ -103,16 +113,16 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
       depthMasks.push_back(lanesBelow(e, depthCols.back(), e.index(depth), kLanes));
     }
     e.forLoop(zero, e.index(kDepthBlock), [&](Value i) {
-      for (int64_t v = 0; v < kVectors; ++v)
+      for (int64_t v = 0; v < kSubBlocks * kVectors; ++v)
         vector::StoreOp::create(b, zeroVector, block, ValueRange{i, e.index(v * kLanes)});
     });
     Value first = e.load(firstRow, {g}), end = e.load(endRow, {g});
     e.forLoop(first, end, e.index(kRowChunk), {}, [&](Value c, ValueRange) -> SmallVector<Value> {
       Value n = e.min(e.index(kRowChunk), e.sub(end, c));
-      // The chunk's 64 columns, contiguous (columns past N read as zero).
+      // The chunk's block columns, contiguous (columns past N read as zero).
       e.forLoop(zero, n, [&](Value r) {
         Value row = e.add(c, r);
-        for (int64_t v = 0; v < kVectors; ++v) {
+        for (int64_t v = 0; v < kSubBlocks * kVectors; ++v) {
           Value loaded = vector::MaskedLoadOp::create(b, loadType, rhs, ValueRange{row, cols[v]},
                                                       masks[v], passThru);
           if (!rhsElement.isF32())
@@ -129,8 +139,10 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
           vector::StoreOp::create(b, loaded, lhsPanel, ValueRange{r, e.index(int64_t(q) * kLanes)});
         }
       });
+      for (int64_t sub = 0; sub < kSubBlocks; ++sub)
       e.forLoop(zero, e.index(kDepthBlock / kDepthTile), [&](Value t) {
         Value t0 = e.mul(t, e.index(kDepthTile));
+        int64_t base = sub * tileColumns;
         Value d0 = e.add(dBase, t0);
         e.ifThen(e.lt(d0, e.index(depth)), [&] {
           // Depth values past D are zero in the panel: computed, never stored.
@@ -138,13 +150,13 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
           for (int64_t i = 0; i < kDepthTile; ++i) {
             for (int64_t v = 0; v < kVectors; ++v)
               init.push_back(vector::LoadOp::create(b, vecType, block,
-                                                    ValueRange{e.add(t0, e.index(i)), e.index(v * kLanes)}));
+                                                    ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)}));
           }
           SmallVector<Value> acc = e.forLoop(
               zero, n, init, [&](Value r, ValueRange in) -> SmallVector<Value> {
                 SmallVector<Value> w;
                 for (int64_t v = 0; v < kVectors; ++v)
-                  w.push_back(vector::LoadOp::create(b, vecType, panel, ValueRange{r, e.index(v * kLanes)}));
+                  w.push_back(vector::LoadOp::create(b, vecType, panel, ValueRange{r, e.index(base + v * kLanes)}));
                 SmallVector<Value> next(in.begin(), in.end());
                 for (int64_t i = 0; i < kDepthTile; ++i) {
                   Value a = vector::BroadcastOp::create(
@@ -157,7 +169,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
           for (int64_t i = 0; i < kDepthTile; ++i)
             for (int64_t v = 0; v < kVectors; ++v)
               vector::StoreOp::create(b, acc[i * kVectors + v], block,
-                                      ValueRange{e.add(t0, e.index(i)), e.index(v * kLanes)});
+                                      ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)});
         });
       });
       return {};
@@ -166,7 +178,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     e.forLoop(zero, e.index(kDepthBlock), [&](Value i) {
       Value d = e.add(dBase, i);
       e.ifThen(e.lt(d, e.index(depth)), [&] {
-        for (int64_t v = 0; v < kVectors; ++v) {
+        for (int64_t v = 0; v < kSubBlocks * kVectors; ++v) {
           Value value = vector::LoadOp::create(b, vecType, block, ValueRange{i, e.index(v * kLanes)});
           if (!outElement.isF32())
             value = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), value);

@@ -625,8 +625,11 @@ std::vector<Config> gradientConfigs() {
   add("bf16, shared expert, hot expert over two tgmm chunks", [](Config &c) {
     c.bf16 = true; c.tokens = 70; c.hidden = 40; c.mlp = 24; c.experts = 3; c.hotExpert = 0;
     c.shared = 8; });
-  add("wide, hot expert, several tiles", [](Config &c) {
-    c.tokens = 75; c.hidden = 70; c.mlp = 37; c.experts = 3; c.hotExpert = 1; });
+  // tgmm tasks are 128 columns by 192 depth values: hidden 200 and 2M = 74
+  // (gate|up) make the down and up projections' weight gradients span two
+  // column blocks and two depth blocks, with remainders.
+  add("wide, hot expert, several tiles and tgmm blocks", [](Config &c) {
+    c.tokens = 75; c.hidden = 200; c.mlp = 37; c.experts = 3; c.hotExpert = 1; });
   // Through the router: softmax over the top-k into the logits; sigmoid,
   // renormalised, preweighted (scale_rows gives the weights' gradient) into
   // the router weight and x; softmax over all with null experts scored by
