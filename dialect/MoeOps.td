@@ -406,9 +406,10 @@ def Moe_CombineOp : Moe_Op<"combine", [Pure,
 // The grid itself is the upstream `shard.grid`; `moe.axes` on it names its
 // axes. These ops exist because users of MoE code think in named axes (JAX's
 // psum(x, "expert")); `-moe-collectives-to-shard` turns the uniform ones into
-// the upstream shard.all_reduce / all_gather / reduce_scatter (axis indices),
-// which upstream lowers to MPI. moe.all_to_all is ragged, which upstream's
-// shard.all_to_all (equal splits) cannot express.
+// the upstream shard.all_reduce / all_gather / reduce_scatter (axis indices);
+// of those MLIR 22's convert-shard-to-mpi lowers only all_reduce.
+// moe.all_to_all is ragged, which upstream's shard.all_to_all (equal splits)
+// cannot express.
 class Moe_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : Moe_Op<mnemonic, !listconcat(traits,
           [DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
