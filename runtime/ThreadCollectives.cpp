@@ -1,0 +1,220 @@
+//===- ThreadCollectives.cpp - collectives between threads of one process -===//
+
+#include "runtime/ThreadCollectives.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace moec;
+
+ThreadMesh::ThreadMesh(std::vector<int64_t> shape, std::chrono::milliseconds timeout)
+    : meshShape(std::move(shape)), ranks(1), timeout(timeout) {
+  if (meshShape.empty())
+    throw std::invalid_argument("a mesh needs at least one axis");
+  for (int64_t s : meshShape) {
+    if (s < 1)
+      throw std::invalid_argument("mesh axis sizes must be >= 1 (got " + std::to_string(s) + ")");
+    ranks *= s;
+  }
+  slots.resize(ranks);
+  arrivals.assign(ranks, 0);
+}
+
+std::vector<int64_t> ThreadMesh::coordinates(int64_t rank) const {
+  std::vector<int64_t> c(meshShape.size());
+  for (size_t a = meshShape.size(); a-- > 0;) {
+    c[a] = rank % meshShape[a];
+    rank /= meshShape[a];
+  }
+  return c;
+}
+
+std::vector<int64_t> ThreadMesh::group(int64_t rank, const std::vector<int64_t> &axes) const {
+  for (int64_t a : axes)
+    if (a < 0 || a >= int64_t(meshShape.size()))
+      throw std::invalid_argument("mesh axis " + std::to_string(a) + " out of range");
+  std::vector<int64_t> base = coordinates(rank);
+  int64_t members = 1;
+  for (int64_t a : axes)
+    members *= meshShape[a];
+  std::vector<int64_t> result;
+  result.reserve(members);
+  for (int64_t i = 0; i < members; ++i) {
+    // i as a row-major index over `axes` (the first listed most significant).
+    std::vector<int64_t> c = base;
+    int64_t rest = i;
+    for (size_t j = axes.size(); j-- > 0;) {
+      c[axes[j]] = rest % meshShape[axes[j]];
+      rest /= meshShape[axes[j]];
+    }
+    int64_t linear = 0;
+    for (size_t a = 0; a < meshShape.size(); ++a)
+      linear = linear * meshShape[a] + c[a];
+    result.push_back(linear);
+  }
+  return result;
+}
+
+void ThreadMesh::wait(int64_t rank, const char *collective) {
+  std::unique_lock<std::mutex> lock(mutex);
+  if (!failure.empty())
+    throw CollectiveError(failure);
+  uint64_t gen = generation;
+  arrivals[rank] = gen + 1;
+  if (++waiting == ranks) {
+    waiting = 0;
+    ++generation;
+    arrived.notify_all();
+    return;
+  }
+  bool released = arrived.wait_for(lock, timeout,
+                                   [&] { return generation != gen || !failure.empty(); });
+  if (!failure.empty())
+    throw CollectiveError(failure);
+  if (released)
+    return;
+  std::string missing;
+  for (int64_t r = 0; r < ranks; ++r)
+    if (arrivals[r] != gen + 1)
+      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+  failure = "rank " + std::to_string(rank) + " waited " + std::to_string(timeout.count()) +
+            " ms in " + collective + " for rank(s) " + missing +
+            ", which did not arrive (hung, crashed, or called a different collective)";
+  arrived.notify_all();
+  throw CollectiveError(failure);
+}
+
+void ThreadMesh::abort(int64_t rank, const std::string &why) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (failure.empty())
+    failure = "rank " + std::to_string(rank) + " failed: " + why;
+  arrived.notify_all();
+}
+
+template <typename Work>
+void ThreadMesh::rendezvous(int64_t rank, const Slot &slot, Work work) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    slots[rank] = slot;
+  }
+  wait(rank, slot.collective);
+  try {
+    for (int64_t r = 0; r < ranks; ++r)
+      if (std::strcmp(slots[r].collective, slot.collective) != 0)
+        throw CollectiveError("rank " + std::to_string(rank) + " is in " + slot.collective +
+                              " but rank " + std::to_string(r) + " in " + slots[r].collective +
+                              ": the ranks' programs diverged");
+    work();
+  } catch (const std::exception &error) {
+    abort(rank, error.what());
+    throw CollectiveError(error.what());
+  }
+  wait(rank, slot.collective);
+}
+
+namespace {
+int64_t indexIn(const std::vector<int64_t> &group, int64_t rank) {
+  return std::find(group.begin(), group.end(), rank) - group.begin();
+}
+} // namespace
+
+void ThreadMesh::allReduceSum(int64_t rank, const std::vector<int64_t> &axes, float *data,
+                              int64_t count) {
+  std::vector<int64_t> members = group(rank, axes);
+  int64_t n = members.size(), me = indexIn(members, rank);
+  // Each member sums its slice over the group (the work spreads over the
+  // threads), then writes it into every member's buffer.
+  int64_t begin = count * me / n, end = count * (me + 1) / n;
+  std::vector<float> sum(end - begin, 0.0f);
+  rendezvous(rank, Slot{"all_reduce", data, data, nullptr, count}, [&] {
+    for (int64_t p : members)
+      if (slots[p].size != count)
+        throw CollectiveError("all_reduce: rank " + std::to_string(rank) + " has " +
+                              std::to_string(count) + " values but rank " + std::to_string(p) +
+                              " has " + std::to_string(slots[p].size));
+    for (int64_t p : members) {
+      const float *peer = static_cast<const float *>(slots[p].in);
+      for (int64_t i = begin; i < end; ++i)
+        sum[i - begin] += peer[i];
+    }
+  });
+  // Every member has read every buffer: write the sums back.
+  rendezvous(rank, Slot{"all_reduce (write)", nullptr, data, nullptr, count}, [&] {
+    for (int64_t p : members)
+      std::memcpy(static_cast<float *>(slots[p].out) + begin, sum.data(),
+                  sum.size() * sizeof(float));
+  });
+}
+
+void ThreadMesh::allGather(int64_t rank, const std::vector<int64_t> &axes, const void *in,
+                           int64_t bytes, void *out) {
+  std::vector<int64_t> members = group(rank, axes);
+  rendezvous(rank, Slot{"all_gather", in, out, nullptr, bytes}, [&] {
+    for (size_t i = 0; i < members.size(); ++i) {
+      const Slot &peer = slots[members[i]];
+      if (peer.size != bytes)
+        throw CollectiveError("all_gather: rank " + std::to_string(rank) + " sends " +
+                              std::to_string(bytes) + " bytes but rank " +
+                              std::to_string(members[i]) + " " + std::to_string(peer.size));
+      std::memcpy(static_cast<char *>(out) + i * bytes, peer.in, bytes);
+    }
+  });
+}
+
+void ThreadMesh::reduceScatterSum(int64_t rank, const std::vector<int64_t> &axes, const float *in,
+                                  int64_t count, float *out) {
+  std::vector<int64_t> members = group(rank, axes);
+  int64_t me = indexIn(members, rank);
+  rendezvous(rank, Slot{"reduce_scatter", in, out, nullptr, count}, [&] {
+    std::fill(out, out + count, 0.0f);
+    for (int64_t p : members) {
+      if (slots[p].size != count)
+        throw CollectiveError("reduce_scatter: rank " + std::to_string(rank) + " keeps " +
+                              std::to_string(count) + " values but rank " + std::to_string(p) +
+                              " " + std::to_string(slots[p].size));
+      const float *peer = static_cast<const float *>(slots[p].in) + me * count;
+      for (int64_t i = 0; i < count; ++i)
+        out[i] += peer[i];
+    }
+  });
+}
+
+void ThreadMesh::allToAllV(int64_t rank, const std::vector<int64_t> &axes, const void *rows,
+                           const int32_t *sendCounts, int64_t rowBytes, void *received,
+                           int32_t *recvCounts, int64_t capacityRows) {
+  std::vector<int64_t> members = group(rank, axes);
+  int64_t me = indexIn(members, rank);
+  rendezvous(rank, Slot{"all_to_all", rows, received, sendCounts, rowBytes}, [&] {
+    int64_t total = 0;
+    for (int64_t p : members) {
+      if (slots[p].size != rowBytes)
+        throw CollectiveError("all_to_all: rank " + std::to_string(rank) + " has rows of " +
+                              std::to_string(rowBytes) + " bytes but rank " + std::to_string(p) +
+                              " of " + std::to_string(slots[p].size));
+      total += slots[p].counts[me];
+    }
+    if (total > capacityRows)
+      throw CollectiveError("all_to_all: rank " + std::to_string(rank) + " receives " +
+                            std::to_string(total) + " rows but has room for " +
+                            std::to_string(capacityRows));
+    char *dst = static_cast<char *>(received);
+    for (size_t i = 0; i < members.size(); ++i) {
+      const Slot &peer = slots[members[i]];
+      int64_t offset = 0; // rows the peer sends to the members before this one
+      for (int64_t q = 0; q < me; ++q)
+        offset += peer.counts[q];
+      int32_t n = peer.counts[me];
+      if (n < 0)
+        throw CollectiveError("all_to_all: rank " + std::to_string(members[i]) +
+                              " sends a negative row count");
+      std::memcpy(dst, static_cast<const char *>(peer.in) + offset * rowBytes, n * rowBytes);
+      dst += n * rowBytes;
+      recvCounts[i] = n;
+    }
+    std::memset(dst, 0, (capacityRows - total) * rowBytes);
+  });
+}
+
+void ThreadMesh::barrier(int64_t rank) {
+  rendezvous(rank, Slot{"barrier", nullptr, nullptr, nullptr, 0}, [] {});
+}

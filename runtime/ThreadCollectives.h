@@ -1,0 +1,113 @@
+//===- ThreadCollectives.h - collectives between threads of one process -===//
+//
+// The in-process backend of the sharded runtime: every shard of a mesh is a
+// thread of this process, and a collective is a rendezvous in shared
+// memory. Each rank publishes its buffer, all ranks meet at a barrier, each
+// reads what it needs straight from its peers' buffers, and all meet again
+// before anyone may reuse a buffer. No copies through a staging area, no
+// launcher.
+//
+// Groups follow the upstream shard dialect's convention: ranks are the
+// row-major linear index over the mesh shape (last axis fastest); a
+// collective over a set of axes runs within each group of ranks that agree
+// on every other axis, ordered by their index over the group's axes.
+//
+// SPMD: every rank calls the same collectives in the same order (each with
+// its own group), so every rendezvous is mesh-wide; a rank that calls a
+// different collective, one that fails, or one that never arrives makes
+// the others fail with a CollectiveError within the timeout, never hang.
+//
+// Why by hand: upstream MLIR lowers only all_reduce to MPI (MLIR 22) and has
+// nothing for threads of one process or for ragged all-to-all.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEC_RUNTIME_THREADCOLLECTIVES_H
+#define MOEC_RUNTIME_THREADCOLLECTIVES_H
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace moec {
+
+/// What every rank of a failed collective gets: which collective, which
+/// rank, and why (a timeout names the ranks that did not arrive).
+class CollectiveError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+class ThreadMesh {
+public:
+  /// A mesh of the given axis sizes (each >= 1); `timeout` bounds every
+  /// wait for peers.
+  ThreadMesh(std::vector<int64_t> shape, std::chrono::milliseconds timeout);
+
+  int64_t size() const { return ranks; }
+  const std::vector<int64_t> &shape() const { return meshShape; }
+  /// Rank's coordinate on each axis.
+  std::vector<int64_t> coordinates(int64_t rank) const;
+  /// The ranks of `rank`'s group over `axes` (axis numbers), in group order.
+  std::vector<int64_t> group(int64_t rank, const std::vector<int64_t> &axes) const;
+
+  /// In place: data[i] = sum over the group of data[i], `count` f32 values.
+  void allReduceSum(int64_t rank, const std::vector<int64_t> &axes, float *data, int64_t count);
+  /// out = the group's `in` blocks of `bytes` each, concatenated in group
+  /// order (out holds group size * bytes).
+  void allGather(int64_t rank, const std::vector<int64_t> &axes, const void *in, int64_t bytes,
+                 void *out);
+  /// in holds group size blocks of `count` f32 values; out = the sum over
+  /// the group of block (this rank's group index).
+  void reduceScatterSum(int64_t rank, const std::vector<int64_t> &axes, const float *in,
+                        int64_t count, float *out);
+  /// Ragged all-to-all: `rows` holds sendCounts[p] rows for each group peer
+  /// p in order (rowBytes each); received gets, in peer order, the rows each
+  /// peer sent to this rank, then zeros up to `capacityRows`;
+  /// recvCounts[p] says how many came from peer p. Throws (on every rank)
+  /// if a rank would receive more than its capacity.
+  void allToAllV(int64_t rank, const std::vector<int64_t> &axes, const void *rows,
+                 const int32_t *sendCounts, int64_t rowBytes, void *received,
+                 int32_t *recvCounts, int64_t capacityRows);
+  /// Every rank waits for the others.
+  void barrier(int64_t rank);
+
+  /// Marks the mesh failed (a rank's program raised): every rank waiting
+  /// now or arriving later gets a CollectiveError naming `rank` and `why`.
+  void abort(int64_t rank, const std::string &why);
+
+private:
+  /// What a rank publishes at a rendezvous.
+  struct Slot {
+    const char *collective = nullptr;
+    const void *in = nullptr;
+    void *out = nullptr;
+    const int32_t *counts = nullptr;
+    int64_t size = 0;
+  };
+  /// Publishes `slot`, waits for every rank, checks they all called the same
+  /// collective; then `work` (reading the peers' slots), then the second
+  /// barrier.
+  template <typename Work>
+  void rendezvous(int64_t rank, const Slot &slot, Work work);
+  void wait(int64_t rank, const char *collective);
+
+  std::vector<int64_t> meshShape;
+  int64_t ranks;
+  std::chrono::milliseconds timeout;
+  std::vector<Slot> slots;
+
+  std::mutex mutex;
+  std::condition_variable arrived;
+  int64_t waiting = 0;
+  uint64_t generation = 0;
+  std::vector<uint64_t> arrivals; // the barrier generation each rank reached
+  std::string failure;            // set once the mesh has failed
+};
+
+} // namespace moec
+
+#endif // MOEC_RUNTIME_THREADCOLLECTIVES_H

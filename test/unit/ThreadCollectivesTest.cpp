@@ -1,0 +1,238 @@
+//===- ThreadCollectivesTest.cpp - the in-process collectives ------------===//
+//
+// ThreadMesh with real threads: group membership by the shard dialect's
+// row-major convention, every collective's values on 1-D and 2-D meshes
+// (ragged all-to-all with empty blocks and padding), and the failure modes
+// the sharded runtime must turn into errors instead of hangs: a rank that
+// never arrives (timeout naming it), a rank that fails (abort), ranks that
+// call different collectives, a receive over capacity, mismatched sizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/ThreadCollectives.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <numeric>
+#include <thread>
+
+using namespace moec;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Runs body(rank) on one thread per rank; returns each rank's error
+/// message ("" when it returned normally).
+std::vector<std::string> runRanks(ThreadMesh &mesh, const std::function<void(int64_t)> &body) {
+  std::vector<std::string> errors(mesh.size());
+  std::vector<std::thread> threads;
+  for (int64_t r = 0; r < mesh.size(); ++r)
+    threads.emplace_back([&, r] {
+      try {
+        body(r);
+      } catch (const std::exception &e) {
+        errors[r] = e.what();
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  return errors;
+}
+
+void expectNoErrors(const std::vector<std::string> &errors) {
+  for (size_t r = 0; r < errors.size(); ++r)
+    EXPECT_EQ(errors[r], "") << "rank " << r;
+}
+
+TEST(ThreadMesh, GroupsAreRowMajorOverTheOtherAxes) {
+  ThreadMesh mesh({2, 3}, 1s); // rank = 3 * a0 + a1
+  EXPECT_EQ(mesh.size(), 6);
+  EXPECT_EQ(mesh.coordinates(4), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(mesh.group(4, {1}), (std::vector<int64_t>{3, 4, 5}));
+  EXPECT_EQ(mesh.group(4, {0}), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(mesh.group(4, {0, 1}), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  // The first listed axis is the most significant.
+  EXPECT_EQ(mesh.group(4, {1, 0}), (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(mesh.group(4, {}), (std::vector<int64_t>{4}));
+  EXPECT_THROW(mesh.group(0, {2}), std::invalid_argument);
+  EXPECT_THROW(ThreadMesh({2, 0}, 1s), std::invalid_argument);
+  EXPECT_THROW(ThreadMesh({}, 1s), std::invalid_argument);
+}
+
+TEST(ThreadMesh, AllReduceSumsWithinEachGroup) {
+  ThreadMesh mesh({2, 2}, 5s);
+  constexpr int64_t kCount = 1001; // not a multiple of the group size
+  std::vector<std::vector<float>> data(4);
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+    data[r].resize(kCount);
+    for (int64_t i = 0; i < kCount; ++i)
+      data[r][i] = float(r * 1000 + i);
+    mesh.allReduceSum(r, {1}, data[r].data(), kCount); // groups {0,1}, {2,3}
+  });
+  expectNoErrors(errors);
+  for (int64_t r = 0; r < 4; ++r) {
+    int64_t first = r < 2 ? 0 : 2;
+    for (int64_t i = 0; i < kCount; ++i)
+      ASSERT_EQ(data[r][i], float(first * 1000 + i + (first + 1) * 1000 + i))
+          << "rank " << r << " element " << i;
+  }
+}
+
+TEST(ThreadMesh, ReduceScatterThenAllGatherIsAllReduce) {
+  ThreadMesh mesh({3}, 5s);
+  constexpr int64_t kBlock = 5;
+  std::vector<std::vector<float>> gathered(3);
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+    std::vector<float> in(3 * kBlock);
+    for (int64_t i = 0; i < 3 * kBlock; ++i)
+      in[i] = float((r + 1) * (i + 1));
+    std::vector<float> mine(kBlock);
+    mesh.reduceScatterSum(r, {0}, in.data(), kBlock, mine.data());
+    // Block r of the sum: sum over ranks p of (p + 1) * (i + 1) = 6 (i + 1).
+    for (int64_t j = 0; j < kBlock; ++j)
+      if (mine[j] != float(6 * (r * kBlock + j + 1)))
+        throw std::runtime_error("reduce_scatter block " + std::to_string(r) + " element " +
+                                 std::to_string(j) + " = " + std::to_string(mine[j]));
+    gathered[r].resize(3 * kBlock);
+    mesh.allGather(r, {0}, mine.data(), kBlock * sizeof(float), gathered[r].data());
+  });
+  expectNoErrors(errors);
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t i = 0; i < 3 * kBlock; ++i)
+      ASSERT_EQ(gathered[r][i], float(6 * (i + 1))) << "rank " << r << " element " << i;
+}
+
+TEST(ThreadMesh, RaggedAllToAllReturnsEveryRowToItsPeer) {
+  // 3 ranks; rank s sends counts[s][d] rows to rank d (row = {s, d, k}).
+  const int32_t counts[3][3] = {{2, 0, 1}, {1, 3, 0}, {0, 2, 2}};
+  constexpr int64_t kCapacity = 6;
+  ThreadMesh mesh({3}, 5s);
+  std::vector<std::vector<int32_t>> received(3), recvCounts(3), back(3);
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t s) {
+    std::vector<int32_t> rows;
+    for (int64_t d = 0; d < 3; ++d)
+      for (int32_t k = 0; k < counts[s][d]; ++k)
+        rows.insert(rows.end(), {int32_t(s), int32_t(d), k});
+    received[s].assign(kCapacity * 3, -1);
+    recvCounts[s].assign(3, -1);
+    mesh.allToAllV(s, {0}, rows.data(), counts[s], 3 * sizeof(int32_t), received[s].data(),
+                   recvCounts[s].data(), kCapacity);
+    // And back by the counts received: every sender gets its rows again.
+    back[s].assign(kCapacity * 3, -1);
+    std::vector<int32_t> backCounts(3);
+    mesh.allToAllV(s, {0}, received[s].data(), recvCounts[s].data(), 3 * sizeof(int32_t),
+                   back[s].data(), backCounts.data(), kCapacity);
+    for (int64_t d = 0; d < 3; ++d)
+      if (backCounts[d] != counts[s][d])
+        throw std::runtime_error("returned counts differ");
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (back[s][i] != rows[i])
+        throw std::runtime_error("row " + std::to_string(i / 3) + " came back changed");
+  });
+  expectNoErrors(errors);
+  for (int64_t d = 0; d < 3; ++d) {
+    size_t at = 0;
+    for (int64_t s = 0; s < 3; ++s) {
+      EXPECT_EQ(recvCounts[d][s], counts[s][d]) << "rank " << d << " from " << s;
+      for (int32_t k = 0; k < counts[s][d]; ++k, at += 3)
+        EXPECT_EQ((std::vector<int32_t>(received[d].begin() + at, received[d].begin() + at + 3)),
+                  (std::vector<int32_t>{int32_t(s), int32_t(d), k}));
+    }
+    for (; at < received[d].size(); ++at)
+      EXPECT_EQ(received[d][at], 0) << "padding of rank " << d;
+  }
+}
+
+TEST(ThreadMesh, ARankThatNeverArrivesIsNamedWithinTheTimeout) {
+  ThreadMesh mesh({2}, 200ms);
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+    if (r == 1)
+      return; // hangs or exits without the collective
+    mesh.barrier(r);
+  });
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_NE(errors[0].find("rank 0 waited 200 ms in barrier for rank(s) 1"), std::string::npos)
+      << errors[0];
+  EXPECT_LT(elapsed, 5s);
+  // The mesh stays failed: a late rank gets the same error at once.
+  EXPECT_THROW(mesh.barrier(1), CollectiveError);
+}
+
+TEST(ThreadMesh, AFailedRankStopsTheOthersAtOnce) {
+  ThreadMesh mesh({3}, 60s);
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+    if (r == 2) {
+      std::this_thread::sleep_for(50ms);
+      mesh.abort(r, "input of the wrong shape");
+      return;
+    }
+    float v = 1;
+    mesh.allReduceSum(r, {0}, &v, 1);
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s); // far below the 60 s timeout
+  for (int64_t r = 0; r < 2; ++r)
+    EXPECT_EQ(errors[r], "rank 2 failed: input of the wrong shape") << "rank " << r;
+}
+
+TEST(ThreadMesh, DivergedProgramsAreRefusedOnEveryRank) {
+  ThreadMesh mesh({2}, 5s);
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+    float x = 1, out[2];
+    if (r == 0)
+      mesh.barrier(r);
+    else
+      mesh.allGather(r, {0}, &x, sizeof x, out);
+  });
+  for (int64_t r = 0; r < 2; ++r)
+    EXPECT_NE(errors[r].find("the ranks' programs diverged"), std::string::npos) << errors[r];
+}
+
+TEST(ThreadMesh, OverCapacityAndMismatchedSizesAreErrorsEverywhere) {
+  {
+    ThreadMesh mesh({2}, 5s);
+    std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+      float rows[4] = {1, 2, 3, 4}, received[2];
+      int32_t send[2] = {2, 2}, recv[2];
+      mesh.allToAllV(r, {0}, rows, send, sizeof(float), received, recv, 2); // receives 4 > 2
+    });
+    for (int64_t r = 0; r < 2; ++r)
+      EXPECT_NE(errors[r].find("receives 4 rows but has room for 2"), std::string::npos)
+          << errors[r];
+  }
+  {
+    ThreadMesh mesh({2}, 5s);
+    std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+      std::vector<float> v(r == 0 ? 3 : 4, 1.0f);
+      mesh.allReduceSum(r, {0}, v.data(), int64_t(v.size()));
+    });
+    for (int64_t r = 0; r < 2; ++r)
+      EXPECT_NE(errors[r].find("all_reduce: rank"), std::string::npos) << errors[r];
+  }
+}
+
+TEST(ThreadMesh, ManyCollectivesInARowStayInStep) {
+  // Fast and slow ranks reuse their buffers between collectives: the second
+  // barrier of each must keep a fast rank from overwriting what a slow one
+  // still reads.
+  ThreadMesh mesh({2, 2}, 10s);
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+    std::vector<float> v(257);
+    for (int step = 0; step < 200; ++step) {
+      std::fill(v.begin(), v.end(), float(step + r));
+      if (r == 3 && step % 7 == 0)
+        std::this_thread::sleep_for(1ms);
+      mesh.allReduceSum(r, {0, 1}, v.data(), int64_t(v.size()));
+      float expected = float(4 * step + 6);
+      for (float x : v)
+        if (x != expected)
+          throw std::runtime_error("step " + std::to_string(step) + ": " + std::to_string(x) +
+                                   " != " + std::to_string(expected));
+    }
+  });
+  expectNoErrors(errors);
+}
+
+} // namespace
