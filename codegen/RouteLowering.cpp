@@ -223,9 +223,11 @@ void mlir::moe::codegen::lowerRouteGrad(RewriterBase &rewriter, RouteGradOp op) 
     Value safeSum = e.select(renormalized, sum, f1);
     Value wDotDw = e.forLoop(zero, cK, ValueRange{f0},
                              [&](Value s, ValueRange acc) -> SmallVector<Value> {
-                               Value v = e.select(e.load(isNullSlot, {s}), f0, e.load(score, {s}));
-                               Value w = e.fdiv(v, safeSum);
-                               return {e.fadd(acc[0], e.fmul(w, e.load(dweights, {t, s})))};
+                               // Null slots add nothing (not 0 * dw: dw may be inf).
+                               Value isNull = e.load(isNullSlot, {s});
+                               Value w = e.fdiv(e.load(score, {s}), safeSum);
+                               Value term = e.fmul(w, e.load(dweights, {t, s}));
+                               return {e.fadd(acc[0], e.select(isNull, f0, term))};
                              })[0];
     wDotDw = e.select(renormalized, wDotDw, f0);
     // sum_k s_k ds_k, the softmax's correction.

@@ -139,39 +139,43 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
           vector::StoreOp::create(b, loaded, lhsPanel, ValueRange{r, e.index(int64_t(q) * kLanes)});
         }
       });
-      for (int64_t sub = 0; sub < kSubBlocks; ++sub)
-      e.forLoop(zero, e.index(kDepthBlock / kDepthTile), [&](Value t) {
-        Value t0 = e.mul(t, e.index(kDepthTile));
+      for (int64_t sub = 0; sub < kSubBlocks; ++sub) {
+        // A sub-block wholly past N (narrow outputs) has nothing to store.
         int64_t base = sub * tileColumns;
-        Value d0 = e.add(dBase, t0);
-        e.ifThen(e.lt(d0, e.index(depth)), [&] {
-          // Depth values past D are zero in the panel: computed, never stored.
-          SmallVector<Value> init;
-          for (int64_t i = 0; i < kDepthTile; ++i) {
-            for (int64_t v = 0; v < kVectors; ++v)
-              init.push_back(vector::LoadOp::create(b, vecType, block,
-                                                    ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)}));
-          }
-          SmallVector<Value> acc = e.forLoop(
-              zero, n, init, [&](Value r, ValueRange in) -> SmallVector<Value> {
-                SmallVector<Value> w;
+        e.ifThen(e.lt(e.add(n0, e.index(base)), cWidth), [&] {
+          e.forLoop(zero, e.index(kDepthBlock / kDepthTile), [&](Value t) {
+            Value t0 = e.mul(t, e.index(kDepthTile));
+            Value d0 = e.add(dBase, t0);
+            e.ifThen(e.lt(d0, e.index(depth)), [&] {
+              // Depth values past D are zero in the panel: computed, never stored.
+              SmallVector<Value> init;
+              for (int64_t i = 0; i < kDepthTile; ++i) {
                 for (int64_t v = 0; v < kVectors; ++v)
-                  w.push_back(vector::LoadOp::create(b, vecType, panel, ValueRange{r, e.index(base + v * kLanes)}));
-                SmallVector<Value> next(in.begin(), in.end());
-                for (int64_t i = 0; i < kDepthTile; ++i) {
-                  Value a = vector::BroadcastOp::create(
-                      b, vecType, e.load(lhsPanel, {r, e.add(t0, e.index(i))}));
-                  for (int64_t v = 0; v < kVectors; ++v)
-                    next[i * kVectors + v] = vector::FMAOp::create(b, a, w[v], next[i * kVectors + v]);
-                }
-                return next;
-              });
-          for (int64_t i = 0; i < kDepthTile; ++i)
-            for (int64_t v = 0; v < kVectors; ++v)
-              vector::StoreOp::create(b, acc[i * kVectors + v], block,
-                                      ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)});
+                  init.push_back(vector::LoadOp::create(b, vecType, block,
+                                                        ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)}));
+              }
+              SmallVector<Value> acc = e.forLoop(
+                  zero, n, init, [&](Value r, ValueRange in) -> SmallVector<Value> {
+                    SmallVector<Value> w;
+                    for (int64_t v = 0; v < kVectors; ++v)
+                      w.push_back(vector::LoadOp::create(b, vecType, panel, ValueRange{r, e.index(base + v * kLanes)}));
+                    SmallVector<Value> next(in.begin(), in.end());
+                    for (int64_t i = 0; i < kDepthTile; ++i) {
+                      Value a = vector::BroadcastOp::create(
+                          b, vecType, e.load(lhsPanel, {r, e.add(t0, e.index(i))}));
+                      for (int64_t v = 0; v < kVectors; ++v)
+                        next[i * kVectors + v] = vector::FMAOp::create(b, a, w[v], next[i * kVectors + v]);
+                    }
+                    return next;
+                  });
+              for (int64_t i = 0; i < kDepthTile; ++i)
+                for (int64_t v = 0; v < kVectors; ++v)
+                  vector::StoreOp::create(b, acc[i * kVectors + v], block,
+                                          ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)});
+            });
+          });
         });
-      });
+      }
       return {};
     });
     // The block to the output, once (rounded there when bf16).

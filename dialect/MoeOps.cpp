@@ -129,8 +129,10 @@ LogicalResult RouteGradOp::inferReturnTypes(MLIRContext *ctx,
                                             std::optional<Location>,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
-  auto logits = cast<RankedTensorType>(adaptor.getLogits().getType());
-  types.push_back(logits.clone(Float32Type::get(ctx)));
+  // Inference runs before the verifier: the logits may be of any type here.
+  auto f32 = Float32Type::get(ctx);
+  auto logits = dyn_cast<RankedTensorType>(adaptor.getLogits().getType());
+  types.push_back(logits ? logits.clone(f32) : RankedTensorType::get({kDyn, kDyn}, f32));
   return success();
 }
 

@@ -11,6 +11,11 @@ ThreadMesh::ThreadMesh(std::vector<int64_t> shape, std::chrono::milliseconds tim
     : meshShape(std::move(shape)), ranks(1), timeout(timeout) {
   if (meshShape.empty())
     throw std::invalid_argument("a mesh needs at least one axis");
+  if (meshShape.size() > 64)
+    throw std::invalid_argument("a mesh has at most 64 axes");
+  // wait_for adds the timeout to the clock: keep the sum finite.
+  if (timeout.count() <= 0 || timeout > std::chrono::hours(24 * 365))
+    throw std::invalid_argument("the collective timeout must be positive and at most a year");
   for (int64_t s : meshShape) {
     if (s < 1)
       throw std::invalid_argument("mesh axis sizes must be >= 1 (got " + std::to_string(s) + ")");
@@ -29,10 +34,27 @@ std::vector<int64_t> ThreadMesh::coordinates(int64_t rank) const {
   return c;
 }
 
-std::vector<int64_t> ThreadMesh::group(int64_t rank, const std::vector<int64_t> &axes) const {
-  for (int64_t a : axes)
+void ThreadMesh::checkRank(int64_t rank) const {
+  if (rank < 0 || rank >= ranks)
+    throw std::invalid_argument("rank " + std::to_string(rank) + " is not in a mesh of " +
+                                std::to_string(ranks));
+}
+
+uint64_t ThreadMesh::axesMask(const std::vector<int64_t> &axes) const {
+  uint64_t mask = 0;
+  for (int64_t a : axes) {
     if (a < 0 || a >= int64_t(meshShape.size()))
       throw std::invalid_argument("mesh axis " + std::to_string(a) + " out of range");
+    if (mask & (uint64_t(1) << a))
+      throw std::invalid_argument("mesh axis " + std::to_string(a) + " listed twice");
+    mask |= uint64_t(1) << a;
+  }
+  return mask;
+}
+
+std::vector<int64_t> ThreadMesh::group(int64_t rank, const std::vector<int64_t> &axes) const {
+  checkRank(rank);
+  axesMask(axes);
   std::vector<int64_t> base = coordinates(rank);
   int64_t members = 1;
   for (int64_t a : axes)
@@ -55,9 +77,9 @@ std::vector<int64_t> ThreadMesh::group(int64_t rank, const std::vector<int64_t> 
   return result;
 }
 
-void ThreadMesh::wait(int64_t rank, const char *collective) {
+void ThreadMesh::wait(int64_t rank, const char *collective, bool failFast) {
   std::unique_lock<std::mutex> lock(mutex);
-  if (!failure.empty())
+  if (failFast && !failure.empty())
     throw CollectiveError(failure);
   uint64_t gen = generation;
   arrivals[rank] = gen + 1;
@@ -67,24 +89,29 @@ void ThreadMesh::wait(int64_t rank, const char *collective) {
     arrived.notify_all();
     return;
   }
-  bool released = arrived.wait_for(lock, timeout,
-                                   [&] { return generation != gen || !failure.empty(); });
-  if (!failure.empty())
-    throw CollectiveError(failure);
-  if (released)
+  bool released = arrived.wait_for(lock, timeout, [&] {
+    return generation != gen || (failFast && !failure.empty());
+  });
+  if (generation != gen)
     return;
+  if (failFast && !failure.empty())
+    throw CollectiveError(failure);
+  (void)released;
   std::string missing;
   for (int64_t r = 0; r < ranks; ++r)
     if (arrivals[r] != gen + 1)
       missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-  failure = "rank " + std::to_string(rank) + " waited " + std::to_string(timeout.count()) +
-            " ms in " + collective + " for rank(s) " + missing +
-            ", which did not arrive (hung, crashed, or called a different collective)";
+  std::string why = "rank " + std::to_string(rank) + " waited " + std::to_string(timeout.count()) +
+                    " ms in " + collective + " for rank(s) " + missing +
+                    ", which did not arrive (hung, crashed, or called a different collective)";
+  if (failure.empty())
+    failure = why;
   arrived.notify_all();
-  throw CollectiveError(failure);
+  throw CollectiveError(why);
 }
 
 void ThreadMesh::abort(int64_t rank, const std::string &why) {
+  checkRank(rank);
   std::lock_guard<std::mutex> lock(mutex);
   if (failure.empty())
     failure = "rank " + std::to_string(rank) + " failed: " + why;
@@ -93,23 +120,37 @@ void ThreadMesh::abort(int64_t rank, const std::string &why) {
 
 template <typename Work>
 void ThreadMesh::rendezvous(int64_t rank, const Slot &slot, Work work) {
+  checkRank(rank);
   {
+    // A failed mesh: do not publish over a slot a peer may still read.
     std::lock_guard<std::mutex> lock(mutex);
+    if (!failure.empty())
+      throw CollectiveError(failure);
     slots[rank] = slot;
   }
-  wait(rank, slot.collective);
+  wait(rank, slot.collective, /*failFast=*/true);
+  std::string error;
   try {
-    for (int64_t r = 0; r < ranks; ++r)
-      if (std::strcmp(slots[r].collective, slot.collective) != 0)
+    for (int64_t r = 0; r < ranks; ++r) {
+      const Slot &peer = slots[r];
+      if (std::strcmp(peer.collective, slot.collective) != 0 || peer.axesMask != slot.axesMask)
         throw CollectiveError("rank " + std::to_string(rank) + " is in " + slot.collective +
-                              " but rank " + std::to_string(r) + " in " + slots[r].collective +
-                              ": the ranks' programs diverged");
+                              " over axes mask " + std::to_string(slot.axesMask) + " but rank " +
+                              std::to_string(r) + " in " + peer.collective + " over axes mask " +
+                              std::to_string(peer.axesMask) + ": the ranks' programs diverged");
+    }
     work();
-  } catch (const std::exception &error) {
-    abort(rank, error.what());
-    throw CollectiveError(error.what());
+  } catch (const std::exception &e) {
+    error = e.what();
+    abort(rank, error);
   }
-  wait(rank, slot.collective);
+  // Every rank that passed the first barrier meets here, failed or not.
+  wait(rank, slot.collective, /*failFast=*/false);
+  if (!error.empty())
+    throw CollectiveError(error);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!failure.empty())
+    throw CollectiveError(failure);
 }
 
 namespace {
@@ -126,7 +167,8 @@ void ThreadMesh::allReduceSum(int64_t rank, const std::vector<int64_t> &axes, fl
   // threads), then writes it into every member's buffer.
   int64_t begin = count * me / n, end = count * (me + 1) / n;
   std::vector<float> sum(end - begin, 0.0f);
-  rendezvous(rank, Slot{"all_reduce", data, data, nullptr, count}, [&] {
+  uint64_t mask = axesMask(axes);
+  rendezvous(rank, Slot{"all_reduce", data, data, nullptr, count, mask}, [&] {
     for (int64_t p : members)
       if (slots[p].size != count)
         throw CollectiveError("all_reduce: rank " + std::to_string(rank) + " has " +
@@ -139,7 +181,7 @@ void ThreadMesh::allReduceSum(int64_t rank, const std::vector<int64_t> &axes, fl
     }
   });
   // Every member has read every buffer: write the sums back.
-  rendezvous(rank, Slot{"all_reduce (write)", nullptr, data, nullptr, count}, [&] {
+  rendezvous(rank, Slot{"all_reduce (write)", nullptr, data, nullptr, count, mask}, [&] {
     for (int64_t p : members)
       std::memcpy(static_cast<float *>(slots[p].out) + begin, sum.data(),
                   sum.size() * sizeof(float));
@@ -149,7 +191,7 @@ void ThreadMesh::allReduceSum(int64_t rank, const std::vector<int64_t> &axes, fl
 void ThreadMesh::allGather(int64_t rank, const std::vector<int64_t> &axes, const void *in,
                            int64_t bytes, void *out) {
   std::vector<int64_t> members = group(rank, axes);
-  rendezvous(rank, Slot{"all_gather", in, out, nullptr, bytes}, [&] {
+  rendezvous(rank, Slot{"all_gather", in, out, nullptr, bytes, axesMask(axes)}, [&] {
     for (size_t i = 0; i < members.size(); ++i) {
       const Slot &peer = slots[members[i]];
       if (peer.size != bytes)
@@ -165,7 +207,7 @@ void ThreadMesh::reduceScatterSum(int64_t rank, const std::vector<int64_t> &axes
                                   int64_t count, float *out) {
   std::vector<int64_t> members = group(rank, axes);
   int64_t me = indexIn(members, rank);
-  rendezvous(rank, Slot{"reduce_scatter", in, out, nullptr, count}, [&] {
+  rendezvous(rank, Slot{"reduce_scatter", in, out, nullptr, count, axesMask(axes)}, [&] {
     std::fill(out, out + count, 0.0f);
     for (int64_t p : members) {
       if (slots[p].size != count)
@@ -184,13 +226,20 @@ void ThreadMesh::allToAllV(int64_t rank, const std::vector<int64_t> &axes, const
                            int32_t *recvCounts, int64_t capacityRows) {
   std::vector<int64_t> members = group(rank, axes);
   int64_t me = indexIn(members, rank);
-  rendezvous(rank, Slot{"all_to_all", rows, received, sendCounts, rowBytes}, [&] {
+  rendezvous(rank, Slot{"all_to_all", rows, received, sendCounts, rowBytes, axesMask(axes)}, [&] {
     int64_t total = 0;
     for (int64_t p : members) {
       if (slots[p].size != rowBytes)
         throw CollectiveError("all_to_all: rank " + std::to_string(rank) + " has rows of " +
                               std::to_string(rowBytes) + " bytes but rank " + std::to_string(p) +
                               " of " + std::to_string(slots[p].size));
+      // Every count a peer sends, not only the ones to this rank: they
+      // place the rows this rank reads.
+      for (size_t q = 0; q < members.size(); ++q)
+        if (slots[p].counts[q] < 0)
+          throw CollectiveError("all_to_all: rank " + std::to_string(p) +
+                                " sends a negative row count (" +
+                                std::to_string(slots[p].counts[q]) + ")");
       total += slots[p].counts[me];
     }
     if (total > capacityRows)
@@ -204,9 +253,6 @@ void ThreadMesh::allToAllV(int64_t rank, const std::vector<int64_t> &axes, const
       for (int64_t q = 0; q < me; ++q)
         offset += peer.counts[q];
       int32_t n = peer.counts[me];
-      if (n < 0)
-        throw CollectiveError("all_to_all: rank " + std::to_string(members[i]) +
-                              " sends a negative row count");
       std::memcpy(dst, static_cast<const char *>(peer.in) + offset * rowBytes, n * rowBytes);
       dst += n * rowBytes;
       recvCounts[i] = n;
@@ -216,5 +262,5 @@ void ThreadMesh::allToAllV(int64_t rank, const std::vector<int64_t> &axes, const
 }
 
 void ThreadMesh::barrier(int64_t rank) {
-  rendezvous(rank, Slot{"barrier", nullptr, nullptr, nullptr, 0}, [] {});
+  rendezvous(rank, Slot{"barrier", nullptr, nullptr, nullptr, 0, 0}, [] {});
 }

@@ -54,6 +54,10 @@ public:
   /// The ranks of `rank`'s group over `axes` (axis numbers), in group order.
   std::vector<int64_t> group(int64_t rank, const std::vector<int64_t> &axes) const;
 
+  // Buffers: a collective's input and output must not overlap (each rank
+  // reads its peers' inputs while the others write their outputs), except
+  // allReduceSum, which works in place.
+
   /// In place: data[i] = sum over the group of data[i], `count` f32 values.
   void allReduceSum(int64_t rank, const std::vector<int64_t> &axes, float *data, int64_t count);
   /// out = the group's `in` blocks of `bytes` each, concatenated in group
@@ -87,13 +91,21 @@ private:
     void *out = nullptr;
     const int32_t *counts = nullptr;
     int64_t size = 0;
+    uint64_t axesMask = 0; // the group's axes, bit a for axis a
   };
   /// Publishes `slot`, waits for every rank, checks they all called the same
-  /// collective; then `work` (reading the peers' slots), then the second
-  /// barrier.
+  /// collective over the same axes; then `work` (reading the peers' slots),
+  /// then the second barrier, which every rank that passed the first one
+  /// reaches even when a rank's work failed: no rank returns (and frees its
+  /// buffers) while another may still read them. Throws after it if any
+  /// rank failed.
   template <typename Work>
   void rendezvous(int64_t rank, const Slot &slot, Work work);
-  void wait(int64_t rank, const char *collective);
+  /// The barrier. `failFast`: a failed mesh releases (throws) at once;
+  /// otherwise only the timeout does.
+  void wait(int64_t rank, const char *collective, bool failFast);
+  void checkRank(int64_t rank) const;
+  uint64_t axesMask(const std::vector<int64_t> &axes) const;
 
   std::vector<int64_t> meshShape;
   int64_t ranks;

@@ -118,3 +118,13 @@ func.func @route_grad_bf16_weights_grad(%dw: tensor<4x2xbf16>, %l: tensor<4x8xf3
   %d = moe.route_grad %dw, %l : tensor<4x2xbf16>, tensor<4x8xf32>
   return
 }
+
+// -----
+
+// The generic form reaches type inference before the verifier: an
+// unranked operand must give an error, not a crash.
+func.func @route_grad_unranked(%dw: tensor<4x2xf32>, %l: tensor<*xf32>) {
+  // expected-error @+1 {{operand #1 must be 2D tensor of 32-bit float or bfloat16 type values}}
+  %d = "moe.route_grad"(%dw, %l) : (tensor<4x2xf32>, tensor<*xf32>) -> tensor<4x8xf32>
+  return
+}

@@ -249,14 +249,10 @@ void checkCase(const Case &c, Loss lossKind, uint64_t seed) {
     }
   }
 
-  // The routing weights' gradient: perturbing a weight of a null slot
-  // changes nothing, and its gradient is 0.
+  // The routing weights' gradient (checked against finite differences
+  // below, null slots included: perturbing their weight changes nothing).
   ASSERT_EQ(grad.routingWeights.size(), p.routing.weights.size());
   EXPECT_EQ(grad.routingWeights, fromFloat.routingWeights);
-  for (size_t i = 0; i < p.routing.ids.size(); ++i) {
-    if (p.routing.ids[i] >= E)
-      EXPECT_EQ(grad.routingWeights[i], 0.0) << "null slot " << i;
-  }
 
   auto format = [](const char *name, double worst) {
     char text[64];

@@ -5,7 +5,9 @@
 // (ragged all-to-all with empty blocks and padding), and the failure modes
 // the sharded runtime must turn into errors instead of hangs: a rank that
 // never arrives (timeout naming it), a rank that fails (abort), ranks that
-// call different collectives, a receive over capacity, mismatched sizes.
+// call different collectives or the same one over different axes, a
+// receive over capacity seen by one rank only, negative counts, mismatched
+// sizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -210,6 +212,62 @@ TEST(ThreadMesh, OverCapacityAndMismatchedSizesAreErrorsEverywhere) {
     });
     for (int64_t r = 0; r < 2; ++r)
       EXPECT_NE(errors[r].find("all_reduce: rank"), std::string::npos) << errors[r];
+  }
+}
+
+TEST(ThreadMesh, AFailureOnlyOneRankSeesStopsEveryRankAfterThePeersAreDone) {
+  // Only rank 0 receives more than its capacity; rank 1's copy reads rank
+  // 0's rows, so rank 0 must not return (and free them) before rank 1 is
+  // done, and rank 1 must fail too.
+  // Rank 1 copies 4 MiB from rank 0 while rank 0 has failed at once: had
+  // rank 0 returned early, the ThreadSanitizer build (moe-runtime-tests-tsan)
+  // would report its free racing with rank 1's read.
+  constexpr int32_t kBig = 1 << 20;
+  ThreadMesh mesh({2}, 5s);
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+    std::vector<float> rows(kBig, 1.0f), received(r == 0 ? 2 : kBig);
+    std::vector<int32_t> send = r == 0 ? std::vector<int32_t>{0, kBig} : std::vector<int32_t>{3, 0};
+    std::vector<int32_t> recv(2);
+    mesh.allToAllV(r, {0}, rows.data(), send.data(), sizeof(float), received.data(), recv.data(),
+                   int64_t(received.size()));
+  });
+  EXPECT_NE(errors[0].find("all_to_all: rank 0 receives 3 rows but has room for 2"),
+            std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("rank 0 failed: all_to_all: rank 0 receives 3 rows"), std::string::npos)
+      << errors[1];
+}
+
+TEST(ThreadMesh, NegativeCountsAndDifferentAxesAreRefused) {
+  {
+    // The sum of the counts fits the capacity; a negative one must not
+    // let the other overflow it.
+    ThreadMesh mesh({2}, 5s);
+    std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+      std::vector<float> rows(8, 1.0f), received(3);
+      std::vector<int32_t> send = r == 0 ? std::vector<int32_t>{5, 0} : std::vector<int32_t>{-2, 0};
+      std::vector<int32_t> recv(2);
+      mesh.allToAllV(r, {0}, rows.data(), send.data(), sizeof(float), received.data(),
+                     recv.data(), 3);
+    });
+    for (int64_t r = 0; r < 2; ++r)
+      EXPECT_NE(errors[r].find("rank 1 sends a negative row count (-2)"), std::string::npos)
+          << errors[r];
+  }
+  {
+    // The same collective over different axes: the groups disagree.
+    ThreadMesh mesh({2, 2}, 5s);
+    std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+      float v[4] = {1, 1, 1, 1};
+      mesh.allReduceSum(r, {r % 2 == 0 ? int64_t(0) : int64_t(1)}, v, 4);
+    });
+    for (int64_t r = 0; r < 4; ++r)
+      EXPECT_NE(errors[r].find("the ranks' programs diverged"), std::string::npos) << errors[r];
+  }
+  {
+    ThreadMesh mesh({2}, 5s);
+    EXPECT_THROW(mesh.barrier(2), std::invalid_argument);
+    EXPECT_THROW(mesh.group(0, {0, 0}), std::invalid_argument);
+    EXPECT_THROW(ThreadMesh({2}, std::chrono::milliseconds::max()), std::invalid_argument);
   }
 }
 
