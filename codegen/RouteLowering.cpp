@@ -85,6 +85,71 @@ std::pair<Value, Value> softmaxShiftAndDenominator(Emitter &e, Value logits, Val
                           })[0];
   return {shift, denom};
 }
+/// The routing attributes moe.route and moe.route_grad share.
+struct RouteAttrs {
+  int64_t columns, k, experts;
+  bool softmax, overAll, nulls, untilNull, renormalize;
+};
+
+template <typename RouteLikeOp>
+RouteAttrs routeAttrs(RouteLikeOp op, int64_t k) {
+  int64_t columns = cast<RankedTensorType>(op.getLogits().getType()).getDimSize(1);
+  int64_t nullExperts = static_cast<int64_t>(op.getNullExperts());
+  return {columns,
+          k,
+          columns - nullExperts,
+          op.getScoring() == Scoring::softmax,
+          op.getOrder() == RouteOrder::softmax_then_topk,
+          nullExperts > 0,
+          op.getNullPolicy() == NullPolicy::take_until_null,
+          op.getRenormalize()};
+}
+
+/// One token's forward up to the weights: the selection, the softmax shift
+/// and denominator (softmax only), and the sum of the real slots' scores.
+struct TokenSlots {
+  Value chosenId, chosenLogit, shift, denom, sum;
+};
+
+/// Selects token `t`'s K columns and scores them, calling
+/// `slot(s, id, score, isNull)` for each slot in order: `id` is what
+/// moe.route reports (null expert E for every slot after take_until_null's
+/// first null), `score` the softmax or sigmoid of the chosen logit before
+/// nulling, `isNull` whether the slot's weight is 0.
+TokenSlots routeSlots(Emitter &e, const RouteAttrs &a, Value logits, Value t,
+                      function_ref<void(Value, Value, Value, Value)> slot) {
+  auto &b = e.b;
+  TokenSlots token;
+  std::tie(token.chosenId, token.chosenLogit) = selectTopK(e, logits, t, a.columns, a.k);
+  if (a.softmax)
+    std::tie(token.shift, token.denom) = softmaxShiftAndDenominator(
+        e, logits, t, a.columns, a.k, token.chosenLogit, a.overAll);
+  Value cExperts = e.index(a.experts), f0 = e.f32(0);
+  Value noNull = arith::ConstantOp::create(b, b.getBoolAttr(false));
+  // Carried: "a null expert was seen", the sum of the real scores.
+  token.sum = e.forLoop(
+      e.index(0), e.index(a.k), ValueRange{noNull, f0},
+      [&](Value s, ValueRange acc) -> SmallVector<Value> {
+        Value id = e.load(token.chosenId, {s});
+        Value v = e.load(token.chosenLogit, {s});
+        Value score = a.softmax
+                          ? e.fdiv(e.exp(arith::SubFOp::create(b, v, token.shift)), token.denom)
+                          : e.sigmoid(v);
+        Value seen = acc[0], isNull = noNull;
+        if (a.nulls) {
+          Value isNullExpert = e.ge(id, cExperts);
+          isNull = isNullExpert;
+          if (a.untilNull) {
+            isNull = arith::OrIOp::create(b, isNullExpert, seen);
+            id = e.select(seen, cExperts, id);
+          }
+          seen = arith::OrIOp::create(b, seen, isNullExpert);
+        }
+        slot(s, id, score, isNull);
+        return {seen, e.fadd(acc[1], e.select(isNull, f0, score))};
+      })[1];
+  return token;
+}
 } // namespace
 
 void mlir::moe::codegen::lowerRoute(RewriterBase &rewriter, RouteOp op) {
@@ -93,14 +158,7 @@ void mlir::moe::codegen::lowerRoute(RewriterBase &rewriter, RouteOp op) {
   auto &b = e.b;
 
   Value logits = e.buffer(op.getLogits());
-  int64_t columns = cast<RankedTensorType>(op.getLogits().getType()).getDimSize(1);
-  int64_t k = op.getK();
-  int64_t experts = op.getNumExperts();
-  bool softmax = op.getScoring() == Scoring::softmax;
-  bool overAll = op.getOrder() == RouteOrder::softmax_then_topk;
-  bool nulls = op.getNullExperts() > 0;
-  bool untilNull = op.getNullPolicy() == NullPolicy::take_until_null;
-
+  RouteAttrs a = routeAttrs(op, op.getK());
   Value tokens = e.dim(logits, 0);
   auto idsType = cast<RankedTensorType>(op.getIds().getType());
   auto weightsType = cast<RankedTensorType>(op.getWeights().getType());
@@ -109,48 +167,18 @@ void mlir::moe::codegen::lowerRoute(RewriterBase &rewriter, RouteOp op) {
     dyn.push_back(tokens);
   Value ids = e.alloc(idsType, dyn);
   Value weights = e.alloc(weightsType, dyn);
-
-  Value cK = e.index(k), zero = e.index(0);
+  Value cK = e.index(a.k), zero = e.index(0);
 
   e.parallelFor(zero, tokens, [&](Value t) {
-    auto [chosenId, chosenLogit] = selectTopK(e, logits, t, columns, k);
-    Value shift, denom;
-    if (softmax)
-      std::tie(shift, denom) =
-          softmaxShiftAndDenominator(e, logits, t, columns, k, chosenLogit, overAll);
-
-    // Score, null, store; the carried values are "a null was seen" and the
-    // sum of the real weights.
-    Value cExperts = e.index(experts);
-    SmallVector<Value> carried = e.forLoop(
-        zero, cK, ValueRange{arith::ConstantOp::create(b, b.getBoolAttr(false)), e.f32(0)},
-        [&](Value s, ValueRange acc) -> SmallVector<Value> {
-          Value id = e.load(chosenId, {s});
-          Value v = e.load(chosenLogit, {s});
-          Value w = softmax ? e.fdiv(e.exp(arith::SubFOp::create(b, v, shift)), denom)
-                            : e.sigmoid(v);
-          Value seen = acc[0];
-          if (nulls) {
-            Value isNullExpert = e.ge(id, cExperts);
-            Value isNull = isNullExpert;
-            if (untilNull) {
-              isNull = arith::OrIOp::create(b, isNullExpert, seen);
-              // Slots after the first null become null expert E.
-              id = e.select(seen, cExperts, id);
-            }
-            seen = arith::OrIOp::create(b, seen, isNullExpert);
-            w = e.select(isNull, e.f32(0), w);
-          }
-          e.store(e.toI32(id), ids, {t, s});
-          e.store(w, weights, {t, s});
-          return {seen, e.fadd(acc[1], w)};
-        });
-    if (op.getRenormalize()) {
-      Value sum = carried[1];
-      Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum, e.f32(0));
+    TokenSlots token = routeSlots(e, a, logits, t, [&](Value s, Value id, Value score, Value isNull) {
+      e.store(e.toI32(id), ids, {t, s});
+      e.store(e.select(isNull, e.f32(0), score), weights, {t, s});
+    });
+    if (a.renormalize) {
+      Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, token.sum, e.f32(0));
       e.ifThen(positive, [&] {
         e.forLoop(zero, cK, [&](Value s) {
-          e.store(e.fdiv(e.load(weights, {t, s}), sum), weights, {t, s});
+          e.store(e.fdiv(e.load(weights, {t, s}), token.sum), weights, {t, s});
         });
       });
     }
@@ -165,14 +193,9 @@ void mlir::moe::codegen::lowerRouteGrad(RewriterBase &rewriter, RouteGradOp op) 
 
   Value logits = e.buffer(op.getLogits());
   Value dweights = e.buffer(op.getWeightsGrad());
-  int64_t columns = cast<RankedTensorType>(op.getLogits().getType()).getDimSize(1);
-  int64_t k = cast<RankedTensorType>(op.getWeightsGrad().getType()).getDimSize(1);
-  int64_t experts = columns - static_cast<int64_t>(op.getNullExperts());
-  bool softmax = op.getScoring() == Scoring::softmax;
-  bool overAll = op.getOrder() == RouteOrder::softmax_then_topk;
-  bool nulls = op.getNullExperts() > 0;
-  bool untilNull = op.getNullPolicy() == NullPolicy::take_until_null;
-
+  RouteAttrs a =
+      routeAttrs(op, cast<RankedTensorType>(op.getWeightsGrad().getType()).getDimSize(1));
+  int64_t k = a.k;
   Value tokens = e.dim(logits, 0);
   e.checkSameSize(tokens, e.dim(dweights, 0),
                   "moe.route_grad: weights_grad and logits have different token counts");
@@ -181,43 +204,22 @@ void mlir::moe::codegen::lowerRouteGrad(RewriterBase &rewriter, RouteGradOp op) 
   if (type.isDynamicDim(0))
     dyn.push_back(tokens);
   Value dlogits = e.alloc(type, dyn);
-  Value cColumns = e.index(columns), cK = e.index(k), zero = e.index(0);
+  Value cColumns = e.index(a.columns), cK = e.index(k), zero = e.index(0);
   Value f0 = e.f32(0), f1 = e.f32(1);
 
   e.parallelFor(zero, tokens, [&](Value t) {
-    auto [chosenId, chosenLogit] = selectTopK(e, logits, t, columns, k);
-    Value shift, denom;
-    if (softmax)
-      std::tie(shift, denom) =
-          softmaxShiftAndDenominator(e, logits, t, columns, k, chosenLogit, overAll);
-    // Per slot: the score s and whether the slot is null (weight 0),
-    // carrying "a null expert was seen" and sum(v) (w . dw needs all of
-    // sum(v), so it is the next loop).
+    // The forward again: each slot's score s and whether it is null.
     Value score = e.allocaScratch({k}, b.getF32Type());
     Value isNullSlot = e.allocaScratch({k}, b.getI1Type());
-    Value cExperts = e.index(experts);
-    Value sum = e.forLoop(
-        zero, cK, ValueRange{arith::ConstantOp::create(b, b.getBoolAttr(false)), f0},
-        [&](Value s, ValueRange acc) -> SmallVector<Value> {
-          Value v = e.load(chosenLogit, {s});
-          Value sc = softmax ? e.fdiv(e.exp(arith::SubFOp::create(b, v, shift)), denom)
-                             : e.sigmoid(v);
-          Value isNull = arith::ConstantOp::create(b, b.getBoolAttr(false));
-          Value seen = acc[0];
-          if (nulls) {
-            Value isNullExpert = e.ge(e.load(chosenId, {s}), cExperts);
-            isNull = untilNull ? arith::OrIOp::create(b, isNullExpert, seen).getResult()
-                               : isNullExpert;
-            seen = arith::OrIOp::create(b, seen, isNullExpert);
-          }
-          e.store(sc, score, {s});
-          e.store(isNull, isNullSlot, {s});
-          return {seen, e.fadd(acc[1], e.select(isNull, f0, sc))};
-        })[1];
+    TokenSlots token = routeSlots(e, a, logits, t, [&](Value s, Value, Value sc, Value isNull) {
+      e.store(sc, score, {s});
+      e.store(isNull, isNullSlot, {s});
+    });
+    Value sum = token.sum;
     // dv = (dw - w . dw) / sum(v) when renormalising (sum > 0), else dw;
     // ds = dv outside null slots. Stored over dscore.
     Value dscore = e.allocaScratch({k}, b.getF32Type());
-    Value renormalized = op.getRenormalize()
+    Value renormalized = a.renormalize
                              ? arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum, f0).getResult()
                              : arith::ConstantOp::create(b, b.getBoolAttr(false)).getResult();
     Value safeSum = e.select(renormalized, sum, f1);
@@ -242,20 +244,21 @@ void mlir::moe::codegen::lowerRouteGrad(RewriterBase &rewriter, RouteGradOp op) 
     // Columns no slot chose: -p_j (s . ds) for the softmax over all, else 0.
     e.forLoop(zero, cColumns, [&](Value c) {
       Value g = f0;
-      if (softmax && overAll) {
-        Value p = e.fdiv(e.exp(arith::SubFOp::create(b, e.loadF32(logits, {t, c}), shift)), denom);
+      if (a.softmax && a.overAll) {
+        Value p = e.fdiv(e.exp(arith::SubFOp::create(b, e.loadF32(logits, {t, c}), token.shift)),
+                         token.denom);
         g = arith::NegFOp::create(b, e.fmul(p, sDotDs));
       }
       e.store(g, dlogits, {t, c});
     });
     // The chosen columns.
     e.forLoop(zero, cK, [&](Value s) {
-      Value c = e.load(chosenId, {s});
+      Value c = e.load(token.chosenId, {s});
       Value sc = e.load(score, {s}), ds = e.load(dscore, {s});
       Value g;
-      if (!softmax)
+      if (!a.softmax)
         g = e.fmul(ds, e.fmul(sc, arith::SubFOp::create(b, f1, sc)));
-      else if (overAll)
+      else if (a.overAll)
         g = e.fadd(e.load(dlogits, {t, c}), e.fmul(sc, ds));
       else
         g = e.fmul(sc, arith::SubFOp::create(b, ds, sDotDs));

@@ -89,14 +89,11 @@ void ThreadMesh::wait(int64_t rank, const char *collective, bool failFast) {
     arrived.notify_all();
     return;
   }
-  bool released = arrived.wait_for(lock, timeout, [&] {
-    return generation != gen || (failFast && !failure.empty());
-  });
+  arrived.wait_for(lock, timeout, [&] { return generation != gen || (failFast && !failure.empty()); });
   if (generation != gen)
     return;
   if (failFast && !failure.empty())
     throw CollectiveError(failure);
-  (void)released;
   std::string missing;
   for (int64_t r = 0; r < ranks; ++r)
     if (arrivals[r] != gen + 1)
@@ -167,8 +164,8 @@ void ThreadMesh::allReduceSum(int64_t rank, const std::vector<int64_t> &axes, fl
   // threads), then writes it into every member's buffer.
   int64_t begin = count * me / n, end = count * (me + 1) / n;
   std::vector<float> sum(end - begin, 0.0f);
-  uint64_t mask = axesMask(axes);
-  rendezvous(rank, Slot{"all_reduce", data, data, nullptr, count, mask}, [&] {
+  std::vector<float *> buffers; // the members', kept: a slot may be republished
+  rendezvous(rank, Slot{"all_reduce", data, data, nullptr, count, axesMask(axes)}, [&] {
     for (int64_t p : members)
       if (slots[p].size != count)
         throw CollectiveError("all_reduce: rank " + std::to_string(rank) + " has " +
@@ -178,14 +175,14 @@ void ThreadMesh::allReduceSum(int64_t rank, const std::vector<int64_t> &axes, fl
       const float *peer = static_cast<const float *>(slots[p].in);
       for (int64_t i = begin; i < end; ++i)
         sum[i - begin] += peer[i];
+      buffers.push_back(static_cast<float *>(slots[p].out));
     }
   });
-  // Every member has read every buffer: write the sums back.
-  rendezvous(rank, Slot{"all_reduce (write)", nullptr, data, nullptr, count, mask}, [&] {
-    for (int64_t p : members)
-      std::memcpy(static_cast<float *>(slots[p].out) + begin, sum.data(),
-                  sum.size() * sizeof(float));
-  });
+  // Every member has read every buffer (rendezvous returns on all ranks or
+  // throws on all): write the sums back, and wait until all have written.
+  for (float *buffer : buffers)
+    std::memcpy(buffer + begin, sum.data(), sum.size() * sizeof(float));
+  wait(rank, "all_reduce", /*failFast=*/false);
 }
 
 void ThreadMesh::allGather(int64_t rank, const std::vector<int64_t> &axes, const void *in,

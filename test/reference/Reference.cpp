@@ -10,61 +10,82 @@
 using namespace moec::reference;
 
 namespace {
+/// One token's routing forward, kept for the backward: the chosen columns
+/// (top-k by logit, ties to the lower id), their scores (softmax over the
+/// K chosen or over every column, or sigmoid each), the softmax over every
+/// column (softmax_then_topk only), which slots are null, and the sum of
+/// the scores of the real slots.
+struct TokenRoute {
+  std::vector<int64_t> chosen;
+  std::vector<double> score, prob;
+  std::vector<bool> null;
+  double sum = 0;
+};
+
+template <typename Real>
+TokenRoute routeToken(const Real *row, int64_t columns, const RouteConfig &c) {
+  int64_t experts = columns - c.nullExperts;
+  TokenRoute r;
+  std::vector<bool> taken(columns, false);
+  for (int64_t s = 0; s < c.k; ++s) {
+    int64_t best = -1;
+    for (int64_t j = 0; j < columns; ++j)
+      if (!taken[j] && (best < 0 || row[j] > row[best]))
+        best = j;
+    taken[best] = true;
+    r.chosen.push_back(best);
+  }
+  r.score.resize(c.k);
+  if (c.sigmoid) {
+    for (int64_t s = 0; s < c.k; ++s)
+      r.score[s] = 1.0 / (1.0 + std::exp(-double(row[r.chosen[s]])));
+  } else if (c.softmaxThenTopk) {
+    double shift = -INFINITY, denom = 0;
+    for (int64_t j = 0; j < columns; ++j)
+      shift = std::max(shift, double(row[j]));
+    for (int64_t j = 0; j < columns; ++j)
+      denom += std::exp(double(row[j]) - shift);
+    r.prob.resize(columns);
+    for (int64_t j = 0; j < columns; ++j)
+      r.prob[j] = std::exp(double(row[j]) - shift) / denom;
+    for (int64_t s = 0; s < c.k; ++s)
+      r.score[s] = r.prob[r.chosen[s]];
+  } else {
+    double shift = double(row[r.chosen[0]]), denom = 0;
+    for (int64_t s = 0; s < c.k; ++s)
+      denom += std::exp(double(row[r.chosen[s]]) - shift);
+    for (int64_t s = 0; s < c.k; ++s)
+      r.score[s] = std::exp(double(row[r.chosen[s]]) - shift) / denom;
+  }
+  // Null: a null expert's slot, and with take_until_null every slot after
+  // the first one (only when the router scores null experts at all).
+  r.null.assign(c.k, false);
+  bool seen = false;
+  for (int64_t s = 0; s < c.k; ++s) {
+    bool nullExpert = r.chosen[s] >= experts;
+    r.null[s] = c.nullExperts > 0 && (nullExpert || (c.takeUntilNull && seen));
+    seen = seen || nullExpert;
+    r.sum += r.null[s] ? 0.0 : r.score[s];
+  }
+  return r;
+}
+
 template <typename Real>
 Routing routeImpl(const std::vector<Real> &logits, int64_t tokens, int64_t columns,
                   const RouteConfig &c) {
   int64_t experts = columns - c.nullExperts;
   Routing r;
-  r.ids.resize(tokens * c.k);
-  r.weights.resize(tokens * c.k);
   for (int64_t t = 0; t < tokens; ++t) {
-    const Real *row = &logits[t * columns];
-    // Top-k by logit, ties to the lower id.
-    std::vector<bool> taken(columns, false);
-    std::vector<int64_t> chosen;
-    for (int64_t s = 0; s < c.k; ++s) {
-      int64_t best = -1;
-      for (int64_t j = 0; j < columns; ++j)
-        if (!taken[j] && (best < 0 || row[j] > row[best]))
-          best = j;
-      taken[best] = true;
-      chosen.push_back(best);
-    }
-    std::vector<double> w(c.k);
-    if (c.sigmoid) {
-      for (int64_t s = 0; s < c.k; ++s)
-        w[s] = 1.0 / (1.0 + std::exp(-double(row[chosen[s]])));
-    } else {
-      double shift = c.softmaxThenTopk ? -INFINITY : double(row[chosen[0]]);
-      if (c.softmaxThenTopk)
-        for (int64_t j = 0; j < columns; ++j)
-          shift = std::max(shift, double(row[j]));
-      double denom = 0;
-      if (c.softmaxThenTopk)
-        for (int64_t j = 0; j < columns; ++j)
-          denom += std::exp(double(row[j]) - shift);
-      else
-        for (int64_t s = 0; s < c.k; ++s)
-          denom += std::exp(double(row[chosen[s]]) - shift);
-      for (int64_t s = 0; s < c.k; ++s)
-        w[s] = std::exp(double(row[chosen[s]]) - shift) / denom;
-    }
+    TokenRoute token = routeToken(&logits[t * columns], columns, c);
     bool seen = false;
-    double sum = 0;
     for (int64_t s = 0; s < c.k; ++s) {
-      int64_t id = chosen[s];
-      bool nullExpert = id >= experts;
-      bool isNull = nullExpert || (c.takeUntilNull && seen);
-      if (c.takeUntilNull && seen)
-        id = experts;
-      if (c.nullExperts > 0 && isNull)
-        w[s] = 0;
-      seen = seen || nullExpert;
-      r.ids[t * c.k + s] = static_cast<int32_t>(id);
-      sum += w[s];
+      // Slots after the first null expert report null expert E.
+      int64_t id = c.takeUntilNull && seen ? experts : token.chosen[s];
+      seen = seen || token.chosen[s] >= experts;
+      double w = token.null[s] ? 0.0 : token.score[s];
+      r.ids.push_back(static_cast<int32_t>(id));
+      r.weights.push_back(c.renormalize && token.sum > 0 ? w / token.sum : w);
     }
-    for (int64_t s = 0; s < c.k; ++s)
-      r.weights[t * c.k + s] = c.renormalize && sum > 0 ? w[s] / sum : w[s];
   }
   return r;
 }
@@ -88,53 +109,16 @@ std::vector<double> moec::reference::routeBackward(const std::vector<double> &lo
     std::fprintf(stderr, "routeBackward: logits must be [T, C] and dweights [T, K]\n");
     std::abort();
   }
-  int64_t experts = columns - c.nullExperts;
   std::vector<double> dlogits(tokens * columns, 0.0);
   for (int64_t t = 0; t < tokens; ++t) {
-    const double *z = &logits[t * columns];
     double *dz = &dlogits[t * columns];
     const double *dw = &dweights[t * c.k];
-    // The forward again, keeping what the chain rule needs: the chosen
-    // columns, their scores s, the null mask, the final weights w.
-    std::vector<bool> taken(columns, false);
-    std::vector<int64_t> chosen(c.k);
-    for (int64_t s = 0; s < c.k; ++s) {
-      int64_t best = -1;
-      for (int64_t j = 0; j < columns; ++j)
-        if (!taken[j] && (best < 0 || z[j] > z[best]))
-          best = j;
-      taken[best] = true;
-      chosen[s] = best;
-    }
-    std::vector<double> prob(columns, 0.0); // softmax over every column
-    std::vector<double> score(c.k);
-    if (c.sigmoid) {
-      for (int64_t s = 0; s < c.k; ++s)
-        score[s] = 1.0 / (1.0 + std::exp(-z[chosen[s]]));
-    } else if (c.softmaxThenTopk) {
-      double shift = *std::max_element(z, z + columns), denom = 0;
-      for (int64_t j = 0; j < columns; ++j)
-        denom += std::exp(z[j] - shift);
-      for (int64_t j = 0; j < columns; ++j)
-        prob[j] = std::exp(z[j] - shift) / denom;
-      for (int64_t s = 0; s < c.k; ++s)
-        score[s] = prob[chosen[s]];
-    } else {
-      double shift = z[chosen[0]], denom = 0;
-      for (int64_t s = 0; s < c.k; ++s)
-        denom += std::exp(z[chosen[s]] - shift);
-      for (int64_t s = 0; s < c.k; ++s)
-        score[s] = std::exp(z[chosen[s]] - shift) / denom;
-    }
-    std::vector<bool> null(c.k, false);
-    bool seen = false;
-    double sum = 0;
-    for (int64_t s = 0; s < c.k; ++s) {
-      bool nullExpert = chosen[s] >= experts;
-      null[s] = c.nullExperts > 0 && (nullExpert || (c.takeUntilNull && seen));
-      seen = seen || nullExpert;
-      sum += null[s] ? 0.0 : score[s];
-    }
+    // The forward again, keeping what the chain rule needs.
+    TokenRoute token = routeToken(&logits[t * columns], columns, c);
+    const std::vector<int64_t> &chosen = token.chosen;
+    const std::vector<double> &score = token.score, &prob = token.prob;
+    const std::vector<bool> &null = token.null;
+    double sum = token.sum;
     // w = v / sum(v) (renormalize) with v = null ? 0 : score:
     // dv_j = (dw_j - sum_i w_i dw_i) / sum(v).
     std::vector<double> dv(dw, dw + c.k);
