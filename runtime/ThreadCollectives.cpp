@@ -115,6 +115,11 @@ void ThreadMesh::abort(int64_t rank, const std::string &why) {
   arrived.notify_all();
 }
 
+std::string ThreadMesh::failureReason() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return failure;
+}
+
 template <typename Work>
 void ThreadMesh::rendezvous(int64_t rank, const Slot &slot, Work work) {
   checkRank(rank);

@@ -82,6 +82,8 @@ public:
   /// Marks the mesh failed (a rank's program raised): every rank waiting
   /// now or arriving later gets a CollectiveError naming `rank` and `why`.
   void abort(int64_t rank, const std::string &why);
+  /// The first failure ("rank 2 failed: ..."), empty while none.
+  std::string failureReason();
 
 private:
   /// What a rank publishes at a rendezvous.

@@ -8,6 +8,7 @@ packages=(
   cmake ninja-build g++ python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev libfmt-dev libomp-22-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -1,0 +1,116 @@
+//===- MpiComm.h - one shard's collectives over MPI ------------*- C++ -*-===//
+//
+// The MPI backend of the sharded runtime: every shard is a process started
+// by mpirun, and its rank in MPI_COMM_WORLD is its mesh rank (the row-major
+// linear index over the mesh shape, last axis fastest). The collectives have
+// ThreadMesh's contracts (ThreadCollectives.h): a group over a list of mesh
+// axes is the ranks that agree on every other axis, ordered row-major over
+// the listed axes (the first most significant).
+//
+// Each group is an MPI communicator split once from a private duplicate of
+// MPI_COMM_WORLD and cached by its ordered axis list, so a collective costs
+// one MPI call (two small ones more for the ragged all-to-all).
+//
+// Failure. MPI has no timeouts and no way to tell the peers that a rank
+// failed, so:
+//   - every collective arms a watchdog (one thread per process) with a
+//     deadline of now + timeout; a collective still waiting then prints
+//     "moec: rank R: <collective> over axes [..] waited N ms for its peers;
+//     aborting the run" and calls MPI_Abort(MPI_COMM_WORLD, 3);
+//   - abort(why) prints "moec: rank R failed: why" and calls
+//     MPI_Abort(MPI_COMM_WORLD, 2); mpirun then stops every rank;
+//   - errors every rank of a group sees alike (bad axes, an all-to-all over
+//     a rank's capacity, negative counts, byte counts over MPI's int range)
+//     throw CollectiveError on every rank of the group and leave the
+//     communicators usable.
+// A rank that dies is mpirun's business: Open MPI stops the others and
+// exits non-zero (tested: moe-mpi-tests --mode=die).
+//
+// One thread at a time calls an MpiComm's collectives (the shard's thread:
+// one shard per process), as MPI requires of collectives on a communicator.
+//
+// Plain C++17 and MPI's C API; no LLVM. This header does not include
+// mpi.h, so that code choosing a backend needs no MPI include path.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEC_RUNTIME_MPICOMM_H
+#define MOEC_RUNTIME_MPICOMM_H
+
+#include "runtime/ShardComm.h"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace moec {
+
+class MpiComm : public ShardComm {
+public:
+  /// This process's shard of a mesh of the given axis sizes. Initializes
+  /// MPI (MPI_THREAD_MULTIPLE requested: the watchdog thread may call
+  /// MPI_Abort while the shard's thread is inside a collective) unless the
+  /// caller already has, and then finalizes it at exit (or at finalize()).
+  /// Collective over MPI_COMM_WORLD: every process must call it. Returns
+  /// null with `error` set when the mesh is invalid, MPI cannot start, or
+  /// the mesh's size is not the number of processes ("the mesh 2x2 needs 4
+  /// processes but mpirun started 2"; the caller may add axis names).
+  /// `timeout` bounds every collective's wait for its peers.
+  static std::unique_ptr<MpiComm> create(std::vector<int64_t> meshShape,
+                                         std::chrono::milliseconds timeout, std::string &error);
+  /// The number of processes in MPI_COMM_WORLD (initializing MPI as create
+  /// does), or -1 with `error` set: for a launcher choosing or checking a
+  /// mesh before it makes one.
+  static int64_t worldSize(std::string &error);
+  /// MPI_Finalize, if create() or worldSize() initialized MPI and it is not
+  /// finalized yet; bounded by the watchdog like a collective (Open MPI's
+  /// finalize waits for every process). Also registered with atexit.
+  static void finalize();
+
+  ~MpiComm() override;
+  MpiComm(const MpiComm &) = delete;
+  MpiComm &operator=(const MpiComm &) = delete;
+
+  const std::vector<int64_t> &meshShape() const override { return shape; }
+  int64_t rank() const override { return myRank; }
+  const char *backend() const override { return "mpi"; }
+  std::chrono::milliseconds timeout() const { return waitLimit; }
+
+  void allReduceSum(const std::vector<int64_t> &axes, float *data, int64_t count) override;
+  void allGather(const std::vector<int64_t> &axes, const void *in, int64_t bytes,
+                 void *out) override;
+  void reduceScatterSum(const std::vector<int64_t> &axes, const float *in, int64_t count,
+                        float *out) override;
+  void allToAllV(const std::vector<int64_t> &axes, const void *rows, const int32_t *sendCounts,
+                 int64_t rowBytes, void *received, int32_t *recvCounts,
+                 int64_t capacityRows) override;
+  /// Ends the whole run: MPI cannot tell the peers otherwise.
+  [[noreturn]] void abort(const std::string &why) override;
+
+  /// Index of this rank in its group over `axes` (row-major over the listed
+  /// axes) and the group's mesh ranks in group order.
+  int64_t groupIndex(const std::vector<int64_t> &axes) const;
+  std::vector<int64_t> groupMembers(const std::vector<int64_t> &axes) const;
+
+private:
+  struct Impl;
+  struct Group;
+  MpiComm(std::vector<int64_t> shape, int64_t rank, std::chrono::milliseconds timeout,
+          std::unique_ptr<Impl> impl);
+  /// The communicator of this rank's group over `axes`, split on first use.
+  /// Throws CollectiveError (naming `collective`) for bad axes.
+  Group &group(const char *collective, const std::vector<int64_t> &axes);
+  void checkAxes(const char *collective, const std::vector<int64_t> &axes) const;
+  [[noreturn]] void fail(const char *collective, const std::string &what) const;
+  void checkMpi(int rc, const char *collective, const char *call) const;
+
+  std::vector<int64_t> shape;
+  int64_t myRank;
+  std::chrono::milliseconds waitLimit;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace moec
+
+#endif // MOEC_RUNTIME_MPICOMM_H

@@ -1,0 +1,225 @@
+//===- ShardedRun.cpp - running a per-shard program on a mesh -------------===//
+
+#include "runtime/ShardedRun.h"
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+using namespace moec;
+
+int64_t MeshLayout::ranks() const {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  return n;
+}
+
+std::string MeshLayout::str() const {
+  std::string s;
+  for (size_t a = 0; a < shape.size(); ++a)
+    s += (a ? "," : "") + (a < axisNames.size() ? axisNames[a] : "axis" + std::to_string(a)) +
+         "=" + std::to_string(shape[a]);
+  return s;
+}
+
+int64_t MeshLayout::parts(const TensorSplit &split, size_t dim) const {
+  int64_t n = 1;
+  if (dim < split.size())
+    for (int64_t a : split[dim])
+      n *= shape[a];
+  return n;
+}
+
+FunctionSignature MeshLayout::fullSignature(const FunctionSignature &perShard) const {
+  FunctionSignature full = perShard;
+  auto widen = [&](std::vector<TensorSignature> &tensors, const std::vector<TensorSplit> &splits) {
+    for (size_t i = 0; i < tensors.size() && i < splits.size(); ++i)
+      for (size_t d = 0; d < tensors[i].shape.size(); ++d)
+        if (tensors[i].shape[d] >= 0)
+          tensors[i].shape[d] *= parts(splits[i], d);
+  };
+  widen(full.inputs, inputs);
+  widen(full.results, results);
+  return full;
+}
+
+namespace {
+/// Rank's block index along each dimension.
+std::vector<int64_t> blockIndex(const TensorSplit &split, const MeshLayout &mesh, int64_t rank,
+                                size_t rankOfTensor) {
+  std::vector<int64_t> coords(mesh.shape.size());
+  for (size_t a = mesh.shape.size(); a-- > 0;) {
+    coords[a] = rank % mesh.shape[a];
+    rank /= mesh.shape[a];
+  }
+  std::vector<int64_t> index(rankOfTensor, 0);
+  for (size_t d = 0; d < rankOfTensor && d < split.size(); ++d)
+    for (int64_t a : split[d])
+      index[d] = index[d] * mesh.shape[a] + coords[a];
+  return index;
+}
+
+/// Copies the box of `block` sizes at `offsets` between a full row-major
+/// tensor and a block: toBlock picks the direction.
+void copyBox(char *full, const std::vector<int64_t> &fullShape, char *block,
+             const std::vector<int64_t> &blockShape, const std::vector<int64_t> &offsets,
+             size_t element, bool toBlock) {
+  size_t rank = fullShape.size();
+  if (rank == 0) {
+    toBlock ? std::memcpy(block, full, element) : std::memcpy(full, block, element);
+    return;
+  }
+  int64_t rowBytes = blockShape[rank - 1] * element;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < rank; ++d)
+    rows *= blockShape[d];
+  std::vector<int64_t> i(rank, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    // i: this block row's index over the leading dimensions.
+    int64_t fullOffset = 0, blockOffset = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      fullOffset = fullOffset * fullShape[d] + (d + 1 < rank ? i[d] + offsets[d] : offsets[d]);
+      blockOffset = blockOffset * blockShape[d] + (d + 1 < rank ? i[d] : 0);
+    }
+    char *f = full + fullOffset * element, *b = block + blockOffset * element;
+    toBlock ? std::memcpy(b, f, rowBytes) : std::memcpy(f, b, rowBytes);
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++i[d] < blockShape[d])
+        break;
+      i[d] = 0;
+    }
+  }
+}
+} // namespace
+
+std::optional<Buffer> moec::shardOf(const Buffer &full, const TensorSplit &split,
+                                    const MeshLayout &mesh, int64_t rank, std::string &error) {
+  std::vector<int64_t> shape = full.shape();
+  std::vector<int64_t> index = blockIndex(split, mesh, rank, shape.size());
+  std::vector<int64_t> offsets(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t parts = mesh.parts(split, d);
+    if (shape[d] % parts != 0) {
+      error = "dimension " + std::to_string(d) + " (" + std::to_string(shape[d]) +
+              ") does not split evenly over " + std::to_string(parts) + " shards of the mesh " +
+              mesh.str();
+      return std::nullopt;
+    }
+    shape[d] /= parts;
+    offsets[d] = index[d] * shape[d];
+  }
+  Buffer block(full.dtype(), shape);
+  if (block.numElements() > 0)
+    copyBox(static_cast<char *>(const_cast<void *>(full.data())), full.shape(),
+            static_cast<char *>(block.data()), shape, offsets, dtypeSize(full.dtype()), true);
+  return block;
+}
+
+std::optional<Buffer> moec::assemble(const std::vector<const Buffer *> &blocks,
+                                     const TensorSplit &split, const MeshLayout &mesh,
+                                     std::string &error) {
+  if (blocks.empty() || int64_t(blocks.size()) != mesh.ranks()) {
+    error = "assemble: " + std::to_string(blocks.size()) + " blocks for a mesh of " +
+            std::to_string(mesh.ranks());
+    return std::nullopt;
+  }
+  const Buffer &first = *blocks[0];
+  std::vector<int64_t> fullShape = first.shape();
+  for (size_t d = 0; d < fullShape.size(); ++d)
+    fullShape[d] *= mesh.parts(split, d);
+  Buffer full(first.dtype(), fullShape);
+  // Descending: of the replicas of a block (equal, as SPMD computes them),
+  // the lowest rank's is written last and kept.
+  for (int64_t r = int64_t(blocks.size()); r-- > 0;) {
+    const Buffer &b = *blocks[r];
+    if (b.shape() != first.shape() || b.dtype() != first.dtype()) {
+      error = "rank " + std::to_string(r) + " returned " + shapeString(b.shape()) +
+              " but rank 0 " + shapeString(first.shape());
+      return std::nullopt;
+    }
+    std::vector<int64_t> index = blockIndex(split, mesh, r, fullShape.size());
+    std::vector<int64_t> offsets(fullShape.size());
+    for (size_t d = 0; d < fullShape.size(); ++d)
+      offsets[d] = index[d] * first.shape()[d];
+    if (b.numElements() > 0)
+      copyBox(static_cast<char *>(full.data()), fullShape,
+              static_cast<char *>(const_cast<void *>(b.data())), b.shape(), offsets,
+              dtypeSize(b.dtype()), false);
+  }
+  return full;
+}
+
+bool moec::runInProcess(const std::vector<int64_t> &shape, std::chrono::milliseconds timeout,
+                        const std::function<bool(int64_t, std::string &)> &body,
+                        std::string &error) {
+  // Callers may be built without exceptions (the LLVM tools): none leaves.
+  std::unique_ptr<ThreadMesh> meshOwner;
+  try {
+    meshOwner = std::make_unique<ThreadMesh>(shape, timeout);
+  } catch (const std::exception &e) {
+    error = e.what();
+    return false;
+  }
+  ThreadMesh &mesh = *meshOwner;
+  int64_t ranks = mesh.size();
+  std::mutex mutex;
+  std::string firstFailure; // the rank that failed first: the cause
+  std::vector<std::string> failures(ranks);
+  auto record = [&](int64_t rank, const std::string &why) {
+    std::lock_guard<std::mutex> lock(mutex);
+    failures[rank] = why;
+    if (firstFailure.empty())
+      firstFailure = "rank " + std::to_string(rank) + ": " + why;
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(ranks);
+  for (int64_t r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      ThreadMeshComm comm(mesh, r);
+      bindShardComm(&comm);
+      std::string why;
+      bool ok = body(r, why);
+      std::string collective = takeShardFailure();
+      bindShardComm(nullptr);
+      if (!ok || !collective.empty()) {
+        record(r, !collective.empty() ? collective : why);
+        // Peers still waiting for this rank stop now.
+        mesh.abort(r, !collective.empty() ? collective : why);
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  if (firstFailure.empty())
+    return true;
+  // The mesh keeps the first abort: the cause, not a peer it stopped.
+  std::string cause = mesh.failureReason();
+  error = cause.empty() ? firstFailure : cause;
+  return false;
+}
+
+bool moec::gatherBlocks(ShardComm &comm, const std::vector<Buffer> &mine,
+                        std::vector<std::vector<Buffer>> &blocks, std::string &error) {
+  int64_t ranks = 1;
+  std::vector<int64_t> all(comm.meshShape().size());
+  for (size_t a = 0; a < all.size(); ++a)
+    all[a] = a, ranks *= comm.meshShape()[a];
+  blocks.clear();
+  blocks.resize(ranks);
+  try {
+    for (const Buffer &r : mine) {
+      std::vector<char> gathered(r.numBytes() * ranks);
+      comm.allGather(all, r.data(), r.numBytes(), gathered.data());
+      for (int64_t k = 0; k < ranks; ++k) {
+        Buffer copy(r.dtype(), r.shape());
+        std::memcpy(copy.data(), gathered.data() + k * r.numBytes(), r.numBytes());
+        blocks[k].push_back(std::move(copy));
+      }
+    }
+  } catch (const std::exception &e) {
+    error = e.what();
+    return false;
+  }
+  return true;
+}
