@@ -3,6 +3,7 @@
 #include "codegen/Compiler.h"
 #include "codegen/Passes.h"
 #include "runtime/Invoke.h"
+#include "runtime/ShardComm.h"
 #include "dialect/MoeDialect.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -31,6 +32,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -135,6 +137,47 @@ moec::entrySignature(ModuleOp module, const std::string &name,
       !collect(entry.getResultTypes(), "result", "return", sig.results))
     return std::nullopt;
   return sig;
+}
+
+std::optional<MeshLayout> moec::meshLayout(ModuleOp module, const std::string &name,
+                                           std::string &error) {
+  auto fn = module.lookupSymbol<func::FuncOp>(name);
+  if (!fn)
+    return std::nullopt;
+  auto ref = fn->getAttrOfType<FlatSymbolRefAttr>(moe::kMeshAttrName);
+  if (!ref)
+    return std::nullopt;
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(fn, ref);
+  auto names = grid ? grid->getAttrOfType<ArrayAttr>(moe::kAxesAttrName) : ArrayAttr();
+  if (!names) {
+    error = "'" + name + "' runs on " + ref.getValue().str() +
+            ", which is not a shard.grid with moe.axes";
+    return std::nullopt;
+  }
+  MeshLayout layout;
+  for (auto [axis, size] : llvm::zip(names, grid.getShape())) {
+    if (ShapedType::isDynamic(size)) {
+      error = "the mesh of '" + name + "' has an axis of dynamic size";
+      return std::nullopt;
+    }
+    layout.axisNames.push_back(cast<StringAttr>(axis).getValue().str());
+    layout.shape.push_back(size);
+  }
+  auto splitOf = [&](DictionaryAttr attrs, Type type) {
+    TensorSplit split(cast<RankedTensorType>(type).getRank());
+    auto dims = attrs ? attrs.getAs<ArrayAttr>(moe::kSplitAttrName) : ArrayAttr();
+    if (!dims)
+      return split;
+    for (auto [d, axes] : llvm::enumerate(dims))
+      for (Attribute a : cast<ArrayAttr>(axes))
+        split[d].push_back(llvm::find(names, a) - names.begin());
+    return split;
+  };
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    layout.inputs.push_back(splitOf(fn.getArgAttrDict(i), fn.getArgumentTypes()[i]));
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    layout.results.push_back(splitOf(fn.getResultAttrDict(i), fn.getResultTypes()[i]));
+  return layout;
 }
 
 std::vector<FunctionSignature>
@@ -306,6 +349,15 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
     return nullptr;
   }
+  // The collectives' calls go to this process's sharded runtime: named
+  // here rather than looked up, so that no tool has to export them.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    for (auto [name, address] : shardRuntimeSymbols())
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                 llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   std::unique_ptr<JitProgram> program(new JitProgram());
   program->engine = std::move(*engine);
   return program;

@@ -9,6 +9,7 @@
 #ifndef MOEC_CODEGEN_COMPILER_H
 #define MOEC_CODEGEN_COMPILER_H
 
+#include "runtime/ShardedRun.h"
 #include "runtime/Signature.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -44,6 +45,13 @@ void registerCompilerDialects(mlir::DialectRegistry &registry);
 std::optional<FunctionSignature> entrySignature(mlir::ModuleOp module,
                                                 const std::string &name,
                                                 std::string &error);
+
+/// Where function `name`'s tensors lie on its mesh, when it is a per-shard
+/// function (moe-partition: `moe.mesh`, `moe.split`); nullopt with an empty
+/// `error` when it is a single-device one, with a message when its
+/// placement attributes are malformed.
+std::optional<MeshLayout> meshLayout(mlir::ModuleOp module, const std::string &name,
+                                     std::string &error);
 
 /// How moe-to-llvm lowers moe.gmm (moec --gmm-strategy/--gmm-tiling/
 /// --tuning-table, moe-bench --backend and --tune).

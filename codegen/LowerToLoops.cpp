@@ -6,6 +6,7 @@
 #include "codegen/Lowerings.h"
 #include "codegen/Passes.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::moe {
@@ -188,16 +189,40 @@ struct MoeLowerToLoopsPass
                         "-moe-expand-block first, or the moe-to-llvm pipeline)");
             anyFailed = true;
           })
+          .Case([&](PsumOp o) { anyFailed |= failed(codegen::lowerPsum(rewriter, o)); })
+          .Case([&](AllGatherOp o) { anyFailed |= failed(codegen::lowerAllGather(rewriter, o)); })
+          .Case([&](ReduceScatterOp o) {
+            anyFailed |= failed(codegen::lowerReduceScatter(rewriter, o));
+          })
+          .Case([&](AllToAllOp o) { anyFailed |= failed(codegen::lowerAllToAll(rewriter, o)); })
           .Default([&](Operation *o) {
-            o->emitError() << "'" << o->getName()
-                           << "' is a collective and has no single-device "
-                              "lowering; compile the per-shard program with "
-                              "a sharded pipeline";
+            o->emitError() << "'" << o->getName() << "' has no lowering";
             anyFailed = true;
           });
     }
+    // The shard indices, then the grids: once nothing names them, the grids
+    // have said all they had to (their shapes are compiled into the calls).
+    SmallVector<Operation *> indices;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>(op))
+        indices.push_back(op);
+    });
+    for (Operation *op : indices)
+      anyFailed |= failed(codegen::lowerProcessIndex(rewriter, op));
     if (anyFailed)
-      signalPassFailure();
+      return signalPassFailure();
+    // The placement attributes go with them: the host read them before
+    // compiling, and the LLVM function arguments are not the tensors.
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      fn->removeAttr(kMeshAttrName);
+      fn->removeAttr(kParallelAttrName);
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        fn.removeArgAttr(i, kSplitAttrName);
+      for (unsigned i = 0; i < fn.getNumResults(); ++i)
+        fn.removeResultAttr(i, StringAttr::get(&getContext(), kSplitAttrName));
+    }
+    for (auto grid : llvm::make_early_inc_range(getOperation().getOps<shard::GridOp>()))
+      grid.erase();
   }
 };
 } // namespace

@@ -44,6 +44,16 @@ void lowerScaleRows(RewriterBase &rewriter, ScaleRowsOp op);
 void lowerCombine(RewriterBase &rewriter, CombineOp op);
 void lowerScatterSlots(RewriterBase &rewriter, ScatterSlotsOp op);
 
+/// The collectives as calls into the sharded runtime (runtime/ShardComm.h;
+/// CollectiveLowering.cpp). They fail, with a message, on a grid or type
+/// the runtime cannot run.
+LogicalResult lowerPsum(RewriterBase &rewriter, PsumOp op);
+LogicalResult lowerAllGather(RewriterBase &rewriter, AllGatherOp op);
+LogicalResult lowerReduceScatter(RewriterBase &rewriter, ReduceScatterOp op);
+LogicalResult lowerAllToAll(RewriterBase &rewriter, AllToAllOp op);
+/// shard.process_multi_index and shard.process_linear_index.
+LogicalResult lowerProcessIndex(RewriterBase &rewriter, Operation *op);
+
 } // namespace mlir::moe::codegen
 
 #endif // MOEC_CODEGEN_LOWERINGS_H

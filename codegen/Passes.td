@@ -13,8 +13,11 @@ def MoeLowerToLoops : Pass<"moe-lower-to-loops", "::mlir::ModuleOp"> {
     `bufferization.to_buffer` of each operand and a `bufferization.to_tensor`
     of each freshly allocated result, so that one-shot bufferization handles
     the program around them. Arithmetic is f32 whatever the storage type.
-    `moe.block` must have been expanded first; collectives have no
-    single-device lowering and are reported as errors.
+    `moe.block` must have been expanded first. The collectives (psum,
+    all_gather, reduce_scatter, all_to_all) and the shard dialect's process
+    indices become calls into the sharded runtime (`moert_*`,
+    runtime/ShardComm.h), which the host binds to an in-process mesh or to
+    MPI; the grids are erased once nothing names them.
 
     `gmm-strategy=microkernel` (the default) lowers moe.gmm to the tiled
     kernel (codegen/GmmMicrokernel.cpp) and fuses into it what the IR

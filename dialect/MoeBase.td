@@ -30,6 +30,8 @@ def Moe_Dialect : Dialect {
   }];
   // `moe.axes` names the axes of a shard.grid (e.g. ["data", "expert"]).
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   // Canonicalization patterns build arith constants and tensor.splat.
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];

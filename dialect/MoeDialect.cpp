@@ -66,6 +66,21 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a dictionary of integers (bytes and counts)";
     return success();
   }
+  if (attr.getName() == kMeshAttrName) {
+    auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
+    if (!ref || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << kMeshAttrName << "' must name a shard.grid, on a function";
+    auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, ref);
+    if (!grid)
+      return op->emitError() << "'" << kMeshAttrName << "': " << ref
+                             << " does not name a shard.grid";
+    return success();
+  }
+  if (attr.getName() == kParallelAttrName) {
+    if (!isa<StringAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << kParallelAttrName << "' must be a string on a function";
+    return success();
+  }
   if (attr.getName() != kAxesAttrName)
     return op->emitError() << "unknown moe dialect attribute '"
                            << attr.getName().getValue() << "'";
@@ -94,4 +109,64 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
                              << name << "' twice";
   }
   return success();
+}
+
+/// `moe.split` on an argument or result of type `type`: one list of axis
+/// names per dimension, each axis once, every name an axis of the
+/// function's grid (`moe.mesh`) when it has one.
+static LogicalResult verifySplit(Operation *op, Type type, NamedAttribute attr,
+                                 StringRef what) {
+  if (attr.getName() != mlir::moe::kSplitAttrName)
+    return op->emitError() << "unknown moe dialect attribute '" << attr.getName().getValue()
+                           << "' on " << what;
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  auto dims = dyn_cast<ArrayAttr>(attr.getValue());
+  if (!tensor || !dims || int64_t(dims.size()) != tensor.getRank())
+    return op->emitError() << "'" << mlir::moe::kSplitAttrName << "' on " << what
+                           << " must list, for each dimension of its ranked tensor, the mesh "
+                              "axes splitting it";
+  ArrayAttr names;
+  if (auto ref = op->getAttrOfType<FlatSymbolRefAttr>(mlir::moe::kMeshAttrName))
+    if (auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, ref))
+      names = grid->getAttrOfType<ArrayAttr>(mlir::moe::kAxesAttrName);
+  llvm::StringSet<> seen;
+  for (Attribute dim : dims) {
+    auto axes = dyn_cast<ArrayAttr>(dim);
+    if (!axes)
+      return op->emitError() << "'" << mlir::moe::kSplitAttrName << "' on " << what
+                             << ": each dimension's entry must be an array of axis names";
+    for (Attribute a : axes) {
+      auto name = dyn_cast<StringAttr>(a);
+      if (!name)
+        return op->emitError() << "'" << mlir::moe::kSplitAttrName << "' on " << what
+                               << ": axis names must be strings";
+      if (!seen.insert(name.getValue()).second)
+        return op->emitError() << "'" << mlir::moe::kSplitAttrName << "' on " << what
+                               << " splits over axis '" << name.getValue() << "' twice";
+      if (names && !llvm::is_contained(names, a))
+        return op->emitError() << "'" << mlir::moe::kSplitAttrName << "' on " << what
+                               << ": the grid has no axis '" << name.getValue() << "'";
+    }
+  }
+  return success();
+}
+
+LogicalResult MoeDialect::verifyRegionArgAttribute(Operation *op, unsigned region,
+                                                   unsigned arg, NamedAttribute attr) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn || region != 0 || arg >= fn.getNumArguments())
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' may only be placed on a function's arguments";
+  return verifySplit(op, fn.getArgumentTypes()[arg], attr,
+                     ("argument " + Twine(arg)).str());
+}
+
+LogicalResult MoeDialect::verifyRegionResultAttribute(Operation *op, unsigned region,
+                                                      unsigned result, NamedAttribute attr) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn || region != 0 || result >= fn.getNumResults())
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' may only be placed on a function's results";
+  return verifySplit(op, fn.getResultTypes()[result], attr,
+                     ("result " + Twine(result)).str());
 }

@@ -14,6 +14,15 @@
 namespace mlir::moe {
 /// Name of the discardable attribute that names the axes of a shard.grid.
 inline constexpr llvm::StringLiteral kAxesAttrName = "moe.axes";
+/// On a per-shard function (moe-partition): the shard.grid it runs on.
+inline constexpr llvm::StringLiteral kMeshAttrName = "moe.mesh";
+/// On each argument and result of a per-shard function: for each dimension,
+/// the mesh axes that split it (in order, the first most significant); none
+/// means replicated. The host cuts full inputs and assembles results by it.
+inline constexpr llvm::StringLiteral kSplitAttrName = "moe.split";
+/// On a per-shard function: how it was partitioned ("dp", "ep-compact",
+/// "ep-dense", "ep-ring", "ep-a2a"), for reports.
+inline constexpr llvm::StringLiteral kParallelAttrName = "moe.parallel";
 /// On a `<f>_forward_backward` function (moe-generate-backward): the
 /// argument number of each gradient it returns after the loss.
 inline constexpr llvm::StringLiteral kGradientArgsAttrName = "moe.gradient_args";

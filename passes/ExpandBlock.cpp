@@ -19,35 +19,19 @@ using namespace mlir::moe;
 
 namespace {
 
-/// The shared expert: silu(x @ sw1) * (x @ sw3) @ sw2, in f32, returned in
-/// the element type of x.
-Value expandSharedExpert(OpBuilder &rewriter, Location loc, BlockOp op) {
-  Value x = op.getX();
-  SmallVector<Value> gateUp;
-  for (Value w : op.getSharedGateUp())
-    gateUp.push_back(matmulF32(rewriter, loc, x, w));
-  Value act = SwigluOp::create(rewriter, loc, gateUp);
-  Value out = matmulF32(rewriter, loc, act, op.getSharedDown());
-  Type element = getElementTypeOrSelf(x.getType());
-  if (element != rewriter.getF32Type())
-    out = arith::TruncFOp::create(
-        rewriter, loc, cast<RankedTensorType>(out.getType()).clone(element), out);
-  return out;
-}
-
 /// Builds the primitive ops of `op` before it and replaces it with them.
 void expandBlock(RewriterBase &rewriter, BlockOp op) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   auto route = buildRoute(rewriter, loc, op);
-  Value out = buildRoutedExperts(rewriter, loc, op, route.getIds(), route.getWeights(),
+  Value out = buildRoutedExperts(rewriter, loc, op, op.getX(), route.getIds(), route.getWeights(),
                                  op.getNumExperts(), op.getExpertGateUp(),
                                  op.getExpertDown());
 
   if (op.hasSharedExpert())
     out = arith::AddFOp::create(rewriter, loc, out,
-                                expandSharedExpert(rewriter, loc, op));
+                                buildSharedExpert(rewriter, loc, op, op.getX()));
   // Combine infers [T, H] from the weights; the block's type may carry a
   // more static token count from x.
   if (out.getType() != op.getType())

@@ -169,7 +169,7 @@ void expandWithSharedGroups(RewriterBase &rw, BlockOp op) {
   Value allW2 = concatWeights(rw, loc, op.getExpertDown(), sharedDown, 0);
 
   // The routed block over E + c experts.
-  Value out = buildRoutedExperts(rw, loc, op, allIds, allWeights, experts + c,
+  Value out = buildRoutedExperts(rw, loc, op, op.getX(), allIds, allWeights, experts + c,
                                  ValueRange{allW13}, allW2);
   if (out.getType() != op.getType())
     out = tensor::CastOp::create(rw, loc, op.getType(), out);

@@ -62,22 +62,26 @@ Value mlir::moe::matmulF32(OpBuilder &b, Location loc, Value lhs, Value rhs) {
       .getResult(0);
 }
 
-mlir::moe::RouteOp mlir::moe::buildRoute(OpBuilder &b, Location loc, moe::BlockOp block) {
-  Value logits = block.getRouterLogits();
+mlir::moe::RouteOp mlir::moe::buildRoute(OpBuilder &b, Location loc, moe::BlockOp block,
+                                         Value x, Value logits) {
   if (!logits)
-    logits = matmulF32(b, loc, block.getX(), block.getRouterWeight());
+    logits = block.getRouterLogits();
+  if (!logits)
+    logits = matmulF32(b, loc, x ? x : block.getX(), block.getRouterWeight());
   return RouteOp::create(b, loc, logits, block.getKAttr(), block.getScoringAttr(),
                          block.getOrderAttr(), block.getRenormalizeAttr(),
                          block.getNullExpertsAttr(), block.getNullPolicyAttr());
 }
 
-Value mlir::moe::buildRoutedExperts(OpBuilder &b, Location loc, moe::BlockOp block,
+Value mlir::moe::buildRoutedExperts(OpBuilder &b, Location loc, moe::BlockOp block, Value x,
                                     Value ids, Value weights, int64_t experts,
-                                    ValueRange gateUp, Value down) {
-  auto pack = PackOp::create(b, loc, block.getX(), ids, weights,
-                             b.getI64IntegerAttr(experts),
+                                    ValueRange gateUp, Value down, PackScope scope) {
+  auto optional = [&](std::optional<int64_t> v) {
+    return v ? b.getI64IntegerAttr(*v) : IntegerAttr();
+  };
+  auto pack = PackOp::create(b, loc, x, ids, weights, b.getI64IntegerAttr(experts),
                              /*expert_offset=*/b.getI64IntegerAttr(0),
-                             /*local_experts=*/IntegerAttr(), /*capacity=*/IntegerAttr(),
+                             optional(scope.localExperts), optional(scope.capacity),
                              block.getPackStrategyAttr());
   Value sizes = pack.getGroupSizes();
   SmallVector<Value> h;
@@ -89,4 +93,17 @@ Value mlir::moe::buildRoutedExperts(OpBuilder &b, Location loc, moe::BlockOp blo
   Value rows = GmmOp::create(b, loc, act, down, sizes);
   return CombineOp::create(b, loc, rows, pack.getPermutation(), weights,
                            block.getCombineStrategyAttr(), block.getPreweightAttr());
+}
+
+Value mlir::moe::buildSharedExpert(OpBuilder &b, Location loc, BlockOp block, Value x) {
+  SmallVector<Value> gateUp;
+  for (Value w : block.getSharedGateUp())
+    gateUp.push_back(matmulF32(b, loc, x, w));
+  Value act = SwigluOp::create(b, loc, gateUp);
+  Value out = matmulF32(b, loc, act, block.getSharedDown());
+  Type element = getElementTypeOrSelf(x.getType());
+  if (element != b.getF32Type())
+    out = arith::TruncFOp::create(b, loc,
+                                  cast<RankedTensorType>(out.getType()).clone(element), out);
+  return out;
 }

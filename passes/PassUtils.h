@@ -17,16 +17,32 @@ Value concatWeights(OpBuilder &b, Location loc, Value a, Value c, int64_t dim);
 /// type, as upstream's linalg.matmul (nothing MoE-specific about it).
 Value matmulF32(OpBuilder &b, Location loc, Value lhs, Value rhs);
 
-/// The routed experts of `block` with the given routing: pack, the up gmm(s)
-/// over `gateUp` (one fused w13 or w1 and w3), swiglu, the routing weight
-/// when the block preweights, the down gmm over `down`, combine. Pack and
-/// combine strategies come from `block`. Returns [T, H].
-Value buildRoutedExperts(OpBuilder &b, Location loc, BlockOp block, Value ids,
-                         Value weights, int64_t experts, ValueRange gateUp,
-                         Value down);
+/// Which rows a pack of the routed experts forms groups for: all experts
+/// (the default), or the `local` experts [0, local) of ids already shifted
+/// by the shard's first expert, into `capacity` rows when given (the
+/// expert-parallel dispatches).
+struct PackScope {
+  std::optional<int64_t> localExperts;
+  std::optional<int64_t> capacity;
+};
 
-/// Routes `block`'s tokens with its router (logits, or x @ router weight).
-RouteOp buildRoute(OpBuilder &b, Location loc, BlockOp block);
+/// The routed experts of `block` over tokens `x` with the given routing:
+/// pack, the up gmm(s) over `gateUp` (one fused w13 or w1 and w3), swiglu,
+/// the routing weight when the block preweights, the down gmm over `down`,
+/// combine. Pack and combine strategies come from `block`. Returns [T, H]
+/// (f32 or x's type, as combine infers).
+Value buildRoutedExperts(OpBuilder &b, Location loc, BlockOp block, Value x, Value ids,
+                         Value weights, int64_t experts, ValueRange gateUp, Value down,
+                         PackScope scope = {});
+
+/// Routes the tokens with `block`'s router: its logits, or x @ its router
+/// weight (`x` defaults to the block's).
+RouteOp buildRoute(OpBuilder &b, Location loc, BlockOp block, Value x = {},
+                   Value logits = {});
+
+/// The shared expert over `x`: silu(x @ sw1) * (x @ sw3) @ sw2, in f32,
+/// returned in the element type of x.
+Value buildSharedExpert(OpBuilder &b, Location loc, BlockOp block, Value x);
 
 
 } // namespace mlir::moe

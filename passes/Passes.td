@@ -89,6 +89,61 @@ def MoeCollectivesToShard : Pass<"moe-collectives-to-shard"> {
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 
+def MoePartition : Pass<"moe-partition", "::mlir::ModuleOp"> {
+  let summary = "Turn a single-device block function into one shard's program on a mesh";
+  let description = [{
+    For each public function made of one `moe.block` over its arguments
+    (or each of `functions`), rewrites it into the SPMD program every shard
+    of the mesh runs (passes/Partition.cpp):
+
+    - no expert axis (or expert=1): data parallel: tokens (x, logits) split
+      over `data`, weights replicated, the same block over the shard's tokens;
+    - expert > 1: routed expert weights split over `expert` (L = E / expert
+      per shard), tokens split over `data`, and by `ep-dispatch`:
+      - `dense`: the seeds' first, slow EP: every shard computes every
+        assignment row, other shards' rows in a dummy group of zero weights
+        with their routing weight masked to 0; psum over expert;
+      - `compact` (default): each shard packs only its own experts' rows
+        (ids shifted by its first expert), into `capacity-factor` x its fair
+        share of rows if given (dropping the rest from the last group's end,
+        so padding never shifts a group), computes them; psum over expert;
+      - `ring`: tokens split over expert too; all_gather the tokens (and
+        logits), local experts, reduce_scatter back to token shards;
+      - `a2a`: tokens split over expert too; each assignment row goes only
+        to the shard owning its expert (ragged all-to-all with its local
+        expert id), is computed there and comes back; the routing weights
+        apply at home. Needs a static token count.
+    The shared expert, if any, is replicated and computed on each shard's
+    tokens.
+
+    The mesh is `mesh` (axes among data, expert, model; declared as
+    `shard.grid @<grid>` with `moe.axes`), or the module's one shard.grid.
+    Each argument and the result get `moe.split` (per dimension, the mesh
+    axes splitting it), the function `moe.mesh` (its grid) and
+    `moe.parallel` (the mode).
+  }];
+  let options = [
+    Option<"meshOption", "mesh", "std::string", "\"\"",
+           "mesh axes and sizes, e.g. data=2,expert=2 (default: the module's grid)">,
+    Option<"gridOption", "grid", "std::string", "\"mesh\"",
+           "name of the shard.grid to declare for `mesh`">,
+    Option<"epDispatch", "ep-dispatch", "std::string", "\"compact\"",
+           "expert-parallel dispatch: dense, compact, ring or a2a">,
+    Option<"capacityFactor", "capacity-factor", "double", "0",
+           "compact/a2a buffer rows = cf x fair share (0: room for every row)">,
+    Option<"capacityRound", "capacity-round", "int64_t", "1",
+           "round the capacity up to a multiple of this">,
+    ListOption<"functions", "functions", "std::string",
+               "functions to partition (default: every public one with a moe.block)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::shard::ShardDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def MoeFuseW13 : Pass<"moe-fuse-w13"> {
   let summary = "Fuse the gate and up grouped matmuls into one over [w1 | w3]";
   let description = [{

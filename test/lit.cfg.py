@@ -47,3 +47,10 @@ for flag, feature in (("avx512_bf16", "avx512bf16"), ("amx_bf16", "amx-bf16")):
 # memory measurements meaningless, so tests of them do not run there.
 if getattr(config, "moe_sanitizers", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("asan")
+
+# moec built with the MPI launcher, and mpiexec: the tests of sharded runs
+# under mpirun (as root in CI, more ranks than cores on 2-core machines).
+mpiexec = getattr(config, "moe_mpiexec", "")
+if mpiexec:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", mpiexec + " --allow-run-as-root --oversubscribe"))

@@ -161,7 +161,43 @@ func.func @not_a_grid() attributes {moe.axes = ["data"]} {
 
 // -----
 
-// expected-error @+1 {{unknown moe dialect attribute 'moe.mesh'}}
-func.func @unknown_attr() attributes {moe.mesh = 1} {
+// expected-error @+1 {{unknown moe dialect attribute 'moe.shards'}}
+func.func @unknown_attr() attributes {moe.shards = 1} {
   return
+}
+
+// -----
+
+// expected-error @+1 {{'moe.mesh' must name a shard.grid, on a function}}
+func.func @mesh_not_a_symbol() attributes {moe.mesh = 1} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'moe.mesh': @nowhere does not name a shard.grid}}
+func.func @mesh_missing() attributes {moe.mesh = @nowhere} {
+  return
+}
+
+// -----
+
+shard.grid @mesh(shape = 2) {moe.axes = ["expert"]}
+// expected-error @+1 {{'moe.split' on argument 0: the grid has no axis 'data'}}
+func.func @split_unknown_axis(%x: tensor<4x4xf32> {moe.split = [["data"], []]}) attributes {moe.mesh = @mesh} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'moe.split' on argument 0 must list, for each dimension of its ranked tensor, the mesh axes splitting it}}
+func.func @split_rank(%x: tensor<4x4xf32> {moe.split = [[]]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'moe.split' on result 0 splits over axis 'expert' twice}}
+func.func @split_twice(%x: tensor<4x4xf32>) -> (tensor<4x4xf32> {moe.split = [["expert"], ["expert"]]}) {
+  return %x : tensor<4x4xf32>
 }

@@ -46,8 +46,9 @@
 // RUN: not moec %t/nothing.mlir -o %t/y.o 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: moec: error: cannot open input file '{{.*}}nothing.mlir': No such file or directory
 
-// RUN: not moec %S/Inputs/collective.mlir -o %t/c.o 2>&1 | FileCheck %s --check-prefix=COLLECTIVE
-// COLLECTIVE: collective.mlir:5:8: error: 'moe.psum' is a collective and has no single-device lowering
+// RUN: moec %S/Inputs/collective.mlir -o %t/collective.o && rm %t/collective.o
+// RUN: not moec run %S/Inputs/collective.mlir --random-inputs 2>&1 | FileCheck %s --check-prefix=COLLECTIVE
+// COLLECTIVE: moec: error: all_reduce: the program calls a collective but runs without a mesh
 
 // RUN: not moec %S/Inputs/malformed.mlir -o %t/m.o 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // MALFORMED: malformed.mlir:3:8: error: 'moe.gmm' op lhs contraction size (64) does not match rhs contraction size (dimension 1) (32)

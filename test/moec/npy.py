@@ -3,6 +3,8 @@
 
   npy.py write FILE DTYPE SHAPE V0 V1 ...   (DTYPE f4, f8, i4 or i8; SHAPE like 2x3)
   npy.py print FILE                         (dtype, shape, then the values)
+  npy.py compare A B TOL                    (same shape; every |a - b| <= TOL * (1 + |b|),
+                                             else exit 1; prints the largest difference)
 """
 import struct
 import sys
@@ -22,6 +24,29 @@ def write(path, dtype, shape, values):
         f.write(struct.pack("<%d%s" % (len(values), fmt), *[parse(v) for v in values]))
 
 
+def read(path):
+    data = open(path, "rb").read()
+    assert data[:6] == b"\x93NUMPY", "not an npy file"
+    length = struct.unpack("<H", data[8:10])[0]
+    header = eval(data[10:10 + length].decode())
+    count = 1
+    for d in header["shape"]:
+        count *= d
+    fmt = FORMATS[header["descr"][1:]]
+    return header["shape"], struct.unpack("<%d%s" % (count, fmt), data[10 + length:])
+
+
+def compare(a, b, tol):
+    shape_a, va = read(a)
+    shape_b, vb = read(b)
+    if shape_a != shape_b:
+        print("shapes differ:", shape_a, shape_b)
+        return 1
+    worst = max((abs(x - y) / (1 + abs(y)) for x, y in zip(va, vb)), default=0.0)
+    print("max relative difference %.3g over %d values" % (worst, len(va)))
+    return 0 if worst <= float(tol) else 1
+
+
 def show(path):
     data = open(path, "rb").read()
     assert data[:6] == b"\x93NUMPY", "not an npy file"
@@ -39,5 +64,7 @@ def show(path):
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    elif sys.argv[1] == "compare":
+        sys.exit(compare(sys.argv[2], sys.argv[3], sys.argv[4]))
     else:
         show(sys.argv[2])

@@ -22,6 +22,11 @@
 #include <malloc.h>
 #include "runtime/Invoke.h"
 #include "runtime/Npy.h"
+#include "runtime/ShardComm.h"
+#include "runtime/ShardedRun.h"
+#ifdef MOEC_HAVE_MPI
+#include "runtime/MpiComm.h"
+#endif
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -42,6 +47,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <functional>
+#include <thread>
 #include <unistd.h>
 
 using namespace llvm;
@@ -101,6 +109,24 @@ cl::opt<std::string> tuningTable(
                              "$MOEC_TUNING_TABLE if set)"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
+cl::opt<std::string> meshOption(
+    "mesh",
+    cl::desc("Partition each block function for this mesh first (moe-partition), e.g. "
+             "data=2, expert=2 or data=2,expert=2; `moec run` then runs every shard"),
+    cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+cl::opt<std::string> epDispatch(
+    "ep-dispatch",
+    cl::desc("With --mesh and an expert axis: dense, compact (default), ring or a2a"),
+    cl::init("compact"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+cl::opt<double> capacityFactor(
+    "capacity-factor",
+    cl::desc("With --mesh: compact/a2a buffer rows = cf x the fair share (default 0: room "
+             "for every row)"),
+    cl::init(0), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+cl::opt<int64_t> capacityRound(
+    "capacity-round", cl::desc("With --capacity-factor: round capacities up to a multiple"),
+    cl::init(1), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+
 GmmChoices gmmChoices() {
   GmmChoices choices;
   choices.strategy = gmmStrategy;
@@ -138,6 +164,15 @@ cl::opt<unsigned> iters("iters", cl::desc("Times to run (the median time is prin
                         cl::init(1), cl::sub(runCommand));
 cl::opt<std::string> outputDir("output-dir", cl::desc("Directory for out<i>.npy"),
                                cl::init(""), cl::sub(runCommand));
+cl::opt<std::string> launcher(
+    "launcher",
+    cl::desc("How a per-shard program's shards run: inprocess (threads of this process, the "
+             "default) or mpi (this process is one rank of `mpirun -np N moec run ...`)"),
+    cl::init("inprocess"), cl::sub(runCommand));
+cl::opt<unsigned> collectiveTimeout(
+    "collective-timeout-ms",
+    cl::desc("How long a shard waits in a collective for its peers before the run fails"),
+    cl::init(60000), cl::sub(runCommand));
 
 cl::opt<bool> memoryReport("memory-report",
                            cl::desc("Print each entry's memory plan (moe-plan-buffers); "
@@ -306,9 +341,43 @@ int compile(mlir::ModuleOp module) {
 
 int run(mlir::ModuleOp module) {
   std::string error;
-  auto sig = entrySignature(module, entry, error);
-  if (!sig)
+  auto shardSig = entrySignature(module, entry, error);
+  if (!shardSig)
     return fail(error);
+  // A per-shard function (moe-partition) takes and returns the full
+  // tensors here: the host cuts and assembles them by the mesh layout.
+  std::optional<MeshLayout> layout = meshLayout(module, shardSig->name, error);
+  if (!layout && !error.empty())
+    return fail(error);
+  if (launcher != "inprocess" && launcher != "mpi")
+    return fail("--launcher must be inprocess or mpi (got '" + launcher + "')");
+  if (launcher == "mpi" && !layout)
+    return fail("--launcher mpi runs a per-shard program: give --mesh (or compile one "
+                "partitioned with moe-partition)");
+  std::optional<FunctionSignature> sig =
+      layout ? layout->fullSignature(*shardSig) : *shardSig;
+  std::string mode = "per-shard program";
+  if (auto *fn = module.lookupSymbol(shardSig->name))
+    if (auto p = fn->getAttrOfType<mlir::StringAttr>(mlir::moe::kParallelAttrName))
+      mode = p.str();
+#ifdef MOEC_HAVE_MPI
+  std::unique_ptr<MpiComm> mpi;
+  if (launcher == "mpi") {
+    mpi = MpiComm::create(layout->shape, std::chrono::milliseconds(collectiveTimeout), error);
+    if (!mpi)
+      return fail("--launcher mpi with the mesh " + layout->str() + ": " + error);
+    // One report: rank 0's. The others keep stderr for their errors.
+    if (mpi->rank() != 0)
+      if (FILE *null = std::fopen("/dev/null", "w")) {
+        outs().flush();
+        dup2(fileno(null), STDOUT_FILENO);
+      }
+  }
+#else
+  if (launcher == "mpi")
+    return fail("--launcher mpi: this moec was built without MPI (install libopenmpi-dev "
+                "and rebuild; scripts/setup.sh does)");
+#endif
   if (randomInputs && !inputs.empty())
     return fail("give either --input files or --random-inputs, not both");
   if (!randomInputs && inputs.size() != sig->inputs.size())
@@ -359,8 +428,15 @@ int run(mlir::ModuleOp module) {
   // the message is out before the abort.
   outs().flush();
   std::setvbuf(stdout, nullptr, _IONBF, 0);
-  if (threads > 0) // libomp reads it when the first parallel loop starts
-    setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/1);
+  // libomp reads it when a thread's first parallel loop starts: in-process
+  // shards share the threads (each shard thread is one of libomp's roots).
+  unsigned ompThreads = threads;
+  if (layout && launcher == "inprocess") {
+    unsigned total = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+    ompThreads = std::max<unsigned>(1, total / layout->ranks());
+  }
+  if (ompThreads > 0)
+    setenv("OMP_NUM_THREADS", std::to_string(ompThreads).c_str(), /*overwrite=*/1);
   if (mlir::Operation *fn = module.lookupSymbol(sig->name))
     if (auto remat = fn->getAttrOfType<mlir::DictionaryAttr>(mlir::moe::kRematAttrName))
       outs() << "remat: policy " << remat.getAs<mlir::StringAttr>("policy").getValue()
@@ -385,6 +461,102 @@ int run(mlir::ModuleOp module) {
   // what malloc kept from the first).
   if (!program->materialize(sig->name, error))
     return fail(error);
+
+  // One call of the program: on this device, or on every shard of the mesh.
+  // A single-device call has no mesh bound: a collective in it (a per-shard
+  // program without placement) fails instead of running on nothing.
+  std::function<std::optional<std::vector<Buffer>>(std::string &)> call =
+      [&](std::string &err) -> std::optional<std::vector<Buffer>> {
+    bindShardComm(nullptr);
+    auto out = program->run(*sig, args, err);
+    if (std::string failure = takeShardFailure(); !failure.empty()) {
+      err = failure;
+      return std::nullopt;
+    }
+    return out;
+  };
+  std::vector<std::vector<Buffer>> shardArgs;
+  std::vector<CommCounters> comm;
+  if (layout) {
+    int64_t ranks = layout->ranks();
+    std::vector<int64_t> mine;
+#ifdef MOEC_HAVE_MPI
+    if (mpi)
+      mine.push_back(mpi->rank());
+#endif
+    if (mine.empty())
+      for (int64_t r = 0; r < ranks; ++r)
+        mine.push_back(r);
+    for (int64_t r : mine) {
+      std::vector<Buffer> block;
+      for (size_t i = 0; i < args.size(); ++i) {
+        auto b = shardOf(args[i], layout->inputs[i], *layout, r, error);
+        if (!b)
+          return fail("argument " + std::to_string(i) + ": " + error);
+        block.push_back(std::move(*b));
+      }
+      shardArgs.push_back(std::move(block));
+    }
+    comm.resize(ranks);
+    auto assembleAll = [&](std::vector<std::vector<Buffer>> &blocks,
+                           std::string &err) -> std::optional<std::vector<Buffer>> {
+      std::vector<Buffer> full;
+      for (size_t i = 0; i < blocks[0].size(); ++i) {
+        std::vector<const Buffer *> parts;
+        for (auto &b : blocks)
+          parts.push_back(&b[i]);
+        auto f = assemble(parts, layout->results[i], *layout, err);
+        if (!f)
+          return std::nullopt;
+        full.push_back(std::move(*f));
+      }
+      return full;
+    };
+#ifdef MOEC_HAVE_MPI
+    if (mpi) {
+      outs() << "mesh: " << layout->str() << " (" << mode << "), " << ranks
+             << " MPI processes\n";
+      call = [&, ranks](std::string &err) -> std::optional<std::vector<Buffer>> {
+        bindShardComm(mpi.get());
+        auto mineOut = program->run(*shardSig, shardArgs[0], err);
+        std::string failure = takeShardFailure();
+        comm[0] = shardCommCounters();
+        bindShardComm(nullptr);
+        if (!failure.empty()) {
+          err = failure;
+          return std::nullopt;
+        }
+        if (!mineOut)
+          return std::nullopt;
+        std::vector<std::vector<Buffer>> blocks(ranks);
+        if (!gatherBlocks(*mpi, *mineOut, blocks, err))
+          return std::nullopt;
+        return assembleAll(blocks, err);
+      };
+    } else
+#endif
+    {
+      outs() << "mesh: " << layout->str() << " (" << mode << "), " << ranks
+             << " shards in-process\n";
+      call = [&, ranks](std::string &err) -> std::optional<std::vector<Buffer>> {
+        std::vector<std::vector<Buffer>> blocks(ranks);
+        bool ok = runInProcess(
+            layout->shape, std::chrono::milliseconds(collectiveTimeout),
+            [&](int64_t r, std::string &e) {
+              auto out = program->run(*shardSig, shardArgs[r], e);
+              comm[r] = shardCommCounters();
+              if (!out)
+                return false;
+              blocks[r] = std::move(*out);
+              return true;
+            },
+            err);
+        if (!ok)
+          return std::nullopt;
+        return assembleAll(blocks, err);
+      };
+    }
+  }
   // A fixed mmap threshold: glibc otherwise raises it to the size of each
   // large block freed, so the next run's buffers come from a heap that
   // never shrinks and the runs' RSS drifts above what one call needs.
@@ -395,7 +567,7 @@ int run(mlir::ModuleOp module) {
   for (unsigned i = 0; i < iters; ++i) {
     results.reset(); // the last run's outputs are not this run's memory
     auto start = std::chrono::steady_clock::now();
-    results = program->run(*sig, args, error);
+    results = call(error);
     auto stop = std::chrono::steady_clock::now();
     if (i + 1 == iters && baseline >= 0)
       if (int64_t peak = statusBytes("VmHWM"); peak >= 0)
@@ -420,17 +592,30 @@ int run(mlir::ModuleOp module) {
     outs() << "out" << i << ": " << type
            << " sum " << format("%.6e", sum) << " sum|x| " << format("%.6e", sumAbs) << "\n";
   }
+  if (layout) {
+    int64_t most = 0, calls = 0;
+    for (const CommCounters &c : comm)
+      most = std::max(most, c.bytesSent), calls = std::max(calls, c.calls);
+    outs() << "comm: " << calls << " collectives, "
+           << format("%.3f", most / 1048576.0) << " MiB moved by the busiest shard per run\n";
+  }
   outs() << "time: " << format("%.3f", median * 1e3) << " ms median of " << iters
          << " run" << (iters == 1 ? "" : "s") << "\n";
   if (rssGrowth >= 0) {
     outs() << format("memory: peak RSS grew %.1f MiB over the runs", rssGrowth / 1048576.0);
-    if (plan && plan->plannedPeak() > 0)
+    // One shard's plan says nothing about the RSS of all of them (and the
+    // host's copies of the full tensors).
+    if (plan && plan->plannedPeak() > 0 && !layout)
       outs() << format(", %.2fx the planned peak", double(rssGrowth) / plan->plannedPeak());
     outs() << "\n";
   }
 
   if (outputDir.empty())
     return 0;
+#ifdef MOEC_HAVE_MPI
+  if (mpi && mpi->rank() != 0)
+    return 0;
+#endif
   if (auto ec = sys::fs::create_directories(outputDir))
     return fail(outputDir + ": " + ec.message());
   // All files or none: write temporaries, then rename them all.
@@ -474,6 +659,13 @@ int main(int argc, char **argv) {
   auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
+  if (!meshOption.empty()) {
+    std::string partition = "moe-partition{mesh=" + meshOption + " ep-dispatch=" + epDispatch +
+                            " capacity-factor=" + std::to_string(capacityFactor) +
+                            " capacity-round=" + std::to_string(capacityRound) + "}";
+    if (mlir::failed(lowerModule(*module, partition)))
+      return 1;
+  }
   if (!backward.empty()) {
     if (backward != "mean-square" && backward != "cotangent")
       return fail("--backward must be mean-square or cotangent (got '" + backward + "')");

@@ -1,0 +1,19 @@
+// REQUIRES: mpi
+// The same per-shard programs under mpirun, one process per shard, with the
+// collectives over Open MPI: the single-device result again.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: moec run %S/sharded.mlir --random-inputs --seed 5 --threads 1 --output-dir %t/one
+// RUN: %mpirun -np 2 moec run %S/sharded.mlir --mesh expert=2 --launcher mpi --random-inputs --seed 5 --threads 1 --output-dir %t/compact2 | FileCheck %s --check-prefix=NP2
+// RUN: %python %S/npy.py compare %t/compact2/out0.npy %t/one/out0.npy 1e-5
+// RUN: %mpirun -np 4 moec run %S/sharded.mlir --mesh data=2,expert=2 --ep-dispatch ring --launcher mpi --random-inputs --seed 5 --threads 1 --output-dir %t/ring4 | FileCheck %s --check-prefix=NP4
+// RUN: %python %S/npy.py compare %t/ring4/out0.npy %t/one/out0.npy 1e-5
+// RUN: %mpirun -np 4 moec run %S/sharded.mlir --mesh expert=4 --ep-dispatch a2a --launcher mpi --random-inputs --seed 5 --threads 1 --output-dir %t/a2a4
+// RUN: %python %S/npy.py compare %t/a2a4/out0.npy %t/one/out0.npy 1e-5
+// RUN: %mpirun -np 4 moec run %S/sharded.mlir --mesh data=4 --launcher mpi --random-inputs --seed 5 --threads 1 --output-dir %t/dp4
+// RUN: %python %S/npy.py compare %t/dp4/out0.npy %t/one/out0.npy 1e-5
+// A mesh that does not fit the process count is refused.
+// RUN: not %mpirun -np 2 moec run %S/sharded.mlir --mesh data=2,expert=2 --launcher mpi --random-inputs 2>&1 | FileCheck %s --check-prefix=FIT
+
+// NP2: mesh: expert=2 (ep-compact), 2 MPI processes
+// NP4: mesh: data=2,expert=2 (ep-ring), 4 MPI processes
+// FIT: moec: error: --launcher mpi with the mesh data=2,expert=2: the mesh 2x2 needs 4 processes but mpirun started 2
