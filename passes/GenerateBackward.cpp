@@ -189,9 +189,21 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
         module.emitError() << "moe-generate-backward: no function @" << name;
         return signalPassFailure();
       }
-    for (func::FuncOp fn : sources)
+    for (func::FuncOp fn : sources) {
+      // A partitioned function's loss is global (a psum over the token
+      // shards) and its replicated arguments' gradients need a psum over
+      // the axes they are replicated on: not generated yet, so refused
+      // rather than differentiated per shard into wrong gradients.
+      if (fn->hasAttr(kMeshAttrName)) {
+        fn.emitError() << "moe-generate-backward: '" << fn.getSymName()
+                       << "' is a per-shard function (moe-partition); the backward of a "
+                          "partitioned block is not generated yet: differentiate the "
+                          "single-device block";
+        return signalPassFailure();
+      }
       if (failed(generate(fn)))
         return signalPassFailure();
+    }
   }
 
   static constexpr StringLiteral kGradientArgs = kGradientArgsAttrName;
