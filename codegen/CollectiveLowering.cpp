@@ -40,8 +40,6 @@ StringRef typeSuffix(Type t) {
   return "";
 }
 
-int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
-
 /// The declaration of runtime function `name` in `op`'s module (made on
 /// first use). Calls of one name must agree on the type.
 func::FuncOp runtimeFunction(Operation *op, StringRef name, FunctionType type) {
@@ -55,35 +53,42 @@ func::FuncOp runtimeFunction(Operation *op, StringRef name, FunctionType type) {
   return fn;
 }
 
-struct Collective {
-  Operation *op;
-  shard::GridOp grid;
-  int64_t axesCode = 0;
-  int64_t groupSize = 1;
-};
-
-/// The grid and the axes' code (ShardComm.h) of a moe collective. Fails,
-/// with a message, on what the runtime cannot run: a grid with dynamic or
-/// too many axes.
-FailureOr<Collective> resolve(Operation *op, FlatSymbolRefAttr gridRef, ArrayAttr axes) {
+/// The grid `ref` names from `op`, if the runtime can run on it: static
+/// axis sizes, at most 15 axes (4 bits each in an axes code).
+FailureOr<shard::GridOp> runnableGrid(Operation *op, FlatSymbolRefAttr ref) {
   SymbolTableCollection symbols;
-  auto resolved = resolveGridAxes(op, symbols, gridRef, axes);
-  if (failed(resolved))
-    return failure();
-  Collective c{op, cast<shard::GridOp>(resolved->grid)};
-  if (llvm::any_of(c.grid.getShape(), ShapedType::isDynamic))
+  auto grid = symbols.lookupNearestSymbolFrom<shard::GridOp>(op, ref);
+  if (!grid)
+    return op->emitOpError() << ref << " does not name a shard.grid";
+  if (llvm::any_of(grid.getShape(), ShapedType::isDynamic))
     return op->emitOpError("runs on a grid with a dynamic axis size; the sharded "
                            "runtime needs every axis size at compile time");
-  if (c.grid.getShape().size() > 15)
+  if (grid.getShape().size() > 15)
     return op->emitOpError("runs on a grid of more than 15 axes");
+  return grid;
+}
+
+/// What a moe collective's call says about its group: the axes' code
+/// (ShardComm.h) and the group's size.
+struct Group {
+  int64_t axesCode = 0;
+  int64_t size = 1;
+};
+
+FailureOr<Group> resolve(Operation *op, FlatSymbolRefAttr gridRef, ArrayAttr axes) {
+  SymbolTableCollection symbols;
+  auto resolved = resolveGridAxes(op, symbols, gridRef, axes);
+  if (failed(resolved) || failed(runnableGrid(op, gridRef)))
+    return failure();
+  Group g;
   int shift = 0;
   for (int16_t a : resolved->indices) {
-    c.axesCode |= int64_t(a) << shift;
+    g.axesCode |= int64_t(a) << shift;
     shift += 4;
   }
-  c.axesCode |= int64_t(0xF) << shift;
-  c.groupSize = resolved->shards;
-  return c;
+  g.axesCode |= int64_t(0xF) << shift;
+  g.size = resolved->shards;
+  return g;
 }
 
 Value i64(Emitter &e, int64_t v) {
@@ -152,6 +157,28 @@ void reorderBlocks(Emitter &e, Value from, Value to, Value outer, Value groups, 
   });
 }
 
+/// The dynamic sizes of a gather's (or scatter's) result: `in`'s, with
+/// dimension `dim` times (or divided by) the group size.
+SmallVector<Value> resizedSizes(Emitter &e, RankedTensorType result, Value in, int64_t dim,
+                                int64_t groupSize, bool gathers) {
+  SmallVector<Value> dyn;
+  for (int64_t i = 0; i < result.getRank(); ++i) {
+    if (!result.isDynamicDim(i))
+      continue;
+    Value size = e.dim(in, i);
+    if (i == dim)
+      size = gathers ? e.mul(size, e.index(groupSize)) : e.divs(size, e.index(groupSize));
+    dyn.push_back(size);
+  }
+  return dyn;
+}
+
+/// Whether the group's blocks along `dim` are contiguous and in group order
+/// in a row-major tensor of `type`: every dimension before `dim` is 1.
+bool blocksContiguous(RankedTensorType type, int64_t dim) {
+  return llvm::all_of(type.getShape().take_front(dim), [](int64_t s) { return s == 1; });
+}
+
 void call(Emitter &e, Operation *op, StringRef name, ValueRange args) {
   SmallVector<Type> types;
   for (Value a : args)
@@ -167,8 +194,8 @@ LogicalResult unsupportedType(Operation *op, Type t, StringRef what) {
 } // namespace
 
 LogicalResult mlir::moe::codegen::lowerPsum(RewriterBase &rewriter, PsumOp op) {
-  auto c = resolve(op, op.getGridAttr(), op.getAxes());
-  if (failed(c))
+  auto g = resolve(op, op.getGridAttr(), op.getAxes());
+  if (failed(g))
     return failure();
   auto type = cast<RankedTensorType>(op.getType());
   Type element = type.getElementType();
@@ -178,14 +205,14 @@ LogicalResult mlir::moe::codegen::lowerPsum(RewriterBase &rewriter, PsumOp op) {
   Emitter e(rewriter, op.getLoc());
   Value out = contiguousCopy(e, op.getInput());
   call(e, op, ("moert_all_reduce_sum_" + typeSuffix(element)).str(),
-       {flatten(e, out), i64(e, c->axesCode), i64(e, c->groupSize)});
+       {flatten(e, out), i64(e, g->axesCode), i64(e, g->size)});
   rewriter.replaceOp(op, e.tensor(out, type));
   return success();
 }
 
 LogicalResult mlir::moe::codegen::lowerAllGather(RewriterBase &rewriter, AllGatherOp op) {
-  auto c = resolve(op, op.getGridAttr(), op.getAxes());
-  if (failed(c))
+  auto g = resolve(op, op.getGridAttr(), op.getAxes());
+  if (failed(g))
     return failure();
   auto inType = cast<RankedTensorType>(op.getInput().getType());
   auto outType = cast<RankedTensorType>(op.getType());
@@ -197,34 +224,25 @@ LogicalResult mlir::moe::codegen::lowerAllGather(RewriterBase &rewriter, AllGath
   rewriter.setInsertionPoint(op);
   Emitter e(rewriter, op.getLoc());
   Value in = contiguousCopy(e, op.getInput());
-  SmallVector<Value> dyn;
-  for (int64_t i = 0; i < outType.getRank(); ++i)
-    if (outType.isDynamicDim(i))
-      dyn.push_back(i == dim ? e.mul(e.dim(in, i), e.index(c->groupSize)) : e.dim(in, i));
+  SmallVector<Value> dyn = resizedSizes(e, outType, in, dim, g->size, /*gathers=*/true);
   Value out = e.alloc(outType, dyn);
-  Value outer = product(e, in, 0, dim);
-  // Along the first dimension the gathered blocks are already in place.
-  bool reorder = !(inType.getRank() == 0 || dim == 0 ||
-                   llvm::all_of(inType.getShape().take_front(dim),
-                                [](int64_t s) { return s == 1; }));
-  Value gathered = out;
-  if (reorder)
-    gathered = e.alloc(outType, dyn);
+  // The runtime gathers block after block; along an inner dimension they
+  // are reordered into place after.
+  bool reorder = !blocksContiguous(inType, dim);
+  Value gathered = reorder ? e.alloc(outType, dyn) : out;
   call(e, op, ("moert_all_gather_" + suffix).str(),
-       {flatten(e, in), flatten(e, gathered), i64(e, elementBytes(element)),
-        i64(e, c->axesCode), i64(e, c->groupSize)});
-  if (reorder) {
-    Value chunk = product(e, in, dim, inType.getRank());
-    reorderBlocks(e, flatten(e, gathered), flatten(e, out), outer, e.index(c->groupSize),
-                  chunk, /*toBlockMajor=*/false);
-  }
+       {flatten(e, in), flatten(e, gathered), i64(e, g->axesCode), i64(e, g->size)});
+  if (reorder)
+    reorderBlocks(e, flatten(e, gathered), flatten(e, out), product(e, in, 0, dim),
+                  e.index(g->size), product(e, in, dim, inType.getRank()),
+                  /*toBlockMajor=*/false);
   rewriter.replaceOp(op, e.tensor(out, outType));
   return success();
 }
 
 LogicalResult mlir::moe::codegen::lowerReduceScatter(RewriterBase &rewriter, ReduceScatterOp op) {
-  auto c = resolve(op, op.getGridAttr(), op.getAxes());
-  if (failed(c))
+  auto g = resolve(op, op.getGridAttr(), op.getAxes());
+  if (failed(g))
     return failure();
   auto inType = cast<RankedTensorType>(op.getInput().getType());
   auto outType = cast<RankedTensorType>(op.getType());
@@ -235,30 +253,25 @@ LogicalResult mlir::moe::codegen::lowerReduceScatter(RewriterBase &rewriter, Red
   rewriter.setInsertionPoint(op);
   Emitter e(rewriter, op.getLoc());
   Value in = contiguousCopy(e, op.getInput());
-  SmallVector<Value> dyn;
-  for (int64_t i = 0; i < outType.getRank(); ++i)
-    if (outType.isDynamicDim(i))
-      dyn.push_back(i == dim ? e.divs(e.dim(in, i), e.index(c->groupSize)) : e.dim(in, i));
-  Value out = e.alloc(outType, dyn);
-  bool reorder = !(dim == 0 || llvm::all_of(inType.getShape().take_front(dim),
-                                            [](int64_t s) { return s == 1; }));
+  Value out = e.alloc(outType, resizedSizes(e, outType, in, dim, g->size, /*gathers=*/false));
+  // The runtime reads block after block: along an inner dimension they are
+  // gathered from their places first.
   Value blocks = in;
-  if (reorder) {
+  if (!blocksContiguous(inType, dim)) {
     blocks = e.alloc(inType, dynamicSizes(e, inType, in));
-    Value outer = product(e, in, 0, dim);
-    Value chunk = product(e, out, dim, outType.getRank());
-    reorderBlocks(e, flatten(e, in), flatten(e, blocks), outer, e.index(c->groupSize), chunk,
+    reorderBlocks(e, flatten(e, in), flatten(e, blocks), product(e, in, 0, dim),
+                  e.index(g->size), product(e, out, dim, outType.getRank()),
                   /*toBlockMajor=*/true);
   }
   call(e, op, ("moert_reduce_scatter_sum_" + typeSuffix(element)).str(),
-       {flatten(e, blocks), flatten(e, out), i64(e, c->axesCode), i64(e, c->groupSize)});
+       {flatten(e, blocks), flatten(e, out), i64(e, g->axesCode), i64(e, g->size)});
   rewriter.replaceOp(op, e.tensor(out, outType));
   return success();
 }
 
 LogicalResult mlir::moe::codegen::lowerAllToAll(RewriterBase &rewriter, AllToAllOp op) {
-  auto c = resolve(op, op.getGridAttr(), op.getAxes());
-  if (failed(c))
+  auto g = resolve(op, op.getGridAttr(), op.getAxes());
+  if (failed(g))
     return failure();
   auto rowsType = cast<RankedTensorType>(op.getRows().getType());
   auto outType = cast<RankedTensorType>(op.getReceived().getType());
@@ -273,17 +286,14 @@ LogicalResult mlir::moe::codegen::lowerAllToAll(RewriterBase &rewriter, AllToAll
   Emitter e(rewriter, op.getLoc());
   Value rows = contiguousCopy(e, op.getRows());
   Value send = contiguousCopy(e, op.getSendCounts());
-  SmallVector<Value> dyn;
-  for (int64_t i = 1; i < outType.getRank(); ++i)
-    if (outType.isDynamicDim(i))
-      dyn.push_back(e.dim(rows, i));
-  Value received = e.alloc(outType, dyn);
+  // Rows and received rows agree on every dimension but the first.
+  Value received = e.alloc(outType, dynamicSizes(e, outType, rows));
   Value recvCounts = e.alloc(countsType, {});
   Value rowElements = arith::IndexCastOp::create(e.b, e.b.getI64Type(),
                                                  product(e, rows, 1, rowsType.getRank()));
   call(e, op, ("moert_all_to_all_" + suffix).str(),
-       {flatten(e, rows), flatten(e, send), flatten(e, received), flatten(e, recvCounts), rowElements,
-        i64(e, elementBytes(element)), i64(e, c->axesCode), i64(e, c->groupSize)});
+       {flatten(e, rows), flatten(e, send), flatten(e, received), flatten(e, recvCounts),
+        rowElements, i64(e, g->axesCode), i64(e, g->size)});
   rewriter.replaceOp(op, {e.tensor(received, outType), e.tensor(recvCounts, countsType)});
   return success();
 }
@@ -303,22 +313,13 @@ Value meshCoordinate(Emitter &e, Operation *op, shard::GridOp grid, int64_t axis
   return arith::IndexCastOp::create(e.b, e.b.getIndexType(), coord);
 }
 
-FailureOr<shard::GridOp> staticGrid(Operation *op, FlatSymbolRefAttr ref) {
-  SymbolTableCollection symbols;
-  auto grid = symbols.lookupNearestSymbolFrom<shard::GridOp>(op, ref);
-  if (!grid)
-    return op->emitOpError() << ref << " does not name a shard.grid";
-  if (llvm::any_of(grid.getShape(), ShapedType::isDynamic) || grid.getShape().size() > 15)
-    return op->emitOpError("needs a grid of at most 15 axes, each of a static size");
-  return grid;
-}
 } // namespace
 
 LogicalResult mlir::moe::codegen::lowerProcessIndex(RewriterBase &rewriter, Operation *op) {
   rewriter.setInsertionPoint(op);
   Emitter e(rewriter, op->getLoc());
   if (auto multi = dyn_cast<shard::ProcessMultiIndexOp>(op)) {
-    auto grid = staticGrid(op, multi.getGridAttr());
+    auto grid = runnableGrid(op, multi.getGridAttr());
     if (failed(grid))
       return failure();
     SmallVector<Value> coords;
@@ -333,7 +334,7 @@ LogicalResult mlir::moe::codegen::lowerProcessIndex(RewriterBase &rewriter, Oper
     return success();
   }
   auto linear = cast<shard::ProcessLinearIndexOp>(op);
-  auto grid = staticGrid(op, linear.getGridAttr());
+  auto grid = runnableGrid(op, linear.getGridAttr());
   if (failed(grid))
     return failure();
   Value index = e.index(0);

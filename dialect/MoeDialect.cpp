@@ -151,22 +151,24 @@ static LogicalResult verifySplit(Operation *op, Type type, NamedAttribute attr,
   return success();
 }
 
+/// `moe.split` on argument or result `index` of a function.
+static LogicalResult verifyFunctionSplit(Operation *op, unsigned region, unsigned index,
+                                         NamedAttribute attr, bool result) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  StringRef what = result ? "result" : "argument";
+  if (!fn || region != 0 || index >= (result ? fn.getNumResults() : fn.getNumArguments()))
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' may only be placed on a function's " << what << "s";
+  Type type = result ? fn.getResultTypes()[index] : fn.getArgumentTypes()[index];
+  return verifySplit(op, type, attr, (what + " " + Twine(index)).str());
+}
+
 LogicalResult MoeDialect::verifyRegionArgAttribute(Operation *op, unsigned region,
                                                    unsigned arg, NamedAttribute attr) {
-  auto fn = dyn_cast<FunctionOpInterface>(op);
-  if (!fn || region != 0 || arg >= fn.getNumArguments())
-    return op->emitError() << "'" << attr.getName().getValue()
-                           << "' may only be placed on a function's arguments";
-  return verifySplit(op, fn.getArgumentTypes()[arg], attr,
-                     ("argument " + Twine(arg)).str());
+  return verifyFunctionSplit(op, region, arg, attr, /*result=*/false);
 }
 
 LogicalResult MoeDialect::verifyRegionResultAttribute(Operation *op, unsigned region,
                                                       unsigned result, NamedAttribute attr) {
-  auto fn = dyn_cast<FunctionOpInterface>(op);
-  if (!fn || region != 0 || result >= fn.getNumResults())
-    return op->emitError() << "'" << attr.getName().getValue()
-                           << "' may only be placed on a function's results";
-  return verifySplit(op, fn.getResultTypes()[result], attr,
-                     ("result " + Twine(result)).str());
+  return verifyFunctionSplit(op, region, result, attr, /*result=*/true);
 }

@@ -132,28 +132,39 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
   /// shapes (after which the block would count only the local ones).
   int64_t experts = 0;
 
+  /// The mesh a declared grid describes (axes named by `moe.axes`).
+  static FailureOr<Mesh> meshOfGrid(shard::GridOp grid) {
+    auto names = grid->getAttrOfType<ArrayAttr>(kAxesAttrName);
+    if (!names)
+      return grid.emitError() << "moe-partition: the grid needs a '" << kAxesAttrName
+                              << "' attribute naming its axes";
+    Mesh mesh;
+    for (auto [name, size] : llvm::zip(names, grid.getShape())) {
+      StringRef n = cast<StringAttr>(name).getValue();
+      if (!llvm::is_contained(kAxisNames, n))
+        return grid.emitError() << "moe-partition: unknown mesh axis '" << n
+                                << "' (axes: data, expert, model)";
+      if (ShapedType::isDynamic(size))
+        return grid.emitError("moe-partition: the grid's axis sizes must be static");
+      mesh.axes.push_back(n.str());
+      mesh.shape.push_back(size);
+    }
+    return mesh;
+  }
+
   /// The grid the program runs on: the `mesh` option's (declared here as a
-  /// shard.grid named `grid`), or the one the module declares.
+  /// shard.grid named `grid` unless the module has that very grid), or the
+  /// one the module declares.
   LogicalResult findOrDeclareGrid(ModuleOp module) {
-    SmallVector<shard::GridOp> grids(module.getOps<shard::GridOp>());
     if (meshOption.empty()) {
+      SmallVector<shard::GridOp> grids(module.getOps<shard::GridOp>());
       if (grids.size() != 1)
         return module.emitError("moe-partition: give the mesh (mesh=data=2,expert=2) or "
                                 "declare exactly one shard.grid with moe.axes");
-      auto names = grids[0]->getAttrOfType<ArrayAttr>(kAxesAttrName);
-      if (!names)
-        return grids[0].emitError() << "moe-partition: the grid needs a '" << kAxesAttrName
-                                    << "' attribute naming its axes";
-      for (auto [name, size] : llvm::zip(names, grids[0].getShape())) {
-        StringRef n = cast<StringAttr>(name).getValue();
-        if (!llvm::is_contained(kAxisNames, n))
-          return grids[0].emitError() << "moe-partition: unknown mesh axis '" << n
-                                      << "' (axes: data, expert, model)";
-        if (ShapedType::isDynamic(size))
-          return grids[0].emitError("moe-partition: the grid's axis sizes must be static");
-        mesh.axes.push_back(n.str());
-        mesh.shape.push_back(size);
-      }
+      auto declared = meshOfGrid(grids[0]);
+      if (failed(declared))
+        return failure();
+      mesh = *declared;
       gridName = grids[0].getSymName().str();
       return success();
     }
@@ -164,10 +175,12 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
     mesh = *parsed;
     gridName = gridOption;
     if (auto existing = module.lookupSymbol<shard::GridOp>(gridName)) {
-      if (existing.getShape() != ArrayRef<int64_t>(mesh.shape))
-        return existing.emitError() << "moe-partition: grid @" << gridName
-                                    << " exists with another shape than the mesh "
-                                    << mesh.str();
+      auto declared = meshOfGrid(existing);
+      if (failed(declared))
+        return failure();
+      if (declared->str() != mesh.str())
+        return existing.emitError() << "moe-partition: grid @" << gridName << " is "
+                                    << declared->str() << ", not the mesh " << mesh.str();
       return success();
     }
     OpBuilder b(module.getBodyRegion());
@@ -222,6 +235,9 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
                                << " experts do not split evenly over expert=" << expertSize;
     if (capacityFactor < 0 || capacityRound < 1)
       return func.emitError("moe-partition: capacity-factor must be >= 0 and capacity-round >= 1");
+    if (ep && dispatch == "dense" && capacityFactor > 0)
+      return func.emitError("moe-partition: ep-dispatch=dense computes every row; a capacity "
+                            "factor applies to compact, ring and a2a");
     int64_t local = experts / expertSize;
 
     // Tokens split over data, and over expert too when the dispatch moves
@@ -261,13 +277,12 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
       argTypes.push_back(newType);
       argSplits.push_back(splitAttr(attrs, split));
     }
-    for (auto [arg, type] : llvm::zip(body.getArguments(), argTypes))
-      arg.setType(type);
-
     auto resultType = cast<RankedTensorType>(block.getType());
     auto localResult = splitType(block, resultType, 0, tokenParts, "the token count");
     if (failed(localResult))
       return failure();
+    for (auto [arg, type] : llvm::zip(body.getArguments(), argTypes))
+      arg.setType(type);
 
     IRRewriter b(ctx);
     b.setInsertionPoint(block);

@@ -130,7 +130,7 @@ def MoePartition : Pass<"moe-partition", "::mlir::ModuleOp"> {
     Option<"epDispatch", "ep-dispatch", "std::string", "\"compact\"",
            "expert-parallel dispatch: dense, compact, ring or a2a">,
     Option<"capacityFactor", "capacity-factor", "double", "0",
-           "compact/a2a buffer rows = cf x fair share (0: room for every row)">,
+           "compact/ring/a2a buffer rows = cf x the fair share (0: room for every row)">,
     Option<"capacityRound", "capacity-round", "int64_t", "1",
            "round the capacity up to a multiple of this">,
     ListOption<"functions", "functions", "std::string",

@@ -3,6 +3,7 @@
 #include "runtime/MpiComm.h"
 
 #include "runtime/Buffer.h"
+#include "runtime/MeshShape.h"
 
 #include <mpi.h>
 
@@ -220,26 +221,14 @@ int64_t MpiComm::worldSize(std::string &error) {
 std::unique_ptr<MpiComm> MpiComm::create(std::vector<int64_t> meshShape,
                                          std::chrono::milliseconds timeout,
                                          std::string &error) {
-  // The same checks as ThreadMesh's, as messages rather than exceptions.
-  if (meshShape.empty()) {
-    error = "a mesh needs at least one axis";
-    return nullptr;
-  }
-  if (meshShape.size() > 64) {
-    error = "a mesh has at most 64 axes";
-    return nullptr;
-  }
-  if (timeout.count() <= 0 || timeout > std::chrono::hours(24 * 365)) {
-    error = "the collective timeout must be positive and at most a year";
-    return nullptr;
-  }
-  int64_t ranks = 1;
-  for (int64_t s : meshShape) {
-    if (s < 1) {
-      error = "mesh axis sizes must be >= 1 (got " + std::to_string(s) + ")";
+  for (const std::string &why : {mesh::shapeError(meshShape), mesh::timeoutError(timeout)})
+    if (!why.empty()) {
+      error = why;
       return nullptr;
     }
-    // MPI numbers its processes with ints.
+  // MPI numbers its processes with ints.
+  int64_t ranks = 1;
+  for (int64_t s : meshShape) {
     if (ranks > INT_MAX / s) {
       error = "the mesh " + shapeString(meshShape) + " has more shards than MPI can number";
       return nullptr;
@@ -307,56 +296,21 @@ void MpiComm::fail(const char *collective, const std::string &what) const {
                         what);
 }
 
+void MpiComm::checkCount(const char *collective, const char *what, int64_t n) const {
+  if (n < 0 || n > INT_MAX)
+    fail(collective, "has " + std::to_string(n) + " " + what +
+                         ", outside what MPI's int counts allow (0 to " +
+                         std::to_string(INT_MAX) + ")");
+}
+
 void MpiComm::checkMpi(int rc, const char *collective, const char *call) const {
   if (rc != MPI_SUCCESS)
     fail(collective, "got an error from " + std::string(call) + ": " + mpiErrorString(rc));
 }
 
-void MpiComm::checkAxes(const char *collective, const std::vector<int64_t> &axes) const {
-  uint64_t seen = 0;
-  for (int64_t a : axes) {
-    if (a < 0 || a >= int64_t(shape.size()))
-      fail(collective, "uses mesh axis " + std::to_string(a) + " but the mesh " +
-                           shapeString(shape) + " has " + std::to_string(shape.size()) +
-                           " axes");
-    if (seen & (uint64_t(1) << a))
-      fail(collective, "lists mesh axis " + std::to_string(a) + " twice");
-    seen |= uint64_t(1) << a;
-  }
-}
-
-std::vector<int64_t> MpiComm::groupMembers(const std::vector<int64_t> &axes) const {
-  checkAxes("group", axes);
-  std::vector<int64_t> base(shape.size());
-  for (size_t a = 0; a < shape.size(); ++a)
-    base[a] = coordinate(int64_t(a));
-  std::vector<int64_t> members(groupSize(axes));
-  for (int64_t i = 0; i < int64_t(members.size()); ++i) {
-    // i as a row-major index over `axes` (the first listed most significant).
-    std::vector<int64_t> c = base;
-    int64_t rest = i;
-    for (size_t j = axes.size(); j-- > 0;) {
-      c[axes[j]] = rest % shape[axes[j]];
-      rest /= shape[axes[j]];
-    }
-    int64_t linear = 0;
-    for (size_t a = 0; a < shape.size(); ++a)
-      linear = linear * shape[a] + c[a];
-    members[i] = linear;
-  }
-  return members;
-}
-
-int64_t MpiComm::groupIndex(const std::vector<int64_t> &axes) const {
-  checkAxes("group", axes);
-  int64_t index = 0;
-  for (int64_t a : axes)
-    index = index * shape[a] + coordinate(a);
-  return index;
-}
-
 MpiComm::Group &MpiComm::group(const char *collective, const std::vector<int64_t> &axes) {
-  checkAxes(collective, axes);
+  if (std::string why = mesh::axesError(shape, axes); !why.empty())
+    fail(collective, why);
   auto found = impl->groups.find(axes);
   if (found != impl->groups.end())
     return *found->second;
@@ -372,8 +326,8 @@ MpiComm::Group &MpiComm::group(const char *collective, const std::vector<int64_t
     if (!(inGroup & (uint64_t(1) << a)))
       color = color * shape[a] + coordinate(int64_t(a));
   auto g = std::make_unique<Group>();
-  g->members = groupMembers(axes);
-  g->index = groupIndex(axes);
+  g->members = mesh::groupMembers(shape, myRank, axes);
+  g->index = mesh::groupIndex(shape, myRank, axes);
   checkMpi(MPI_Comm_split(impl->world, int(color), int(g->index), &g->comm), collective,
            "MPI_Comm_split");
   int size = 0, rank = 0;
@@ -410,10 +364,7 @@ void MpiComm::allReduceSum(const std::vector<int64_t> &axes, float *data, int64_
 
 void MpiComm::allGather(const std::vector<int64_t> &axes, const void *in, int64_t bytes,
                         void *out) {
-  if (bytes < 0 || bytes > INT_MAX)
-    fail("all_gather", "sends " + std::to_string(bytes) +
-                           " bytes, outside what MPI's int counts allow (0 to " +
-                           std::to_string(INT_MAX) + ")");
+  checkCount("all_gather", "bytes sent", bytes);
   Armed armed(myRank, "all_gather", &axes, waitLimit);
   Group &g = group("all_gather", axes);
   checkMpi(MPI_Allgather(in, int(bytes), MPI_BYTE, out, int(bytes), MPI_BYTE, g.comm),
@@ -422,10 +373,7 @@ void MpiComm::allGather(const std::vector<int64_t> &axes, const void *in, int64_
 
 void MpiComm::reduceScatterSum(const std::vector<int64_t> &axes, const float *in, int64_t count,
                                float *out) {
-  if (count < 0 || count > INT_MAX)
-    fail("reduce_scatter", "keeps " + std::to_string(count) +
-                               " values, outside what MPI's int counts allow (0 to " +
-                               std::to_string(INT_MAX) + ")");
+  checkCount("reduce_scatter", "values kept", count);
   Armed armed(myRank, "reduce_scatter", &axes, waitLimit);
   Group &g = group("reduce_scatter", axes);
   checkMpi(MPI_Reduce_scatter_block(in, out, int(count), MPI_FLOAT, MPI_SUM, g.comm),

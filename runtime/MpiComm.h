@@ -88,11 +88,6 @@ public:
   /// Ends the whole run: MPI cannot tell the peers otherwise.
   [[noreturn]] void abort(const std::string &why) override;
 
-  /// Index of this rank in its group over `axes` (row-major over the listed
-  /// axes) and the group's mesh ranks in group order.
-  int64_t groupIndex(const std::vector<int64_t> &axes) const;
-  std::vector<int64_t> groupMembers(const std::vector<int64_t> &axes) const;
-
 private:
   struct Impl;
   struct Group;
@@ -101,9 +96,10 @@ private:
   /// The communicator of this rank's group over `axes`, split on first use.
   /// Throws CollectiveError (naming `collective`) for bad axes.
   Group &group(const char *collective, const std::vector<int64_t> &axes);
-  void checkAxes(const char *collective, const std::vector<int64_t> &axes) const;
   [[noreturn]] void fail(const char *collective, const std::string &what) const;
   void checkMpi(int rc, const char *collective, const char *call) const;
+  /// MPI counts are ints: `n` of `what` must fit one.
+  void checkCount(const char *collective, const char *what, int64_t n) const;
 
   std::vector<int64_t> shape;
   int64_t myRank;

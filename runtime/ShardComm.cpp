@@ -3,24 +3,19 @@
 #include "runtime/ShardComm.h"
 
 #include "runtime/Buffer.h"
+#include "runtime/MeshShape.h"
 
 #include <cstring>
+#include <type_traits>
 
 using namespace moec;
 
 int64_t ShardComm::coordinate(int64_t axis) const {
-  const std::vector<int64_t> &shape = meshShape();
-  int64_t r = rank();
-  for (size_t a = shape.size(); a-- > size_t(axis) + 1;)
-    r /= shape[a];
-  return r % shape[axis];
+  return mesh::coordinates(meshShape(), rank())[axis];
 }
 
 int64_t ShardComm::groupSize(const std::vector<int64_t> &axes) const {
-  int64_t n = 1;
-  for (int64_t a : axes)
-    n *= meshShape()[a];
-  return n;
+  return mesh::groupSize(meshShape(), axes);
 }
 
 void ThreadMeshComm::allReduceSum(const std::vector<int64_t> &axes, float *data, int64_t count) {
@@ -109,11 +104,122 @@ void guarded(const char *collective, Body body, OnFailure onFailure, bool counte
 /// and, for the all-reduce, writes it back to them).
 int64_t share(int64_t bytes, int64_t n) { return n ? bytes * (n - 1) / n : 0; }
 
-std::vector<float> widen(const uint16_t *p, int64_t n) {
-  std::vector<float> out(n);
-  for (int64_t i = 0; i < n; ++i)
-    out[i] = bf16ToF32(p[i]);
-  return out;
+/// The elements of an unpacked rank-1 memref (contiguous: the lowering
+/// hands over fresh buffers).
+template <typename T> struct Flat {
+  T *data;
+  int64_t size;
+};
+#define MOERT_FLAT(name) Flat<std::remove_pointer_t<decltype(name)>>{name + name##Offset, name##Size}
+
+/// The f32 values a sum reads and writes: the buffer itself for f32, a
+/// widened copy for bf16 that `finish` rounds back once.
+struct F32Values {
+  float *data;
+  std::vector<float> wide;
+};
+F32Values f32Values(Flat<float> f) { return {f.data, {}}; }
+F32Values f32Values(Flat<uint16_t> f) {
+  F32Values v{nullptr, std::vector<float>(f.size)};
+  for (int64_t i = 0; i < f.size; ++i)
+    v.wide[i] = bf16ToF32(f.data[i]);
+  v.data = v.wide.data();
+  return v;
+}
+/// The same for a buffer the sum only writes.
+F32Values f32Output(Flat<float> f) { return {f.data, {}}; }
+F32Values f32Output(Flat<uint16_t> f) {
+  F32Values v{nullptr, std::vector<float>(f.size)};
+  v.data = v.wide.data();
+  return v;
+}
+void finish(const F32Values &, Flat<float>) {}
+void finish(const F32Values &v, Flat<uint16_t> f) {
+  for (int64_t i = 0; i < f.size; ++i)
+    f.data[i] = f32ToBf16(v.data[i]);
+}
+
+template <typename T> void allReduceSum(Flat<T> data, int64_t axesCode, int64_t groupSize) {
+  guarded(
+      "all_reduce",
+      [&](ShardComm &comm) {
+        auto axes = decodeAxes(comm, axesCode, groupSize, "all_reduce");
+        F32Values values = f32Values(data);
+        comm.allReduceSum(axes, values.data, data.size);
+        finish(values, data);
+        state.counters.bytesSent += 2 * share(data.size * sizeof(T), groupSize);
+      },
+      [] {});
+}
+
+template <typename T>
+void reduceScatterSum(Flat<T> in, Flat<T> out, int64_t axesCode, int64_t groupSize) {
+  guarded(
+      "reduce_scatter",
+      [&](ShardComm &comm) {
+        auto axes = decodeAxes(comm, axesCode, groupSize, "reduce_scatter");
+        if (in.size != out.size * groupSize)
+          throw CollectiveError("reduce_scatter: " + std::to_string(in.size) +
+                                " input elements for " + std::to_string(groupSize) +
+                                " blocks of " + std::to_string(out.size));
+        F32Values from = f32Values(in), to = f32Output(out);
+        comm.reduceScatterSum(axes, from.data, out.size, to.data);
+        finish(to, out);
+        state.counters.bytesSent += share(in.size * sizeof(T), groupSize);
+      },
+      [&] { std::memset(out.data, 0, out.size * sizeof(T)); });
+}
+
+template <typename T> void allGather(Flat<T> in, Flat<T> out, int64_t axesCode, int64_t groupSize) {
+  guarded(
+      "all_gather",
+      [&](ShardComm &comm) {
+        auto axes = decodeAxes(comm, axesCode, groupSize, "all_gather");
+        if (out.size != in.size * groupSize)
+          throw CollectiveError("all_gather: " + std::to_string(out.size) +
+                                " output elements for " + std::to_string(groupSize) +
+                                " blocks of " + std::to_string(in.size));
+        comm.allGather(axes, in.data, in.size * sizeof(T), out.data);
+        state.counters.bytesSent += share(out.size * sizeof(T), groupSize);
+      },
+      [&] { std::memset(out.data, 0, out.size * sizeof(T)); });
+}
+
+template <typename T>
+void allToAll(Flat<T> rows, Flat<int32_t> send, Flat<T> received, Flat<int32_t> recv,
+              int64_t rowElements, int64_t axesCode, int64_t groupSize) {
+  int64_t capacity = rowElements > 0 ? received.size / rowElements : 0;
+  guarded(
+      "all_to_all",
+      [&](ShardComm &comm) {
+        auto axes = decodeAxes(comm, axesCode, groupSize, "all_to_all");
+        if (send.size != groupSize || recv.size != groupSize)
+          throw CollectiveError("all_to_all: " + std::to_string(send.size) +
+                                " send counts for a group of " + std::to_string(groupSize));
+        // What a rank sends must be rows it holds.
+        int64_t held = rowElements > 0 ? rows.size / rowElements : 0, sent = 0, away = 0;
+        int64_t me = mesh::groupIndex(comm.meshShape(), comm.rank(), axes);
+        for (int64_t p = 0; p < groupSize; ++p) {
+          if (send.data[p] < 0)
+            throw CollectiveError("all_to_all: rank " + std::to_string(comm.rank()) +
+                                  " sends a negative row count (" +
+                                  std::to_string(send.data[p]) + ")");
+          sent += send.data[p];
+          if (p != me)
+            away += send.data[p];
+        }
+        if (sent > held)
+          throw CollectiveError("all_to_all: rank " + std::to_string(comm.rank()) + " sends " +
+                                std::to_string(sent) + " rows but holds " +
+                                std::to_string(held));
+        int64_t rowBytes = rowElements * sizeof(T);
+        comm.allToAllV(axes, rows.data, send.data, rowBytes, received.data, recv.data, capacity);
+        state.counters.bytesSent += away * rowBytes;
+      },
+      [&] {
+        std::memset(recv.data, 0, recv.size * sizeof(int32_t));
+        std::memset(received.data, 0, received.size * sizeof(T));
+      });
 }
 } // namespace
 
@@ -133,179 +239,36 @@ CommCounters moec::shardCommCounters() { return state.counters; }
 
 extern "C" {
 
-void moert_all_reduce_sum_f32(MOERT_MEMREF(float, data), int64_t axesCode, int64_t groupSize) {
-  (void)dataAllocated, (void)dataStride;
-  float *p = data + dataOffset;
-  guarded(
-      "all_reduce",
-      [&](ShardComm &comm) {
-        auto axes = decodeAxes(comm, axesCode, groupSize, "all_reduce");
-        comm.allReduceSum(axes, p, dataSize);
-        state.counters.bytesSent += 2 * share(dataSize * 4, groupSize);
-      },
-      [] {});
-}
-
-void moert_all_reduce_sum_bf16(MOERT_MEMREF(uint16_t, data), int64_t axesCode,
-                               int64_t groupSize) {
-  (void)dataAllocated, (void)dataStride;
-  uint16_t *p = data + dataOffset;
-  guarded(
-      "all_reduce",
-      [&](ShardComm &comm) {
-        auto axes = decodeAxes(comm, axesCode, groupSize, "all_reduce");
-        // Summed in f32, rounded once (as the single-device combine does).
-        std::vector<float> wide = widen(p, dataSize);
-        comm.allReduceSum(axes, wide.data(), dataSize);
-        for (int64_t i = 0; i < dataSize; ++i)
-          p[i] = f32ToBf16(wide[i]);
-        state.counters.bytesSent += 2 * share(dataSize * 2, groupSize);
-      },
-      [] {});
-}
-
-} // extern "C"
-
-namespace {
-void allGatherBytes(MOERT_MEMREF(char, in), MOERT_MEMREF(char, out), int64_t elementBytes,
-                    int64_t axesCode, int64_t groupSize) {
-  (void)inAllocated, (void)inStride, (void)outAllocated, (void)outStride;
-  const char *src = in + inOffset * elementBytes;
-  char *dst = out + outOffset * elementBytes;
-  guarded(
-      "all_gather",
-      [&](ShardComm &comm) {
-        auto axes = decodeAxes(comm, axesCode, groupSize, "all_gather");
-        if (outSize != inSize * groupSize)
-          throw CollectiveError("all_gather: " + std::to_string(outSize) +
-                                " output elements for " + std::to_string(groupSize) +
-                                " blocks of " + std::to_string(inSize));
-        comm.allGather(axes, src, inSize * elementBytes, dst);
-        state.counters.bytesSent += share(outSize * elementBytes, groupSize);
-      },
-      [&] { std::memset(dst, 0, outSize * elementBytes); });
-}
-
-void reduceScatter(const float *in, int64_t inSize, float *out, int64_t outSize,
-                   int64_t axesCode, int64_t groupSize, int64_t elementBytes) {
-  ShardComm &comm = *state.comm;
-  auto axes = decodeAxes(comm, axesCode, groupSize, "reduce_scatter");
-  if (inSize != outSize * groupSize)
-    throw CollectiveError("reduce_scatter: " + std::to_string(inSize) + " input elements for " +
-                          std::to_string(groupSize) + " blocks of " + std::to_string(outSize));
-  comm.reduceScatterSum(axes, in, outSize, out);
-  state.counters.bytesSent += share(inSize * elementBytes, groupSize);
-}
-
-} // namespace
-
-extern "C" {
-
-void moert_reduce_scatter_sum_f32(MOERT_MEMREF(float, in), MOERT_MEMREF(float, out),
-                                  int64_t axesCode, int64_t groupSize) {
-  (void)inAllocated, (void)inStride, (void)outAllocated, (void)outStride;
-  float *dst = out + outOffset;
-  guarded(
-      "reduce_scatter",
-      [&](ShardComm &) {
-        reduceScatter(in + inOffset, inSize, dst, outSize, axesCode, groupSize, 4);
-      },
-      [&] { std::memset(dst, 0, outSize * 4); });
-}
-
-void moert_reduce_scatter_sum_bf16(MOERT_MEMREF(uint16_t, in), MOERT_MEMREF(uint16_t, out),
-                                   int64_t axesCode, int64_t groupSize) {
-  (void)inAllocated, (void)inStride, (void)outAllocated, (void)outStride;
-  uint16_t *dst = out + outOffset;
-  guarded(
-      "reduce_scatter",
-      [&](ShardComm &) {
-        std::vector<float> wide = widen(in + inOffset, inSize), sum(outSize);
-        reduceScatter(wide.data(), inSize, sum.data(), outSize, axesCode, groupSize, 2);
-        for (int64_t i = 0; i < outSize; ++i)
-          dst[i] = f32ToBf16(sum[i]);
-      },
-      [&] { std::memset(dst, 0, outSize * 2); });
-}
-
-} // extern "C"
-
-namespace {
-void allToAllBytes(MOERT_MEMREF(char, rows), MOERT_MEMREF(int32_t, sendCounts),
-                   MOERT_MEMREF(char, received), MOERT_MEMREF(int32_t, recvCounts),
-                   int64_t rowElements, int64_t elementBytes, int64_t axesCode,
-                   int64_t groupSize) {
-  (void)rowsAllocated, (void)rowsStride, (void)sendCountsAllocated, (void)sendCountsStride;
-  (void)receivedAllocated, (void)receivedStride, (void)recvCountsAllocated;
-  (void)recvCountsStride;
-  const char *src = rows + rowsOffset * elementBytes;
-  char *dst = received + receivedOffset * elementBytes;
-  const int32_t *send = sendCounts + sendCountsOffset;
-  int32_t *recv = recvCounts + recvCountsOffset;
-  int64_t capacity = rowElements > 0 ? receivedSize / rowElements : 0;
-  guarded(
-      "all_to_all",
-      [&](ShardComm &comm) {
-        auto axes = decodeAxes(comm, axesCode, groupSize, "all_to_all");
-        if (sendCountsSize != groupSize || recvCountsSize != groupSize)
-          throw CollectiveError("all_to_all: " + std::to_string(sendCountsSize) +
-                                " send counts for a group of " + std::to_string(groupSize));
-        // What a rank sends must be rows it holds.
-        int64_t held = rowElements > 0 ? rowsSize / rowElements : 0, sent = 0, away = 0;
-        int64_t me = 0;
-        for (size_t i = 0; i < axes.size(); ++i)
-          me = me * comm.meshShape()[axes[i]] + comm.coordinate(axes[i]);
-        for (int64_t p = 0; p < groupSize; ++p) {
-          if (send[p] < 0)
-            throw CollectiveError("all_to_all: rank " + std::to_string(comm.rank()) +
-                                  " sends a negative row count (" + std::to_string(send[p]) +
-                                  ")");
-          sent += send[p];
-          if (p != me)
-            away += send[p];
-        }
-        if (sent > held)
-          throw CollectiveError("all_to_all: rank " + std::to_string(comm.rank()) + " sends " +
-                                std::to_string(sent) + " rows but holds " +
-                                std::to_string(held));
-        comm.allToAllV(axes, src, send, rowElements * elementBytes, dst, recv, capacity);
-        state.counters.bytesSent += away * rowElements * elementBytes;
-      },
-      [&] {
-        std::memset(recv, 0, groupSize * sizeof(int32_t));
-        std::memset(dst, 0, receivedSize * elementBytes);
-      });
-}
-
-} // namespace
-
-extern "C" {
-
-#define MOERT_FORWARD(T, suffix)                                                            \
-  void moert_all_gather_##suffix(MOERT_MEMREF(T, in), MOERT_MEMREF(T, out),                 \
-                                 int64_t elementBytes, int64_t axesCode, int64_t groupSize) { \
-    allGatherBytes(reinterpret_cast<char *>(inAllocated), reinterpret_cast<char *>(in),      \
-                   inOffset, inSize, inStride, reinterpret_cast<char *>(outAllocated),       \
-                   reinterpret_cast<char *>(out), outOffset, outSize, outStride,             \
-                   elementBytes, axesCode, groupSize);                                      \
+// The generated code's entries: unpack each memref, run the typed
+// collective. Allocated pointers and strides are not needed (contiguous).
+#define MOERT_DEFINE_SUMS(T, suffix)                                                        \
+  void moert_all_reduce_sum_##suffix(MOERT_MEMREF(T, data), int64_t axesCode,               \
+                                     int64_t groupSize) {                                   \
+    allReduceSum(MOERT_FLAT(data), axesCode, groupSize);                                    \
+  }                                                                                         \
+  void moert_reduce_scatter_sum_##suffix(MOERT_MEMREF(T, in), MOERT_MEMREF(T, out),         \
+                                         int64_t axesCode, int64_t groupSize) {             \
+    reduceScatterSum(MOERT_FLAT(in), MOERT_FLAT(out), axesCode, groupSize);                 \
+  }
+#define MOERT_DEFINE_COPIES(T, suffix)                                                      \
+  void moert_all_gather_##suffix(MOERT_MEMREF(T, in), MOERT_MEMREF(T, out), int64_t axesCode, \
+                                 int64_t groupSize) {                                       \
+    allGather(MOERT_FLAT(in), MOERT_FLAT(out), axesCode, groupSize);                        \
   }                                                                                         \
   void moert_all_to_all_##suffix(MOERT_MEMREF(T, rows), MOERT_MEMREF(int32_t, sendCounts),  \
                                  MOERT_MEMREF(T, received),                                 \
                                  MOERT_MEMREF(int32_t, recvCounts), int64_t rowElements,    \
-                                 int64_t elementBytes, int64_t axesCode, int64_t groupSize) { \
-    allToAllBytes(reinterpret_cast<char *>(rowsAllocated), reinterpret_cast<char *>(rows),   \
-                  rowsOffset, rowsSize, rowsStride, sendCountsAllocated, sendCounts,         \
-                  sendCountsOffset, sendCountsSize, sendCountsStride,                        \
-                  reinterpret_cast<char *>(receivedAllocated),                               \
-                  reinterpret_cast<char *>(received), receivedOffset, receivedSize,          \
-                  receivedStride, recvCountsAllocated, recvCounts, recvCountsOffset,         \
-                  recvCountsSize, recvCountsStride, rowElements, elementBytes, axesCode,     \
-                  groupSize);                                                               \
+                                 int64_t axesCode, int64_t groupSize) {                     \
+    allToAll(MOERT_FLAT(rows), MOERT_FLAT(sendCounts), MOERT_FLAT(received),                \
+             MOERT_FLAT(recvCounts), rowElements, axesCode, groupSize);                     \
   }
-MOERT_FORWARD(float, f32)
-MOERT_FORWARD(uint16_t, bf16)
-MOERT_FORWARD(int32_t, i32)
-#undef MOERT_FORWARD
+MOERT_DEFINE_SUMS(float, f32)
+MOERT_DEFINE_SUMS(uint16_t, bf16)
+MOERT_DEFINE_COPIES(float, f32)
+MOERT_DEFINE_COPIES(uint16_t, bf16)
+MOERT_DEFINE_COPIES(int32_t, i32)
+#undef MOERT_DEFINE_SUMS
+#undef MOERT_DEFINE_COPIES
 
 int64_t moert_mesh_coordinate(int64_t axis, int64_t axisSize, int64_t meshRank) {
   int64_t result = 0;

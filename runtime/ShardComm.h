@@ -113,26 +113,26 @@ std::vector<std::pair<const char *, void *>> shardRuntimeSymbols();
   T *name##Allocated, T *name, int64_t name##Offset, int64_t name##Size, int64_t name##Stride
 
 extern "C" {
-void moert_all_reduce_sum_f32(MOERT_MEMREF(float, data), int64_t axesCode, int64_t groupSize);
-void moert_all_reduce_sum_bf16(MOERT_MEMREF(uint16_t, data), int64_t axesCode,
-                               int64_t groupSize);
-/// The gather and the all-to-all copy bytes: one entry per element type
-/// only because the generated declarations are typed.
-#define MOERT_BYTE_COLLECTIVES(T, suffix)                                                   \
-  void moert_all_gather_##suffix(MOERT_MEMREF(T, in), MOERT_MEMREF(T, out),                 \
-                                 int64_t elementBytes, int64_t axesCode, int64_t groupSize); \
+// Sums run in f32 (bf16 is widened, summed, rounded once); gathers and
+// all-to-alls copy elements of their type.
+#define MOERT_SUM_COLLECTIVES(T, suffix)                                                    \
+  void moert_all_reduce_sum_##suffix(MOERT_MEMREF(T, data), int64_t axesCode,               \
+                                     int64_t groupSize);                                    \
+  void moert_reduce_scatter_sum_##suffix(MOERT_MEMREF(T, in), MOERT_MEMREF(T, out),         \
+                                         int64_t axesCode, int64_t groupSize);
+#define MOERT_COPY_COLLECTIVES(T, suffix)                                                   \
+  void moert_all_gather_##suffix(MOERT_MEMREF(T, in), MOERT_MEMREF(T, out), int64_t axesCode, \
+                                 int64_t groupSize);                                        \
+  /* rows [R, rowElements] flattened; received holds the capacity's rows */                 \
   void moert_all_to_all_##suffix(MOERT_MEMREF(T, rows), MOERT_MEMREF(int32_t, sendCounts),  \
                                  MOERT_MEMREF(T, received),                                 \
                                  MOERT_MEMREF(int32_t, recvCounts), int64_t rowElements,    \
-                                 int64_t elementBytes, int64_t axesCode, int64_t groupSize);
-MOERT_BYTE_COLLECTIVES(float, f32)
-MOERT_BYTE_COLLECTIVES(uint16_t, bf16)
-MOERT_BYTE_COLLECTIVES(int32_t, i32)
-#undef MOERT_BYTE_COLLECTIVES
-void moert_reduce_scatter_sum_f32(MOERT_MEMREF(float, in), MOERT_MEMREF(float, out),
-                                  int64_t axesCode, int64_t groupSize);
-void moert_reduce_scatter_sum_bf16(MOERT_MEMREF(uint16_t, in), MOERT_MEMREF(uint16_t, out),
-                                   int64_t axesCode, int64_t groupSize);
+                                 int64_t axesCode, int64_t groupSize);
+MOERT_SUM_COLLECTIVES(float, f32)
+MOERT_SUM_COLLECTIVES(uint16_t, bf16)
+MOERT_COPY_COLLECTIVES(float, f32)
+MOERT_COPY_COLLECTIVES(uint16_t, bf16)
+MOERT_COPY_COLLECTIVES(int32_t, i32)
 /// This rank's index along `axis` of a grid whose size on that axis is
 /// `axisSize` (checked against the bound mesh).
 int64_t moert_mesh_coordinate(int64_t axis, int64_t axisSize, int64_t meshRank);

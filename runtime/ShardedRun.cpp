@@ -2,6 +2,8 @@
 
 #include "runtime/ShardedRun.h"
 
+#include "runtime/MeshShape.h"
+
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -9,12 +11,7 @@
 
 using namespace moec;
 
-int64_t MeshLayout::ranks() const {
-  int64_t n = 1;
-  for (int64_t s : shape)
-    n *= s;
-  return n;
-}
+int64_t MeshLayout::ranks() const { return mesh::ranks(shape); }
 
 std::string MeshLayout::str() const {
   std::string s;
@@ -25,11 +22,7 @@ std::string MeshLayout::str() const {
 }
 
 int64_t MeshLayout::parts(const TensorSplit &split, size_t dim) const {
-  int64_t n = 1;
-  if (dim < split.size())
-    for (int64_t a : split[dim])
-      n *= shape[a];
-  return n;
+  return dim < split.size() ? mesh::groupSize(shape, split[dim]) : 1;
 }
 
 FunctionSignature MeshLayout::fullSignature(const FunctionSignature &perShard) const {
@@ -46,18 +39,13 @@ FunctionSignature MeshLayout::fullSignature(const FunctionSignature &perShard) c
 }
 
 namespace {
-/// Rank's block index along each dimension.
-std::vector<int64_t> blockIndex(const TensorSplit &split, const MeshLayout &mesh, int64_t rank,
-                                size_t rankOfTensor) {
-  std::vector<int64_t> coords(mesh.shape.size());
-  for (size_t a = mesh.shape.size(); a-- > 0;) {
-    coords[a] = rank % mesh.shape[a];
-    rank /= mesh.shape[a];
-  }
+/// Rank's block index along each dimension: its place in the group over
+/// the axes splitting that dimension.
+std::vector<int64_t> blockIndex(const TensorSplit &split, const MeshLayout &layout,
+                                int64_t rank, size_t rankOfTensor) {
   std::vector<int64_t> index(rankOfTensor, 0);
   for (size_t d = 0; d < rankOfTensor && d < split.size(); ++d)
-    for (int64_t a : split[d])
-      index[d] = index[d] * mesh.shape[a] + coords[a];
+    index[d] = mesh::groupIndex(layout.shape, rank, split[d]);
   return index;
 }
 
@@ -151,6 +139,43 @@ std::optional<Buffer> moec::assemble(const std::vector<const Buffer *> &blocks,
   return full;
 }
 
+std::optional<std::vector<Buffer>> moec::shardInputs(const std::vector<Buffer> &full,
+                                                     const MeshLayout &mesh, int64_t rank,
+                                                     std::string &error) {
+  std::vector<Buffer> blocks;
+  for (size_t i = 0; i < full.size(); ++i) {
+    auto b = shardOf(full[i], mesh.inputs[i], mesh, rank, error);
+    if (!b) {
+      error = "argument " + std::to_string(i) + ": " + error;
+      return std::nullopt;
+    }
+    blocks.push_back(std::move(*b));
+  }
+  return blocks;
+}
+
+std::optional<std::vector<Buffer>>
+moec::assembleResults(const std::vector<std::vector<Buffer>> &blocks, const MeshLayout &mesh,
+                      std::string &error) {
+  std::vector<Buffer> full;
+  for (size_t i = 0; i < mesh.results.size(); ++i) {
+    std::vector<const Buffer *> parts;
+    for (const auto &rankBlocks : blocks) {
+      if (rankBlocks.size() != mesh.results.size()) {
+        error = "a rank returned " + std::to_string(rankBlocks.size()) + " results, not " +
+                std::to_string(mesh.results.size());
+        return std::nullopt;
+      }
+      parts.push_back(&rankBlocks[i]);
+    }
+    auto f = assemble(parts, mesh.results[i], mesh, error);
+    if (!f)
+      return std::nullopt;
+    full.push_back(std::move(*f));
+  }
+  return full;
+}
+
 bool moec::runInProcess(const std::vector<int64_t> &shape, std::chrono::milliseconds timeout,
                         const std::function<bool(int64_t, std::string &)> &body,
                         std::string &error) {
@@ -201,10 +226,10 @@ bool moec::runInProcess(const std::vector<int64_t> &shape, std::chrono::millisec
 
 bool moec::gatherBlocks(ShardComm &comm, const std::vector<Buffer> &mine,
                         std::vector<std::vector<Buffer>> &blocks, std::string &error) {
-  int64_t ranks = 1;
+  int64_t ranks = mesh::ranks(comm.meshShape());
   std::vector<int64_t> all(comm.meshShape().size());
   for (size_t a = 0; a < all.size(); ++a)
-    all[a] = a, ranks *= comm.meshShape()[a];
+    all[a] = a;
   blocks.clear();
   blocks.resize(ranks);
   try {

@@ -51,6 +51,15 @@ std::optional<Buffer> assemble(const std::vector<const Buffer *> &blocks,
                                const TensorSplit &split, const MeshLayout &mesh,
                                std::string &error);
 
+/// Rank `rank`'s blocks of every full input, in argument order.
+std::optional<std::vector<Buffer>> shardInputs(const std::vector<Buffer> &full,
+                                               const MeshLayout &mesh, int64_t rank,
+                                               std::string &error);
+
+/// The full results from every rank's (`blocks[rank]`), in result order.
+std::optional<std::vector<Buffer>> assembleResults(const std::vector<std::vector<Buffer>> &blocks,
+                                                   const MeshLayout &mesh, std::string &error);
+
 /// Every rank's `mine` on every rank (`blocks[rank]`, sized to the mesh),
 /// through `comm` (an all-gather over all axes): how an MPI run brings the
 /// shards' results together. Fails (no exception) with the error.

@@ -2,36 +2,25 @@
 
 #include "runtime/ThreadCollectives.h"
 
+#include "runtime/MeshShape.h"
+
 #include <algorithm>
 #include <cstring>
 
 using namespace moec;
 
 ThreadMesh::ThreadMesh(std::vector<int64_t> shape, std::chrono::milliseconds timeout)
-    : meshShape(std::move(shape)), ranks(1), timeout(timeout) {
-  if (meshShape.empty())
-    throw std::invalid_argument("a mesh needs at least one axis");
-  if (meshShape.size() > 64)
-    throw std::invalid_argument("a mesh has at most 64 axes");
-  // wait_for adds the timeout to the clock: keep the sum finite.
-  if (timeout.count() <= 0 || timeout > std::chrono::hours(24 * 365))
-    throw std::invalid_argument("the collective timeout must be positive and at most a year");
-  for (int64_t s : meshShape) {
-    if (s < 1)
-      throw std::invalid_argument("mesh axis sizes must be >= 1 (got " + std::to_string(s) + ")");
-    ranks *= s;
-  }
+    : meshShape(std::move(shape)), timeout(timeout) {
+  for (const std::string &why : {mesh::shapeError(meshShape), mesh::timeoutError(timeout)})
+    if (!why.empty())
+      throw std::invalid_argument(why);
+  ranks = mesh::ranks(meshShape);
   slots.resize(ranks);
   arrivals.assign(ranks, 0);
 }
 
 std::vector<int64_t> ThreadMesh::coordinates(int64_t rank) const {
-  std::vector<int64_t> c(meshShape.size());
-  for (size_t a = meshShape.size(); a-- > 0;) {
-    c[a] = rank % meshShape[a];
-    rank /= meshShape[a];
-  }
-  return c;
+  return mesh::coordinates(meshShape, rank);
 }
 
 void ThreadMesh::checkRank(int64_t rank) const {
@@ -41,40 +30,18 @@ void ThreadMesh::checkRank(int64_t rank) const {
 }
 
 uint64_t ThreadMesh::axesMask(const std::vector<int64_t> &axes) const {
+  if (std::string why = mesh::axesError(meshShape, axes); !why.empty())
+    throw std::invalid_argument(why);
   uint64_t mask = 0;
-  for (int64_t a : axes) {
-    if (a < 0 || a >= int64_t(meshShape.size()))
-      throw std::invalid_argument("mesh axis " + std::to_string(a) + " out of range");
-    if (mask & (uint64_t(1) << a))
-      throw std::invalid_argument("mesh axis " + std::to_string(a) + " listed twice");
+  for (int64_t a : axes)
     mask |= uint64_t(1) << a;
-  }
   return mask;
 }
 
 std::vector<int64_t> ThreadMesh::group(int64_t rank, const std::vector<int64_t> &axes) const {
   checkRank(rank);
   axesMask(axes);
-  std::vector<int64_t> base = coordinates(rank);
-  int64_t members = 1;
-  for (int64_t a : axes)
-    members *= meshShape[a];
-  std::vector<int64_t> result;
-  result.reserve(members);
-  for (int64_t i = 0; i < members; ++i) {
-    // i as a row-major index over `axes` (the first listed most significant).
-    std::vector<int64_t> c = base;
-    int64_t rest = i;
-    for (size_t j = axes.size(); j-- > 0;) {
-      c[axes[j]] = rest % meshShape[axes[j]];
-      rest /= meshShape[axes[j]];
-    }
-    int64_t linear = 0;
-    for (size_t a = 0; a < meshShape.size(); ++a)
-      linear = linear * meshShape[a] + c[a];
-    result.push_back(linear);
-  }
-  return result;
+  return mesh::groupMembers(meshShape, rank, axes);
 }
 
 void ThreadMesh::wait(int64_t rank, const char *collective, bool failFast) {
@@ -155,16 +122,10 @@ void ThreadMesh::rendezvous(int64_t rank, const Slot &slot, Work work) {
     throw CollectiveError(failure);
 }
 
-namespace {
-int64_t indexIn(const std::vector<int64_t> &group, int64_t rank) {
-  return std::find(group.begin(), group.end(), rank) - group.begin();
-}
-} // namespace
-
 void ThreadMesh::allReduceSum(int64_t rank, const std::vector<int64_t> &axes, float *data,
                               int64_t count) {
   std::vector<int64_t> members = group(rank, axes);
-  int64_t n = members.size(), me = indexIn(members, rank);
+  int64_t n = members.size(), me = mesh::groupIndex(meshShape, rank, axes);
   // Each member sums its slice over the group (the work spreads over the
   // threads), then writes it into every member's buffer.
   int64_t begin = count * me / n, end = count * (me + 1) / n;
@@ -208,7 +169,7 @@ void ThreadMesh::allGather(int64_t rank, const std::vector<int64_t> &axes, const
 void ThreadMesh::reduceScatterSum(int64_t rank, const std::vector<int64_t> &axes, const float *in,
                                   int64_t count, float *out) {
   std::vector<int64_t> members = group(rank, axes);
-  int64_t me = indexIn(members, rank);
+  int64_t me = mesh::groupIndex(meshShape, rank, axes);
   rendezvous(rank, Slot{"reduce_scatter", in, out, nullptr, count, axesMask(axes)}, [&] {
     std::fill(out, out + count, 0.0f);
     for (int64_t p : members) {
@@ -227,7 +188,7 @@ void ThreadMesh::allToAllV(int64_t rank, const std::vector<int64_t> &axes, const
                            const int32_t *sendCounts, int64_t rowBytes, void *received,
                            int32_t *recvCounts, int64_t capacityRows) {
   std::vector<int64_t> members = group(rank, axes);
-  int64_t me = indexIn(members, rank);
+  int64_t me = mesh::groupIndex(meshShape, rank, axes);
   rendezvous(rank, Slot{"all_to_all", rows, received, sendCounts, rowBytes, axesMask(axes)}, [&] {
     int64_t total = 0;
     for (int64_t p : members) {

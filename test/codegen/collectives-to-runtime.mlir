@@ -5,9 +5,9 @@
 
 // CHECK-NOT: shard.grid
 // CHECK-DAG: func.func private @moert_all_reduce_sum_f32(memref<?xf32>, i64, i64)
-// CHECK-DAG: func.func private @moert_all_gather_f32(memref<?xf32>, memref<?xf32>, i64, i64, i64)
+// CHECK-DAG: func.func private @moert_all_gather_f32(memref<?xf32>, memref<?xf32>, i64, i64)
 // CHECK-DAG: func.func private @moert_reduce_scatter_sum_bf16(memref<?xbf16>, memref<?xbf16>, i64, i64)
-// CHECK-DAG: func.func private @moert_all_to_all_i32(memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>, i64, i64, i64, i64)
+// CHECK-DAG: func.func private @moert_all_to_all_i32(memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>, i64, i64, i64)
 // CHECK-DAG: func.func private @moert_mesh_coordinate(i64, i64, i64) -> i64
 shard.grid @mesh(shape = 2x3) {moe.axes = ["data", "expert"]}
 

@@ -34,9 +34,20 @@ func.func @computed_operand(%x: tensor<64x16xf32>, %l: tensor<64x6xf32>, %w13: t
 // -----
 
 shard.grid @mesh(shape = 2) {moe.axes = ["expert"]}
-// expected-error @-1 {{moe-partition: grid @mesh exists with another shape than the mesh expert=3}}
+// expected-error @-1 {{moe-partition: grid @mesh is expert=2, not the mesh expert=3}}
 func.func @grid_clash(%x: tensor<64x16xf32>, %l: tensor<64x6xf32>, %w13: tensor<6x16x24xf32>,
                       %w2: tensor<6x12x16xf32>) -> tensor<64x16xf32> {
+  %y = moe.block %x logits(%l : tensor<64x6xf32>) gate_up(%w13 : tensor<6x16x24xf32>)
+         down(%w2 : tensor<6x12x16xf32>) top 2 : tensor<64x16xf32>
+  return %y : tensor<64x16xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 3) {moe.axes = ["data"]}
+// expected-error @-1 {{moe-partition: grid @mesh is data=3, not the mesh expert=3}}
+func.func @grid_names_clash(%x: tensor<64x16xf32>, %l: tensor<64x6xf32>, %w13: tensor<6x16x24xf32>,
+                            %w2: tensor<6x12x16xf32>) -> tensor<64x16xf32> {
   %y = moe.block %x logits(%l : tensor<64x6xf32>) gate_up(%w13 : tensor<6x16x24xf32>)
          down(%w2 : tensor<6x12x16xf32>) top 2 : tensor<64x16xf32>
   return %y : tensor<64x16xf32>

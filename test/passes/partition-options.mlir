@@ -4,6 +4,7 @@
 // RUN: not moe-opt %s -moe-partition="mesh=expert=2,expert=2" 2>&1 | FileCheck %s --check-prefix=TWICE
 // RUN: not moe-opt %s -moe-partition="mesh=model=2" 2>&1 | FileCheck %s --check-prefix=MODEL
 // RUN: not moe-opt %s -moe-partition="mesh=expert=2 ep-dispatch=scatter" 2>&1 | FileCheck %s --check-prefix=DISPATCH
+// RUN: not moe-opt %s -moe-partition="mesh=expert=2 ep-dispatch=dense capacity-factor=1.5" 2>&1 | FileCheck %s --check-prefix=DENSECAP
 // RUN: not moe-opt %s -moe-partition="mesh=data=3" 2>&1 | FileCheck %s --check-prefix=TOKENS
 // RUN: not moe-opt %s -moe-partition 2>&1 | FileCheck %s --check-prefix=NOMESH
 // RUN: not moe-opt %s -moe-partition="mesh=expert=2 ep-dispatch=a2a functions=dynamic" 2>&1 | FileCheck %s --check-prefix=A2ADYN
@@ -14,6 +15,7 @@
 // TWICE: error: moe-partition: mesh 'expert=2,expert=2': mesh axis 'expert' given twice
 // MODEL: error: moe-partition: the mesh model=2 splits the model axis; tensor (model) parallelism is not partitioned yet (give model=1)
 // DISPATCH: error: moe-partition: unknown ep-dispatch 'scatter' (dense, compact, ring or a2a)
+// DENSECAP: error: moe-partition: ep-dispatch=dense computes every row; a capacity factor applies to compact, ring and a2a
 // TOKENS: error: moe-partition: the token count (64) does not split evenly over 3 shards
 // NOMESH: error: moe-partition: give the mesh (mesh=data=2,expert=2) or declare exactly one shard.grid with moe.axes
 // BACKWARD: error: moe-generate-backward: 'block' is a per-shard function (moe-partition); the backward of a partitioned block is not generated yet: differentiate the single-device block

@@ -105,9 +105,6 @@ void checkGroup(MpiComm &comm, const std::vector<int64_t> &shape,
   const int64_t n = int64_t(members.size());
   const int64_t me = std::find(members.begin(), members.end(), r) - members.begin();
   check(comm.groupSize(axes) == n, where + "groupSize");
-  check(comm.groupMembers(axes) == members, where + "groupMembers " + str(comm.groupMembers(axes)) +
-                                                " != " + str(members));
-  check(comm.groupIndex(axes) == me, where + "groupIndex");
   std::vector<int64_t> coords = oracle.coordinates(r);
   for (size_t a = 0; a < shape.size(); ++a)
     check(comm.coordinate(int64_t(a)) == coords[a], where + "coordinate " + std::to_string(a));
@@ -266,11 +263,11 @@ void checkErrors(MpiComm &comm) {
   {
     float v = 1;
     std::string e = errorOf([&] { comm.allReduceSum({1}, &v, 1); });
-    check(contains(e, "all_reduce: rank " + std::to_string(r) + " uses mesh axis 1 but the mesh " +
-                          std::to_string(n) + " has 1 axes"),
+    check(contains(e, "all_reduce: rank " + std::to_string(r) +
+                          " mesh axis 1 out of range (the mesh has 1 axes)"),
           "bad axis: got \"" + e + "\"");
     e = errorOf([&] { comm.allGather({0, 0}, &v, 4, nullptr); });
-    check(contains(e, "lists mesh axis 0 twice"), "axis twice: got \"" + e + "\"");
+    check(contains(e, "mesh axis 0 listed twice"), "axis twice: got \"" + e + "\"");
     stillWorks("bad axes");
   }
 }

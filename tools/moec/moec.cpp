@@ -488,30 +488,12 @@ int run(mlir::ModuleOp module) {
       for (int64_t r = 0; r < ranks; ++r)
         mine.push_back(r);
     for (int64_t r : mine) {
-      std::vector<Buffer> block;
-      for (size_t i = 0; i < args.size(); ++i) {
-        auto b = shardOf(args[i], layout->inputs[i], *layout, r, error);
-        if (!b)
-          return fail("argument " + std::to_string(i) + ": " + error);
-        block.push_back(std::move(*b));
-      }
-      shardArgs.push_back(std::move(block));
+      auto blocks = shardInputs(args, *layout, r, error);
+      if (!blocks)
+        return fail(error);
+      shardArgs.push_back(std::move(*blocks));
     }
-    comm.resize(ranks);
-    auto assembleAll = [&](std::vector<std::vector<Buffer>> &blocks,
-                           std::string &err) -> std::optional<std::vector<Buffer>> {
-      std::vector<Buffer> full;
-      for (size_t i = 0; i < blocks[0].size(); ++i) {
-        std::vector<const Buffer *> parts;
-        for (auto &b : blocks)
-          parts.push_back(&b[i]);
-        auto f = assemble(parts, layout->results[i], *layout, err);
-        if (!f)
-          return std::nullopt;
-        full.push_back(std::move(*f));
-      }
-      return full;
-    };
+    comm.resize(mine.size());
 #ifdef MOEC_HAVE_MPI
     if (mpi) {
       outs() << "mesh: " << layout->str() << " (" << mode << "), " << ranks
@@ -531,7 +513,7 @@ int run(mlir::ModuleOp module) {
         std::vector<std::vector<Buffer>> blocks(ranks);
         if (!gatherBlocks(*mpi, *mineOut, blocks, err))
           return std::nullopt;
-        return assembleAll(blocks, err);
+        return assembleResults(blocks, *layout, err);
       };
     } else
 #endif
@@ -553,7 +535,7 @@ int run(mlir::ModuleOp module) {
             err);
         if (!ok)
           return std::nullopt;
-        return assembleAll(blocks, err);
+        return assembleResults(blocks, *layout, err);
       };
     }
   }
@@ -596,8 +578,10 @@ int run(mlir::ModuleOp module) {
     int64_t most = 0, calls = 0;
     for (const CommCounters &c : comm)
       most = std::max(most, c.bytesSent), calls = std::max(calls, c.calls);
-    outs() << "comm: " << calls << " collectives, "
-           << format("%.3f", most / 1048576.0) << " MiB moved by the busiest shard per run\n";
+    // Under MPI this process knows its own rank's only: rank 0's, printed.
+    outs() << "comm: " << calls << " collectives, " << format("%.3f", most / 1048576.0)
+           << (comm.size() > 1 ? " MiB moved by the busiest shard per run\n"
+                               : " MiB moved by rank 0 per run\n");
   }
   outs() << "time: " << format("%.3f", median * 1e3) << " ms median of " << iters
          << " run" << (iters == 1 ? "" : "s") << "\n";
