@@ -42,8 +42,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -74,6 +76,19 @@ Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
 /// A new tensor shaped like `like` with element type `element`.
 Value emptyLike(OpBuilder &b, Location loc, Value like, Type element) {
   return tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, like), element);
+}
+
+/// a + b, folded when both are constants.
+OpFoldResult addIndex(OpBuilder &b, Location loc, OpFoldResult a, OpFoldResult c) {
+  std::optional<int64_t> x = getConstantIntValue(a), y = getConstantIntValue(c);
+  if (x && y)
+    return b.getIndexAttr(*x + *y);
+  auto value = [&](OpFoldResult v) -> Value {
+    if (auto k = getConstantIntValue(v))
+      return arith::ConstantIndexOp::create(b, loc, *k);
+    return cast<Value>(v);
+  };
+  return arith::AddIOp::create(b, loc, value(a), value(c)).getResult();
 }
 
 /// [rows, cols] -> [cols, rows].
@@ -163,6 +178,73 @@ Value rowDot(OpBuilder &b, Location loc, Value a, Value bv) {
       .getResult(0);
 }
 
+/// Where a per-shard function (moe-partition) runs: its grid and how each
+/// of its tensors lies on it. The backward of such a function is that of the
+/// global loss: the loss sums over the shards that hold distinct parts of y
+/// and counts the global elements; every shard holding a replica of y seeds
+/// 1/replicas of the cotangent (the collectives' adjoints sum over shards);
+/// the gradient of an argument replicated over some axes is the sum of its
+/// replicas' gradients (a psum over them), of a split one the shard's part.
+struct ShardPlacement {
+  FlatSymbolRefAttr grid;
+  SmallVector<StringRef> axes;
+  SmallVector<int64_t> sizes;
+
+  /// The placement of `fn`, none for a single-device function.
+  static FailureOr<std::optional<ShardPlacement>> of(func::FuncOp fn) {
+    auto ref = fn->getAttrOfType<FlatSymbolRefAttr>(kMeshAttrName);
+    if (!ref)
+      return std::optional<ShardPlacement>();
+    auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(fn, ref);
+    auto names = grid ? grid->getAttrOfType<ArrayAttr>(kAxesAttrName) : ArrayAttr();
+    if (!names)
+      return fn.emitError() << "moe-generate-backward: '" << fn.getSymName() << "' runs on "
+                            << ref << ", which is not a shard.grid with moe.axes";
+    ShardPlacement p{ref, {}, {}};
+    for (auto [name, size] : llvm::zip(names, grid.getShape())) {
+      if (ShapedType::isDynamic(size))
+        return fn.emitError() << "moe-generate-backward: the grid of '" << fn.getSymName()
+                              << "' has an axis of dynamic size";
+      p.axes.push_back(cast<StringAttr>(name).getValue());
+      p.sizes.push_back(size);
+    }
+    return std::optional<ShardPlacement>(p);
+  }
+
+  /// The axes splitting some dimension of a tensor with these attributes.
+  static SmallVector<StringRef> splitAxes(DictionaryAttr attrs) {
+    SmallVector<StringRef> split;
+    if (auto dims = attrs ? attrs.getAs<ArrayAttr>(kSplitAttrName) : ArrayAttr())
+      for (Attribute dim : dims)
+        for (Attribute axis : cast<ArrayAttr>(dim))
+          split.push_back(cast<StringAttr>(axis).getValue());
+    return split;
+  }
+
+  /// The grid's axes such a tensor is replicated on, in grid order.
+  SmallVector<StringRef> replicatedAxes(DictionaryAttr attrs) const {
+    SmallVector<StringRef> split = splitAxes(attrs), replicated;
+    for (StringRef axis : axes)
+      if (!llvm::is_contained(split, axis))
+        replicated.push_back(axis);
+    return replicated;
+  }
+
+  int64_t shards(ArrayRef<StringRef> over) const {
+    int64_t n = 1;
+    for (StringRef axis : over)
+      n *= sizes[llvm::find(axes, axis) - axes.begin()];
+    return n;
+  }
+
+  /// `v` summed over the shards of `over` (itself when `over` is empty).
+  Value sum(OpBuilder &b, Location loc, Value v, ArrayRef<StringRef> over) const {
+    if (over.empty())
+      return v;
+    return PsumOp::create(b, loc, v, grid, b.getStrArrayAttr(over));
+  }
+};
+
 struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
   using Base::Base;
 
@@ -189,21 +271,9 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
         module.emitError() << "moe-generate-backward: no function @" << name;
         return signalPassFailure();
       }
-    for (func::FuncOp fn : sources) {
-      // A partitioned function's loss is global (a psum over the token
-      // shards) and its replicated arguments' gradients need a psum over
-      // the axes they are replicated on: not generated yet, so refused
-      // rather than differentiated per shard into wrong gradients.
-      if (fn->hasAttr(kMeshAttrName)) {
-        fn.emitError() << "moe-generate-backward: '" << fn.getSymName()
-                       << "' is a per-shard function (moe-partition); the backward of a "
-                          "partitioned block is not generated yet: differentiate the "
-                          "single-device block";
-        return signalPassFailure();
-      }
+    for (func::FuncOp fn : sources)
       if (failed(generate(fn)))
         return signalPassFailure();
-    }
   }
 
   static constexpr StringLiteral kGradientArgs = kGradientArgsAttrName;
@@ -220,6 +290,11 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
     if (!source.getBody().hasOneBlock())
       return source.emitError() << "moe-generate-backward: @" << source.getSymName()
                                 << " has control flow; only straight-line blocks are differentiated";
+
+    FailureOr<std::optional<ShardPlacement>> placement = ShardPlacement::of(source);
+    if (failed(placement))
+      return failure();
+    DictionaryAttr ySplit = source.getResultAttrDict(0);
 
     OpBuilder mb(module.getContext());
     mb.setInsertionPointAfter(source);
@@ -245,13 +320,21 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
 
     // The loss and the seed: mean(y^2) with dy = 2 y / (T H), or the
     // caller's cotangent.
+    // Per shard: the global loss, and 1/replicas of its cotangent on each
+    // replica of y (ShardPlacement).
+    SmallVector<StringRef> yShards, yReplicas;
+    if (*placement) {
+      yShards = ShardPlacement::splitAxes(ySplit);
+      yReplicas = (*placement)->replicatedAxes(ySplit);
+    }
+    int64_t replicas = *placement ? (*placement)->shards(yReplicas) : 1;
     Value first;
     if (loss == "cotangent") {
       Value dy = body.addArgument(y.getType(), loc);
-      adjoints.add(loc, y, dy);
+      adjoints.add(loc, y, scaled(b, loc, dy, 1.0 / double(replicas)));
       first = y;
     } else {
-      auto [lossValue, dy] = meanSquare(b, loc, y);
+      auto [lossValue, dy] = meanSquare(b, loc, y, *placement, yShards, replicas);
       adjoints.add(loc, y, dy);
       first = lossValue;
     }
@@ -267,11 +350,31 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
 
     // Results: the loss (or y), then the gradient of each argument the
     // output depends on differentiably, in argument order.
+    // Results: the loss (or y), then the gradient of each argument the
+    // output depends on differentiably, in argument order; per shard, each
+    // placed like its argument (summed over the argument's replicas).
     SmallVector<Value> results = {first};
+    // Only the placement carries over to a result: a gradient is placed
+    // like its argument, the loss is one replicated scalar.
+    auto placed = [&](DictionaryAttr attrs) {
+      SmallVector<NamedAttribute> entries;
+      if (auto split = attrs ? attrs.getNamed(kSplitAttrName) : std::nullopt)
+        entries.push_back(*split);
+      return b.getDictionaryAttr(entries);
+    };
+    DictionaryAttr scalarPlacement =
+        *placement ? b.getDictionaryAttr(b.getNamedAttr(kSplitAttrName, b.getArrayAttr({})))
+                   : b.getDictionaryAttr({});
+    SmallVector<DictionaryAttr> resultAttrs = {loss == "cotangent" ? placed(ySplit)
+                                                                   : scalarPlacement};
     SmallVector<int64_t> gradientArgs;
     for (BlockArgument arg : body.getArguments().take_front(source.getNumArguments()))
       if (Value g = adjoints.get(arg)) {
+        DictionaryAttr argSplit = source.getArgAttrDict(arg.getArgNumber());
+        if (*placement)
+          g = (*placement)->sum(b, loc, g, (*placement)->replicatedAxes(argSplit));
         results.push_back(g);
+        resultAttrs.push_back(placed(argSplit));
         gradientArgs.push_back(arg.getArgNumber());
       }
     func::ReturnOp::create(b, loc, results);
@@ -279,6 +382,16 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
     markAdjoint(body, forward, first);
     fb.setFunctionType(FunctionType::get(module.getContext(), body.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
+    // The cotangent argument lies like y.
+    SmallVector<DictionaryAttr> argAttrs;
+    for (unsigned i = 0; i < source.getNumArguments(); ++i) {
+      DictionaryAttr d = source.getArgAttrDict(i);
+      argAttrs.push_back(d ? d : b.getDictionaryAttr({}));
+    }
+    if (loss == "cotangent")
+      argAttrs.push_back(placed(ySplit));
+    fb.setAllArgAttrs(argAttrs);
+    fb.setAllResultAttrs(resultAttrs);
     fb->setAttr(kGradientArgs, b.getDenseI64ArrayAttr(gradientArgs));
     return success();
   }
@@ -302,8 +415,13 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
         op.setAttr(kAdjointAttrName, unit);
   }
 
-  /// loss = sum(y^2) / (T H) as tensor<f32>, and dy = y * 2 / (T H).
-  std::pair<Value, Value> meanSquare(OpBuilder &b, Location loc, Value y) {
+  /// loss = sum(y^2) / (T H) as tensor<f32>, and dy = y * 2 / (T H). Per
+  /// shard (placement given), the sum and T H are global (the local sums
+  /// added over `yShards`, the axes splitting y) and dy is divided among
+  /// y's `replicas`.
+  std::pair<Value, Value> meanSquare(OpBuilder &b, Location loc, Value y,
+                                     const std::optional<ShardPlacement> &placement,
+                                     ArrayRef<StringRef> yShards, int64_t replicas) {
     auto f32 = b.getF32Type();
     Value y32 = castTo(b, loc, y, cast<RankedTensorType>(y.getType()).clone(f32));
     Value squares = arith::MulFOp::create(b, loc, y32, y32);
@@ -317,16 +435,43 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
                       linalg::YieldOp::create(nb, nl, ValueRange{arith::AddFOp::create(nb, nl, args[0], args[1])});
                     })
                     .getResult(0);
+    int64_t shards = 1;
+    if (placement && !yShards.empty()) {
+      // As tensor<1xf32>: the collectives move rank-1 buffers.
+      Value local = tensor::ExtractOp::create(b, loc, sum, ValueRange{});
+      Value one = tensor::FromElementsOp::create(b, loc, RankedTensorType::get({1}, f32),
+                                                 ValueRange{local});
+      Value global = placement->sum(b, loc, one, yShards);
+      Value first = arith::ConstantIndexOp::create(b, loc, 0);
+      sum = tensor::FromElementsOp::create(
+          b, loc, RankedTensorType::get({}, f32),
+          ValueRange{tensor::ExtractOp::create(b, loc, global, ValueRange{first})});
+      shards = placement->shards(yShards);
+    }
     // 1 / (T H), T known only at run time.
     Value tokens = tensor::DimOp::create(b, loc, y, 0);
     Value hidden = tensor::DimOp::create(b, loc, y, 1);
     Value count = arith::MulIOp::create(b, loc, tokens, hidden);
+    if (shards != 1)
+      count = arith::MulIOp::create(b, loc, count, arith::ConstantIndexOp::create(b, loc, shards));
     Value countF = arith::UIToFPOp::create(b, loc, f32, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
     Value inv = arith::DivFOp::create(b, loc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f)), countF);
     Value lossValue = arith::MulFOp::create(b, loc, sum, tensor::FromElementsOp::create(b, loc, RankedTensorType::get({}, f32), ValueRange{inv}));
-    Value twice = arith::MulFOp::create(b, loc, inv, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(2.0f)));
+    Value twice = arith::MulFOp::create(
+        b, loc, inv, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(2.0f / float(replicas))));
     Value scale = linalg::FillOp::create(b, loc, twice, emptyLike(b, loc, y, f32)).getResult(0);
     return {lossValue, arith::MulFOp::create(b, loc, y32, scale)};
+  }
+
+  /// v * factor (v itself for 1).
+  static Value scaled(OpBuilder &b, Location loc, Value v, double factor) {
+    if (factor == 1.0)
+      return v;
+    auto type = cast<RankedTensorType>(v.getType());
+    Value c = arith::ConstantOp::create(b, loc, FloatAttr::get(type.getElementType(), factor));
+    Value fill = linalg::FillOp::create(b, loc, c, emptyLike(b, loc, v, type.getElementType()))
+                     .getResult(0);
+    return arith::MulFOp::create(b, loc, v, fill);
   }
 
   LogicalResult adjoint(OpBuilder &b, Operation *op, Adjoints &adjoints) {
@@ -455,6 +600,50 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
                                              o.getOrderAttr(), o.getRenormalizeAttr(),
                                              o.getNullExpertsAttr(), o.getNullPolicyAttr()));
           return success();
+        })
+        // The dense masked EP's operands (moe-partition): weights with a
+        // zero dummy expert appended, routing weights masked to 0.
+        .Case([&](tensor::ConcatOp o) {
+          Value g = grad(o.getResult());
+          int64_t dim = o.getDim();
+          SmallVector<OpFoldResult> offsets(o.getRank(), b.getIndexAttr(0));
+          SmallVector<OpFoldResult> strides(o.getRank(), b.getIndexAttr(1));
+          OpFoldResult at = b.getIndexAttr(0);
+          for (Value input : o.getInputs()) {
+            SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, input);
+            offsets[dim] = at;
+            if (isa<FloatType>(cast<RankedTensorType>(input.getType()).getElementType()))
+              adjoints.add(loc, input,
+                           tensor::ExtractSliceOp::create(
+                               b, loc, cast<RankedTensorType>(input.getType()), g, offsets,
+                               sizes, strides));
+            at = addIndex(b, loc, at, sizes[dim]);
+          }
+          return success();
+        })
+        .Case([&](arith::SelectOp o) {
+          Value g = grad(o.getResult());
+          Type element = getElementTypeOrSelf(g);
+          Value zeroScalar = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+          Value zero = linalg::FillOp::create(b, loc, zeroScalar, emptyLike(b, loc, g, element))
+                           .getResult(0);
+          adjoints.add(loc, o.getTrueValue(),
+                       arith::SelectOp::create(b, loc, o.getCondition(), g, zero));
+          adjoints.add(loc, o.getFalseValue(),
+                       arith::SelectOp::create(b, loc, o.getCondition(), zero, g));
+          return success();
+        })
+        .Case([&](tensor::CastOp o) {
+          adjoints.add(loc, o.getSource(),
+                       tensor::CastOp::create(b, loc, o.getSource().getType(), grad(o.getResult())));
+          return success();
+        })
+        .Case([&](tensor::SplatOp o) -> LogicalResult {
+          // A splat constant (dense EP's masked weight) has no gradient.
+          if (matchPattern(o.getInput(), m_Constant()))
+            return success();
+          return o.emitError("moe-generate-backward: no adjoint rule for a tensor.splat of a "
+                             "computed value");
         })
         .Case<linalg::FillOp, tensor::EmptyOp, arith::ConstantOp>(
             [&](Operation *) { return success(); })

@@ -61,6 +61,17 @@ def MoeGenerateBackward : Pass<"moe-generate-backward", "::mlir::ModuleOp"> {
     `moe.gradient_args` on the function lists their argument numbers.
     Every op of the backward carries `moe.adjoint`; every forward value it
     reads is kept (remat policy `none`) until `moe-remat` says otherwise.
+
+    A per-shard function (`moe.mesh`, from moe-partition) gets the backward
+    of the global loss: mean-square sums the local sums of squares over the
+    axes splitting y (a psum) and divides by the global element count; each
+    shard holding a replica of y seeds 1/replicas of dy (or of the given
+    cotangent, which is placed like y); the gradient of an argument is
+    summed over the axes the argument is replicated on (DP: the weights over
+    data; EP: x over expert) and placed like the argument (`moe.split`); the
+    loss is a replicated scalar. Hand-written per-shard functions without
+    `moe.mesh` keep the per-shard convention: each shard's loss is its own
+    and the collectives' adjoints sum over the shards.
   }];
   let options = [
     Option<"loss", "loss", "std::string", "\"mean-square\"",

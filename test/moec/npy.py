@@ -5,7 +5,11 @@
   npy.py print FILE                         (dtype, shape, then the values)
   npy.py compare A B TOL                    (same shape; every |a - b| <= TOL * (1 + |b|),
                                              else exit 1; prints the largest difference)
+  npy.py compare-all DIR_A DIR_B TOL        (compare for every out*.npy: the same files in
+                                             both, at least one)
 """
+import glob
+import os
 import struct
 import sys
 
@@ -47,6 +51,19 @@ def compare(a, b, tol):
     return 0 if worst <= float(tol) else 1
 
 
+def compare_all(dir_a, dir_b, tol):
+    names_a = sorted(os.path.basename(p) for p in glob.glob(os.path.join(dir_a, "out*.npy")))
+    names_b = sorted(os.path.basename(p) for p in glob.glob(os.path.join(dir_b, "out*.npy")))
+    if names_a != names_b or not names_a:
+        print("different outputs:", names_a, names_b)
+        return 1
+    failed = 0
+    for name in names_a:
+        print(name + ": ", end="")
+        failed |= compare(os.path.join(dir_a, name), os.path.join(dir_b, name), tol)
+    return failed
+
+
 def show(path):
     data = open(path, "rb").read()
     assert data[:6] == b"\x93NUMPY", "not an npy file"
@@ -64,6 +81,8 @@ def show(path):
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    elif sys.argv[1] == "compare-all":
+        sys.exit(compare_all(sys.argv[2], sys.argv[3], sys.argv[4]))
     elif sys.argv[1] == "compare":
         sys.exit(compare(sys.argv[2], sys.argv[3], sys.argv[4]))
     else:

@@ -11,6 +11,17 @@
 // RUN: %python %S/npy.py compare %t/a2a4/out0.npy %t/one/out0.npy 1e-5
 // RUN: %mpirun -np 4 moec run %S/sharded.mlir --mesh data=4 --launcher mpi --random-inputs --seed 5 --threads 1 --output-dir %t/dp4
 // RUN: %python %S/npy.py compare %t/dp4/out0.npy %t/one/out0.npy 1e-5
+// The forward_backward too: the global loss and the gradients of the
+// single-device block, with the replicas' gradients summed over MPI.
+// RUN: moec run %S/sharded-backward.mlir --backward mean-square --entry block_forward_backward --random-inputs --seed 5 --threads 1 --output-dir %t/one-bwd
+// RUN: %mpirun -np 2 moec run %S/sharded-backward.mlir --mesh expert=2 --launcher mpi --backward mean-square --entry block_forward_backward --random-inputs --seed 5 --threads 1 --output-dir %t/compact2-bwd
+// RUN: %python %S/npy.py compare-all %t/compact2-bwd %t/one-bwd 1e-5
+// RUN: %mpirun -np 4 moec run %S/sharded-backward.mlir --mesh data=2,expert=2 --ep-dispatch ring --launcher mpi --backward mean-square --entry block_forward_backward --random-inputs --seed 5 --threads 1 --output-dir %t/ring4-bwd
+// RUN: %python %S/npy.py compare-all %t/ring4-bwd %t/one-bwd 1e-5
+// RUN: %mpirun -np 4 moec run %S/sharded-backward.mlir --mesh expert=4 --ep-dispatch a2a --launcher mpi --backward mean-square --entry block_forward_backward --random-inputs --seed 5 --threads 1 --output-dir %t/a2a4-bwd
+// RUN: %python %S/npy.py compare-all %t/a2a4-bwd %t/one-bwd 1e-5
+// RUN: %mpirun -np 2 moec run %S/sharded-backward.mlir --mesh data=2 --launcher mpi --backward mean-square --entry block_forward_backward --random-inputs --seed 5 --threads 1 --output-dir %t/dp2-bwd
+// RUN: %python %S/npy.py compare-all %t/dp2-bwd %t/one-bwd 1e-5
 // A mesh that does not fit the process count is refused.
 // RUN: not %mpirun -np 2 moec run %S/sharded.mlir --mesh data=2,expert=2 --launcher mpi --random-inputs 2>&1 | FileCheck %s --check-prefix=FIT
 

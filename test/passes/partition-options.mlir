@@ -8,7 +8,6 @@
 // RUN: not moe-opt %s -moe-partition="mesh=data=3" 2>&1 | FileCheck %s --check-prefix=TOKENS
 // RUN: not moe-opt %s -moe-partition 2>&1 | FileCheck %s --check-prefix=NOMESH
 // RUN: not moe-opt %s -moe-partition="mesh=expert=2 ep-dispatch=a2a functions=dynamic" 2>&1 | FileCheck %s --check-prefix=A2ADYN
-// RUN: not moe-opt %s -moe-partition="mesh=expert=2 functions=block" -moe-generate-backward 2>&1 | FileCheck %s --check-prefix=BACKWARD
 
 // AXIS: error: moe-partition: mesh 'data=2,pipeline=2': unknown mesh axis 'pipeline' (axes: data, expert, model)
 // SIZE: error: moe-partition: mesh 'data=0': mesh axis 'data' needs a size >= 1 (got '0')
@@ -18,7 +17,6 @@
 // DENSECAP: error: moe-partition: ep-dispatch=dense computes every row; a capacity factor applies to compact, ring and a2a
 // TOKENS: error: moe-partition: the token count (64) does not split evenly over 3 shards
 // NOMESH: error: moe-partition: give the mesh (mesh=data=2,expert=2) or declare exactly one shard.grid with moe.axes
-// BACKWARD: error: moe-generate-backward: 'block' is a per-shard function (moe-partition); the backward of a partitioned block is not generated yet: differentiate the single-device block
 // A2ADYN: error: moe-partition: ep-dispatch=a2a needs a static token count (its receive buffers are sized at compile time)
 
 func.func @block(%x: tensor<64x16xf32>, %l: tensor<64x8xf32>, %w13: tensor<8x16x24xf32>,

@@ -446,6 +446,17 @@ int run(mlir::ModuleOp module) {
              << (remat.getAs<mlir::BoolAttr>("kept_dynamic").getValue()
                      ? " (and values of dynamic size)\n"
                      : "\n");
+  // A run calls one function: the others (the forward next to its
+  // forward_backward, say) are not compiled.
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (auto fn : llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
+      if (fn.getSymName() != shardSig->name &&
+          mlir::SymbolTable::symbolKnownUseEmpty(fn, module)) {
+        fn.erase();
+        erased = true;
+      }
+  }
   if (mlir::failed(lowerModule(module, passPipeline, gmmChoices())))
     return 1;
   auto program = JitProgram::create(module, error);
