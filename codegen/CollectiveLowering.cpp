@@ -17,6 +17,7 @@
 
 #include "codegen/Emitter.h"
 #include "codegen/Lowerings.h"
+#include "passes/PassUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,19 +39,6 @@ StringRef typeSuffix(Type t) {
   if (t.isInteger(32))
     return "i32";
   return "";
-}
-
-/// The declaration of runtime function `name` in `op`'s module (made on
-/// first use). Calls of one name must agree on the type.
-func::FuncOp runtimeFunction(Operation *op, StringRef name, FunctionType type) {
-  auto module = op->getParentOfType<ModuleOp>();
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-    return fn;
-  OpBuilder b(module.getBodyRegion());
-  b.setInsertionPointToStart(module.getBody());
-  auto fn = func::FuncOp::create(b, op->getLoc(), name, type);
-  fn.setPrivate();
-  return fn;
 }
 
 /// The grid `ref` names from `op`, if the runtime can run on it: static
@@ -183,7 +171,7 @@ void call(Emitter &e, Operation *op, StringRef name, ValueRange args) {
   SmallVector<Type> types;
   for (Value a : args)
     types.push_back(a.getType());
-  auto fn = runtimeFunction(op, name, FunctionType::get(op->getContext(), types, {}));
+  auto fn = declareRuntimeFunction(op, name, FunctionType::get(op->getContext(), types, {}));
   func::CallOp::create(e.b, fn, args);
 }
 
@@ -303,7 +291,7 @@ namespace {
 /// not known until the program runs on a mesh).
 Value meshCoordinate(Emitter &e, Operation *op, shard::GridOp grid, int64_t axis) {
   auto i64Type = e.b.getI64Type();
-  auto fn = runtimeFunction(op, "moert_mesh_coordinate",
+  auto fn = declareRuntimeFunction(op, "moert_mesh_coordinate",
                             FunctionType::get(op->getContext(),
                                               {i64Type, i64Type, i64Type}, {i64Type}));
   Value coord = func::CallOp::create(e.b, fn,

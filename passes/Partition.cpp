@@ -360,6 +360,46 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
     return std::optional<int64_t>(c);
   }
 
+  /// Tells the runtime (moert_count_dropped_rows) how many assignment rows
+  /// `ids` routes to this shard's `local` experts and how many of them a
+  /// buffer of `capacity` rows drops: the count is computed with the block,
+  /// the host reports it.
+  void countDropped(OpBuilder &b, Location loc, Value ids, int64_t local, int64_t capacity) {
+    MLIRContext *ctx = b.getContext();
+    auto i64 = b.getI64Type();
+    auto constant = [&](int64_t v, Type t) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, v));
+    };
+    Value init = linalg::FillOp::create(b, loc, constant(0, i64),
+                                        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i64)
+                                            .getResult())
+                     .getResult(0);
+    auto all = AffineMap::getMultiDimIdentityMap(2, ctx);
+    auto none = AffineMap::get(2, 0, {}, ctx);
+    Value count =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{init.getType()}, ValueRange{ids}, ValueRange{init},
+            ArrayRef<AffineMap>{all, none},
+            ArrayRef<utils::IteratorType>{utils::IteratorType::reduction,
+                                          utils::IteratorType::reduction},
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value lo = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, args[0],
+                                               arith::ConstantOp::create(nb, nl, nb.getI32IntegerAttr(0)));
+              Value hi = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, args[0],
+                                               arith::ConstantOp::create(nb, nl, nb.getI32IntegerAttr(local)));
+              Value mine = arith::ExtUIOp::create(nb, nl, nb.getI64Type(),
+                                                  arith::AndIOp::create(nb, nl, lo, hi));
+              linalg::YieldOp::create(nb, nl, ValueRange{arith::AddIOp::create(nb, nl, args[1], mine)});
+            })
+            .getResult(0);
+    Value rows = tensor::ExtractOp::create(b, loc, count, ValueRange{});
+    Value dropped = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, rows, constant(capacity, i64)), constant(0, i64));
+    auto fn = declareRuntimeFunction(b.getInsertionBlock()->getParentOp(), "moert_count_dropped_rows",
+                                     FunctionType::get(ctx, {i64, i64}, {}));
+    func::CallOp::create(b, loc, fn, ValueRange{rows, dropped});
+  }
+
   /// Dense masked, compact and ring: each shard computes its local experts
   /// over the tokens of its expert group; psum (or reduce-scatter, for the
   /// ring) closes the block.
@@ -421,6 +461,8 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
       partial = buildRoutedExperts(b, loc, block, x, ids, weights, experts,
                                    block.getExpertGateUp(), block.getExpertDown(),
                                    PackScope{local, *capacity});
+      if (*capacity)
+        countDropped(b, loc, ids, local, **capacity);
     }
     if (dispatch == "ring") {
       auto type = cast<RankedTensorType>(partial.getType());

@@ -33,6 +33,18 @@ DenseElementsAttr concatConstants(DenseElementsAttr a, DenseElementsAttr b,
 }
 } // namespace
 
+func::FuncOp mlir::moe::declareRuntimeFunction(Operation *op, StringRef name,
+                                              FunctionType type) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToStart(module.getBody());
+  auto fn = func::FuncOp::create(b, op->getLoc(), name, type);
+  fn.setPrivate();
+  return fn;
+}
+
 Value mlir::moe::concatWeights(OpBuilder &b, Location loc, Value x, Value y,
                                int64_t dim) {
   auto xType = cast<RankedTensorType>(x.getType());

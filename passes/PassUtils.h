@@ -3,6 +3,7 @@
 #define MOEC_PASSES_PASSUTILS_H
 
 #include "dialect/MoeOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
@@ -12,6 +13,11 @@ namespace mlir::moe {
 /// are dense constants (weights known at compile time), else a tensor.concat
 /// that runs with the function.
 Value concatWeights(OpBuilder &b, Location loc, Value a, Value c, int64_t dim);
+
+/// The private declaration of runtime function `name` (runtime/ShardComm.h)
+/// in `op`'s module, made on first use. Calls of one name must agree on the
+/// type.
+func::FuncOp declareRuntimeFunction(Operation *op, StringRef name, FunctionType type);
 
 /// lhs [T, K] @ rhs [K, N] with an f32 accumulator whatever the storage
 /// type, as upstream's linalg.matmul (nothing MoE-specific about it).

@@ -289,6 +289,11 @@ int64_t moert_mesh_coordinate(int64_t axis, int64_t axisSize, int64_t meshRank) 
   return result;
 }
 
+void moert_count_dropped_rows(int64_t localRows, int64_t droppedRows) {
+  state.counters.localRows += localRows;
+  state.counters.droppedRows += droppedRows;
+}
+
 } // extern "C"
 
 std::vector<std::pair<const char *, void *>> moec::shardRuntimeSymbols() {
@@ -304,5 +309,6 @@ std::vector<std::pair<const char *, void *>> moec::shardRuntimeSymbols() {
       {"moert_all_to_all_bf16", reinterpret_cast<void *>(&moert_all_to_all_bf16)},
       {"moert_all_to_all_i32", reinterpret_cast<void *>(&moert_all_to_all_i32)},
       {"moert_mesh_coordinate", reinterpret_cast<void *>(&moert_mesh_coordinate)},
+      {"moert_count_dropped_rows", reinterpret_cast<void *>(&moert_count_dropped_rows)},
   };
 }

@@ -89,9 +89,13 @@ std::string takeShardFailure();
 /// and bytes that crossed to or from other ranks (all-reduce 2(D-1)/D N,
 /// all-gather and reduce-scatter (D-1)/D N with N the gathered or reduced
 /// bytes, all-to-all the rows this rank sent to others).
+/// With a capacity (compact EP's capacity factor), also the assignment
+/// rows routed to this shard's experts and those dropped past the capacity.
 struct CommCounters {
   int64_t calls = 0;
   int64_t bytesSent = 0;
+  int64_t localRows = 0;
+  int64_t droppedRows = 0;
 };
 CommCounters shardCommCounters();
 
@@ -136,6 +140,9 @@ MOERT_COPY_COLLECTIVES(int32_t, i32)
 /// This rank's index along `axis` of a grid whose size on that axis is
 /// `axisSize` (checked against the bound mesh).
 int64_t moert_mesh_coordinate(int64_t axis, int64_t axisSize, int64_t meshRank);
+// Counts `localRows` assignment rows routed to this shard's experts, of
+// which `droppedRows` did not fit the capacity (CommCounters).
+void moert_count_dropped_rows(int64_t localRows, int64_t droppedRows);
 }
 
 #endif // MOEC_RUNTIME_SHARDCOMM_H

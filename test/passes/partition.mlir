@@ -43,7 +43,14 @@ func.func @block(%x: tensor<64x16xf32>, %l: tensor<64x8xf32>, %w13: tensor<8x16x
 // COMPACT: arith.addf %[[SUM]]
 
 // A capacity factor: max(L, ceil(1.25 * 128 / 2)) = 80 rows, rounded to 128.
+// CAP: func.func private @moert_count_dropped_rows(i64, i64)
 // CAP: moe.pack {{.*}} experts 8 local 4 capacity 128
+// The rows routed to the local experts are counted, and those past the
+// capacity reported to the runtime.
+// CAP: %[[ROUTED:.*]] = tensor.extract %{{.*}}[] : tensor<i64>
+// CAP: %[[OVER:.*]] = arith.subi %[[ROUTED]], %c128_i64 : i64
+// CAP: %[[DROPPED:.*]] = arith.maxsi %[[OVER]], %{{.*}} : i64
+// CAP: call @moert_count_dropped_rows(%[[ROUTED]], %[[DROPPED]]) : (i64, i64) -> ()
 
 // Dense masked: all rows on every shard, a zero dummy expert, masked weights.
 // DENSE: arith.select

@@ -593,6 +593,14 @@ int run(mlir::ModuleOp module) {
     outs() << "comm: " << calls << " collectives, " << format("%.3f", most / 1048576.0)
            << (comm.size() > 1 ? " MiB moved by the busiest shard per run\n"
                                : " MiB moved by rank 0 per run\n");
+    int64_t routed = 0, dropped = 0;
+    for (const CommCounters &c : comm)
+      routed += c.localRows, dropped += c.droppedRows;
+    if (routed > 0)
+      outs() << "dropped: " << dropped << " of " << routed << " routed rows ("
+             << format("%.2f", 100.0 * double(dropped) / double(routed))
+             << "%) past the expert capacity"
+             << (comm.size() > 1 ? ", all shards" : ", rank 0") << " per run\n";
   }
   outs() << "time: " << format("%.3f", median * 1e3) << " ms median of " << iters
          << " run" << (iters == 1 ? "" : "s") << "\n";
