@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 using namespace moec;
 
@@ -242,6 +243,23 @@ bool moec::gatherBlocks(ShardComm &comm, const std::vector<Buffer> &mine,
         blocks[k].push_back(std::move(copy));
       }
     }
+  } catch (const std::exception &e) {
+    error = e.what();
+    return false;
+  }
+  return true;
+}
+
+bool moec::gatherRankStats(ShardComm &comm, const RankStats &mine, std::vector<RankStats> &all,
+                           std::string &error) {
+  static_assert(std::is_trivially_copyable_v<RankStats>, "gathered as bytes");
+  int64_t ranks = mesh::ranks(comm.meshShape());
+  std::vector<int64_t> axes(comm.meshShape().size());
+  for (size_t a = 0; a < axes.size(); ++a)
+    axes[a] = a;
+  all.assign(ranks, RankStats());
+  try {
+    comm.allGather(axes, &mine, sizeof(RankStats), all.data());
   } catch (const std::exception &e) {
     error = e.what();
     return false;

@@ -66,6 +66,17 @@ std::optional<std::vector<Buffer>> assembleResults(const std::vector<std::vector
 bool gatherBlocks(ShardComm &comm, const std::vector<Buffer> &mine,
                   std::vector<std::vector<Buffer>> &blocks, std::string &error);
 
+/// What one rank measured of one call: its wall time and its counters.
+struct RankStats {
+  double seconds = 0;
+  CommCounters comm;
+};
+
+/// Every rank's `mine` on every rank (`all[rank]`), through `comm`: how an
+/// MPI run learns its peers' times and traffic. Fails (no exception).
+bool gatherRankStats(ShardComm &comm, const RankStats &mine, std::vector<RankStats> &all,
+                     std::string &error);
+
 /// Runs `body(rank)` on one thread per rank of an in-process mesh of
 /// `shape`, each thread bound to its rank (bindShardComm) for the generated
 /// code's collectives. A body that returns false, or a collective that

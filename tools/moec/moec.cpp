@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Compiler.h"
+#include "codegen/ShardedCall.h"
 #include "dialect/MoeDialect.h"
 #include "passes/Remat.h"
 
@@ -487,68 +488,28 @@ int run(mlir::ModuleOp module) {
     return out;
   };
   std::vector<std::vector<Buffer>> shardArgs;
-  std::vector<CommCounters> comm;
+  std::vector<RankStats> rankStats;
   if (layout) {
     int64_t ranks = layout->ranks();
-    std::vector<int64_t> mine;
+    ShardComm *mpiComm = nullptr;
 #ifdef MOEC_HAVE_MPI
-    if (mpi)
-      mine.push_back(mpi->rank());
+    mpiComm = mpi.get();
 #endif
-    if (mine.empty())
-      for (int64_t r = 0; r < ranks; ++r)
-        mine.push_back(r);
-    for (int64_t r : mine) {
+    // Under MPI this process holds its own rank's inputs only.
+    for (int64_t r = 0; r < ranks; ++r) {
+      if (mpiComm && r != mpiComm->rank())
+        continue;
       auto blocks = shardInputs(args, *layout, r, error);
       if (!blocks)
         return fail(error);
       shardArgs.push_back(std::move(*blocks));
     }
-    comm.resize(mine.size());
-#ifdef MOEC_HAVE_MPI
-    if (mpi) {
-      outs() << "mesh: " << layout->str() << " (" << mode << "), " << ranks
-             << " MPI processes\n";
-      call = [&, ranks](std::string &err) -> std::optional<std::vector<Buffer>> {
-        bindShardComm(mpi.get());
-        auto mineOut = program->run(*shardSig, shardArgs[0], err);
-        std::string failure = takeShardFailure();
-        comm[0] = shardCommCounters();
-        bindShardComm(nullptr);
-        if (!failure.empty()) {
-          err = failure;
-          return std::nullopt;
-        }
-        if (!mineOut)
-          return std::nullopt;
-        std::vector<std::vector<Buffer>> blocks(ranks);
-        if (!gatherBlocks(*mpi, *mineOut, blocks, err))
-          return std::nullopt;
-        return assembleResults(blocks, *layout, err);
-      };
-    } else
-#endif
-    {
-      outs() << "mesh: " << layout->str() << " (" << mode << "), " << ranks
-             << " shards in-process\n";
-      call = [&, ranks](std::string &err) -> std::optional<std::vector<Buffer>> {
-        std::vector<std::vector<Buffer>> blocks(ranks);
-        bool ok = runInProcess(
-            layout->shape, std::chrono::milliseconds(collectiveTimeout),
-            [&](int64_t r, std::string &e) {
-              auto out = program->run(*shardSig, shardArgs[r], e);
-              comm[r] = shardCommCounters();
-              if (!out)
-                return false;
-              blocks[r] = std::move(*out);
-              return true;
-            },
-            err);
-        if (!ok)
-          return std::nullopt;
-        return assembleResults(blocks, *layout, err);
-      };
-    }
+    outs() << "mesh: " << layout->str() << " (" << mode << "), " << ranks
+           << (mpiComm ? " MPI processes\n" : " shards in-process\n");
+    call = [&, mpiComm](std::string &err) {
+      return callSharded(*program, *shardSig, *layout, shardArgs, mpiComm,
+                         std::chrono::milliseconds(collectiveTimeout), rankStats, err);
+    };
   }
   // A fixed mmap threshold: glibc otherwise raises it to the size of each
   // large block freed, so the next run's buffers come from a heap that
@@ -586,21 +547,17 @@ int run(mlir::ModuleOp module) {
            << " sum " << format("%.6e", sum) << " sum|x| " << format("%.6e", sumAbs) << "\n";
   }
   if (layout) {
-    int64_t most = 0, calls = 0;
-    for (const CommCounters &c : comm)
-      most = std::max(most, c.bytesSent), calls = std::max(calls, c.calls);
-    // Under MPI this process knows its own rank's only: rank 0's, printed.
+    int64_t most = 0, calls = 0, routed = 0, dropped = 0;
+    for (const RankStats &r : rankStats) {
+      most = std::max(most, r.comm.bytesSent), calls = std::max(calls, r.comm.calls);
+      routed += r.comm.localRows, dropped += r.comm.droppedRows;
+    }
     outs() << "comm: " << calls << " collectives, " << format("%.3f", most / 1048576.0)
-           << (comm.size() > 1 ? " MiB moved by the busiest shard per run\n"
-                               : " MiB moved by rank 0 per run\n");
-    int64_t routed = 0, dropped = 0;
-    for (const CommCounters &c : comm)
-      routed += c.localRows, dropped += c.droppedRows;
+           << " MiB moved by the busiest shard per run\n";
     if (routed > 0)
       outs() << "dropped: " << dropped << " of " << routed << " routed rows ("
              << format("%.2f", 100.0 * double(dropped) / double(routed))
-             << "%) past the expert capacity"
-             << (comm.size() > 1 ? ", all shards" : ", rank 0") << " per run\n";
+             << "%) past the expert capacity, all shards per run\n";
   }
   outs() << "time: " << format("%.3f", median * 1e3) << " ms median of " << iters
          << " run" << (iters == 1 ? "" : "s") << "\n";
