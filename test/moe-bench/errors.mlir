@@ -7,6 +7,27 @@
 // RUN: not moe-bench --tuning-table %t.none 2>&1 | FileCheck %s --check-prefix=TABLE
 // RUN: not moe-bench --experts 100000 --hidden 65536 --mlp-dim 65536 2>&1 | FileCheck %s --check-prefix=MEMORY
 // RUN: not moe-bench --tune --gmm-tiling mr=6 2>&1 | FileCheck %s --check-prefix=TUNE
+// RUN: not moe-bench --parallel-mode tp --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=PMODE
+// RUN: not moe-bench --parallel-mode ep --ep-dispatch scatter --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=DISPATCH
+// RUN: not moe-bench --parallel-mode ep --mesh data=2 --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=EPMESH
+// RUN: not moe-bench --parallel-mode dp --mesh data=2,expert=2 --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=DPMESH
+// RUN: not moe-bench --parallel-mode ep --mesh model=2 --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=AXIS
+// RUN: not moe-bench --parallel-mode ep --mesh expert=7 --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=DIVIDE
+// RUN: not moe-bench --mesh expert=2 --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=NOMODE
+// RUN: not moe-bench --launcher mpi --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=LAUNCH
+// RUN: not moe-bench --launcher slurm --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=LAUNCHER
+// RUN: not moe-bench --parallel-mode ep --tune --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=PTUNE
+
+// PMODE: moe-bench: error: --parallel-mode must be none, dp, ep or auto (got 'tp')
+// DISPATCH: moe-bench: error: --ep-dispatch must be dense, compact, ring or a2a (got 'scatter')
+// EPMESH: moe-bench: error: --parallel-mode ep needs an expert axis of size > 1 in --mesh
+// DPMESH: moe-bench: error: --parallel-mode dp splits tokens only: give a mesh without an expert axis
+// AXIS: moe-bench: error: --mesh 'model=2': moe-bench partitions over data and expert (got 'model')
+// DIVIDE: moe-bench: error: the expert axis (7) must divide the experts (60)
+// NOMODE: moe-bench: error: --mesh needs --parallel-mode dp, ep or auto
+// LAUNCH: moe-bench: error: --launcher mpi runs a sharded block: give --parallel-mode dp, ep or auto
+// LAUNCHER: moe-bench: error: --launcher must be inprocess or mpi (got 'slurm')
+// PTUNE: moe-bench: error: --tune tunes the single-device block: run it without --parallel-mode first
 
 // IMPL: moe-bench: error: --impl must be one of baseline, fused_w13, preweight, scatter (got 'fastest')
 // TOPK: moe-bench: error: top-k 0 must be in 1..60

@@ -2,6 +2,8 @@
 
 #include "Session.h"
 
+#include "codegen/ShardedCall.h"
+
 #include "dialect/MoeDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -10,6 +12,7 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 
 using namespace moebench;
@@ -42,8 +45,14 @@ std::unique_ptr<Compiled> Compiled::build(const std::string &source,
           remat.getAs<mlir::IntegerAttr>("kept_bytes").getInt(),
           remat.getAs<mlir::IntegerAttr>("recomputed_flops").getInt()};
   std::vector<std::string> skipped;
-  for (auto &sig : moec::entrySignatures(*module, skipped))
+  for (auto &sig : moec::entrySignatures(*module, skipped)) {
     c->signatures[sig.name] = sig;
+    std::optional<moec::MeshLayout> layout = moec::meshLayout(*module, sig.name, error);
+    if (!error.empty())
+      return nullptr;
+    if (layout)
+      c->layouts[sig.name] = *layout;
+  }
   if (mlir::failed(moec::lowerModule(*module, "", gmm))) {
     error = diagnostics.empty() ? "lowering failed" : diagnostics;
     return nullptr;
@@ -82,6 +91,58 @@ double Compiled::call(const std::string &function, std::map<std::string, moec::B
   for (size_t i = 0; i < results.size() && i < out->size(); ++i)
     pool[results[i]] = std::move((*out)[i]);
   return seconds;
+}
+
+double Compiled::callSharded(const std::string &function,
+                             std::map<std::string, moec::Buffer> &pool,
+                             const std::vector<std::string> &args,
+                             const std::vector<std::string> &results, moec::ShardComm *mpi,
+                             std::vector<moec::RankStats> &ranks, std::string &error) {
+  auto sig = signatures.find(function);
+  auto layout = layouts.find(function);
+  if (sig == signatures.end() || layout == layouts.end()) {
+    error = "no per-shard function @" + function;
+    return -1;
+  }
+  std::vector<moec::Buffer> full;
+  for (const std::string &name : args) {
+    auto it = pool.find(name);
+    if (it == pool.end()) {
+      error = "no buffer '" + name + "' for @" + function;
+      return -1;
+    }
+    full.push_back(std::move(it->second));
+  }
+  // Lent for the cut only: back in the pool before any early return.
+  std::vector<std::vector<moec::Buffer>> shardArgs;
+  bool cut = true;
+  for (int64_t r = 0; r < layout->second.ranks() && cut; ++r) {
+    if (mpi && r != mpi->rank())
+      continue;
+    auto blocks = moec::shardInputs(full, layout->second, r, error);
+    if (!(cut = blocks.has_value()))
+      break;
+    shardArgs.push_back(std::move(*blocks));
+  }
+  for (size_t i = 0; i < args.size(); ++i)
+    pool[args[i]] = std::move(full[i]);
+  if (!cut)
+    return -1;
+  auto out = moec::callSharded(*program, sig->second, layout->second, shardArgs, mpi,
+                               std::chrono::milliseconds(60000), ranks, error);
+  if (!out)
+    return -1;
+  for (size_t i = 0; i < results.size() && i < out->size(); ++i)
+    pool[results[i]] = std::move((*out)[i]);
+  double slowest = 0;
+  for (const moec::RankStats &r : ranks)
+    slowest = std::max(slowest, r.seconds);
+  return slowest;
+}
+
+const moec::MeshLayout *Compiled::layout(const std::string &function) const {
+  auto it = layouts.find(function);
+  return it == layouts.end() ? nullptr : &it->second;
 }
 
 std::optional<RematChoice> Compiled::remat(const std::string &function) const {

@@ -5,6 +5,7 @@
 
 #include "codegen/Compiler.h"
 #include "runtime/Buffer.h"
+#include "runtime/ShardedRun.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -39,6 +40,19 @@ public:
               const std::vector<std::string> &args, const std::vector<std::string> &results,
               std::string &error);
 
+  /// The same for a per-shard function (moe-partition): the pool's full
+  /// buffers are cut per rank, every rank runs (threads of this process, or
+  /// this process's rank through `mpi`), the full results are assembled.
+  /// `ranks` gets each rank's time and counters; returns the slowest rank's
+  /// time (the call's, without cutting and assembling), or negative.
+  double callSharded(const std::string &function, std::map<std::string, moec::Buffer> &pool,
+                     const std::vector<std::string> &args,
+                     const std::vector<std::string> &results, moec::ShardComm *mpi,
+                     std::vector<moec::RankStats> &ranks, std::string &error);
+
+  /// Where per-shard `function` runs (nullptr: not a per-shard function).
+  const moec::MeshLayout *layout(const std::string &function) const;
+
   /// moe-remat's decision for `function` (nullopt: no remat ran on it).
   std::optional<RematChoice> remat(const std::string &function) const;
 
@@ -46,6 +60,7 @@ private:
   mlir::MLIRContext context;
   std::map<std::string, moec::FunctionSignature> signatures;
   std::map<std::string, RematChoice> rematChoices;
+  std::map<std::string, moec::MeshLayout> layouts;
   std::unique_ptr<moec::JitProgram> program;
 };
 

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CostModel.h"
+#include "Parallel.h"
 #include "Peak.h"
 #include "Program.h"
 #include "Session.h"
@@ -18,6 +20,9 @@
 #include "codegen/GmmTiling.h"
 #include "passes/Remat.h"
 #include "runtime/Npy.h"
+#ifdef MOEC_HAVE_MPI
+#include "runtime/MpiComm.h"
+#endif
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -102,6 +107,48 @@ cl::opt<std::string> dumpRouting("dump-routing",
                                           "here (what bench/ gives the peers)"),
                                  cl::init(""), cl::cat(category));
 
+cl::opt<std::string> parallelMode(
+    "parallel-mode",
+    cl::desc("none | dp | ep | auto: run on one device, tokens split over data shards, experts "
+             "split over expert shards (--ep-dispatch), or the plan the cost model predicts "
+             "fastest for --devices"),
+    cl::init("none"), cl::cat(category));
+cl::opt<std::string> epDispatch("ep-dispatch", cl::desc("dense | compact | ring | a2a"),
+                                cl::init("compact"), cl::cat(category));
+cl::opt<std::string> meshText("mesh",
+                              cl::desc("data=2,expert=2 (default: data=N for dp, expert=N for "
+                                       "ep, N = --devices)"),
+                              cl::init(""), cl::cat(category));
+cl::opt<int64_t> devices("devices", cl::desc("Shards of dp, ep and auto without --mesh"),
+                         cl::init(2), cl::cat(category));
+cl::opt<std::string> launcher("launcher",
+                              cl::desc("inprocess (threads of this process) | mpi (this process "
+                                       "is one rank under mpirun)"),
+                              cl::init("inprocess"), cl::cat(category));
+cl::opt<double> capacityFactor("capacity-factor",
+                               cl::desc("EP compact/ring/a2a: rows per shard buffer as a factor "
+                                        "of the fair share (0: room for every row)"),
+                               cl::init(0), cl::cat(category));
+cl::opt<double> coreGflops("core-gflops",
+                           cl::desc("Cost model: one core's gmm rate on large groups "
+                                    "(default: 0.75 x the measured peak per thread)"),
+                           cl::init(0), cl::cat(category));
+cl::opt<double> halfRateRows("half-rate-rows",
+                             cl::desc("Cost model: rows per expert at which a gmm runs at half "
+                                      "the core rate"),
+                             cl::init(64), cl::cat(category));
+cl::opt<double> linkGBps("link-gbps",
+                         cl::desc("Cost model: GB/s between two shards (default: this "
+                                  "machine's measured memcpy bandwidth, the in-process link)"),
+                         cl::init(0), cl::cat(category));
+cl::opt<double> linkLatencyUs("link-latency-us",
+                              cl::desc("Cost model: microseconds per collective step"),
+                              cl::init(5), cl::cat(category));
+cl::opt<bool> predictOnly("predict-only",
+                          cl::desc("Print the cost model's prediction of every plan for "
+                                   "--devices and stop (nothing is compiled or run)"),
+                          cl::cat(category));
+
 int fail(const std::string &message) {
   errs() << "moe-bench: error: " << message << "\n";
   return 2;
@@ -155,6 +202,12 @@ struct Result {
   int64_t k = 0, realAssignments = 0, nullAssignments = 0;
   double seconds = 0, tflops = 0, tokensPerS = 0, peakPct = 0, compileS = 0;
   std::vector<std::pair<std::string, double>> stages;
+  // Sharded runs: the plan, the model's prediction, counted and modelled
+  // bytes of the busiest shard, the slowest and fastest shard's TF/s.
+  std::string parallel, mesh;
+  int64_t shards = 1;
+  double predictedS = 0, commCountedBytes = 0, commModelledBytes = 0;
+  double shardTflopsMin = 0, shardTflopsMax = 0;
 };
 
 /// What the peak is of: "FP32 FMA" or "AMX BF16".
@@ -177,6 +230,14 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
        << ", \"real_assignments\": " << r.realAssignments << ", \"median_s\": " << r.seconds
        << ", \"tflops\": " << r.tflops << ", \"tokens_per_s\": " << r.tokensPerS
        << ", \"peak_pct\": " << r.peakPct << ", \"compile_s\": " << r.compileS;
+    if (!r.parallel.empty())
+      os << ", \"parallel\": \"" << r.parallel << "\", \"mesh\": \"" << r.mesh
+         << "\", \"shards\": " << r.shards << ", \"launcher\": \"" << launcher
+         << "\", \"predicted_s\": " << r.predictedS
+         << ", \"comm_bytes_counted\": " << r.commCountedBytes
+         << ", \"comm_bytes_modelled\": " << r.commModelledBytes
+         << ", \"shard_tflops_min\": " << r.shardTflopsMin
+         << ", \"shard_tflops_max\": " << r.shardTflopsMax;
     if (!r.remat.empty())
       os << ", \"remat\": \"" << r.remat << "\", \"kept_bytes\": " << r.keptBytes
          << ", \"recomputed_flops\": " << r.recomputedFlops;
@@ -271,7 +332,7 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
                                           tokens * hidden * 3.0) +
                 4.0 * copies * tokens * kMax * (2.0 * mlpDim + 2.0 * hidden);
   double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-  if (have > 0 && need > 0.9 * have)
+  if (have > 0 && need > 0.9 * have && !predictOnly)  // a prediction allocates nothing
     return "this configuration needs about " + std::to_string(int64_t(need / 1e9)) +
            " GB, more than this machine's " + std::to_string(int64_t(have / 1e9)) + " GB";
   return "";
@@ -360,6 +421,95 @@ int main(int argc, char **argv) {
                    peakOption > 0 ? "given" : "measured now");
   outs().flush();
 
+  // The plan: one device, or a mesh of shards (docs/sharding.md), chosen
+  // by the flags or, with auto, by the cost model.
+  Machine machine;
+  machine.coreGflops = coreGflops > 0 ? double(coreGflops) : 0.75 * peak / threads;
+  machine.halfRateRows = halfRateRows;
+  machine.linkGBps = linkGBps > 0 ? double(linkGBps) : measureCopyGBps();
+  machine.linkLatencyUs = linkLatencyUs;
+  if (launcher != "inprocess" && launcher != "mpi")
+    return fail("--launcher must be inprocess or mpi (got '" + launcher + "')");
+  int64_t meshDevices = devices;
+  if (!meshText.empty()) {
+    // The mesh's device count, for auto and the cores per shard (choosePlan
+    // checks the text).
+    meshDevices = 1;
+    SmallVector<StringRef> items;
+    StringRef(meshText).split(items, ',', -1, false);
+    for (StringRef item : items) {
+      int64_t size = 0;
+      if (!item.split('=').second.trim().getAsInteger(10, size) && size > 0)
+        meshDevices *= size;
+    }
+  }
+  if (parallelMode == "none" && !predictOnly)
+    meshDevices = 1;
+  machine.coresPerShard =
+      launcher == "mpi" ? threads : std::max<int64_t>(1, int64_t(threads) / meshDevices);
+  auto workloadFor = [&](int64_t k) {
+    Workload w;
+    w.tokens = tokens, w.hidden = hidden, w.mlp = mlpDim, w.experts = experts, w.topk = k;
+    w.shared = sharedDim, w.elementBytes = dtype == "bf16" ? 2 : 4;
+    w.training = benchPass == "forward_backward";
+    return w;
+  };
+  Plan plan;
+  if (std::string why = choosePlan(predictOnly ? std::string("auto") : std::string(parallelMode), epDispatch, meshText,
+                                   devices, workloadFor(ks.front()), machine, plan);
+      !why.empty())
+    return fail(why);
+  bool sharded = plan.mode != "none";
+  if (parallelMode == "auto" || predictOnly) {
+    outs() << format("model: core %.1f GFLOP/s x %lld per shard (half rate at %.0f rows per "
+                     "expert), link %.1f GB/s, %.1f us per step\n",
+                     machine.coreGflops, (long long)machine.coresPerShard, machine.halfRateRows,
+                     machine.linkGBps, machine.linkLatencyUs);
+    for (const Plan &candidate : candidatePlans(workloadFor(ks.front()), meshDevices)) {
+      Prediction p = predict(workloadFor(ks.front()), candidate, machine);
+      outs() << format("model: %-32s %9.4f s (compute %.4f s, comm %.4f s, %.2f MiB per shard, "
+                       "%lld collectives)%s\n",
+                       candidate.str().c_str(), p.totalS(), p.computeS, p.commS,
+                       p.commBytes / 1048576.0, (long long)p.collectives,
+                       candidate.str() == plan.str() ? "  <- fastest" : "");
+    }
+    if (predictOnly)
+      return 0;
+  }
+  if (sharded && tune)
+    return fail("--tune tunes the single-device block: run it without --parallel-mode first");
+  if (!sharded && launcher == "mpi")
+    return fail("--launcher mpi runs a sharded block: give --parallel-mode dp, ep or auto");
+  moec::ShardComm *mpiComm = nullptr;
+#ifdef MOEC_HAVE_MPI
+  std::unique_ptr<moec::MpiComm> mpi;
+  if (launcher == "mpi") {
+    std::string error;
+    mpi = moec::MpiComm::create(meshShape(plan), std::chrono::milliseconds(60000), error);
+    if (!mpi)
+      return fail("--launcher mpi with the mesh " + meshOption(plan) + ": " + error);
+    mpiComm = mpi.get();
+    // One report: rank 0's.
+    if (mpi->rank() != 0)
+      if (FILE *null = std::fopen("/dev/null", "w")) {
+        outs().flush();
+        dup2(fileno(null), STDOUT_FILENO);
+      }
+  }
+#else
+  if (launcher == "mpi")
+    return fail("--launcher mpi: this moe-bench was built without MPI (scripts/setup.sh "
+                "installs Open MPI)");
+#endif
+  if (sharded) {
+    // Each in-process shard runs its share of the threads (libomp reads
+    // this when a shard thread's first parallel loop starts).
+    setenv("OMP_NUM_THREADS", std::to_string(machine.coresPerShard).c_str(), 1);
+    outs() << "parallel: " << plan.str() << ", " << plan.data * plan.expert
+           << (mpiComm ? " MPI processes" : " shards in-process") << ", "
+           << machine.coresPerShard << " thread(s) each\n";
+  }
+
   std::vector<std::string> dists;
   if (distribution == "both")
     dists = {"random", "runs"};
@@ -434,9 +584,14 @@ int main(int argc, char **argv) {
       Variant v;
       v.policy = policy;
       std::string prepare;
+      if (sharded)
+        prepare = "moe-partition{mesh=" + meshOption(plan) + " ep-dispatch=" +
+                  (plan.mode == "dp" ? std::string("compact") : plan.mode.substr(3)) +
+                  " capacity-factor=" + std::to_string(capacityFactor) + " functions=moe_block}" +
+                  (policy.empty() ? "" : ",");
       if (!policy.empty()) {
         // The budget is auto's to meet; the fixed policies are measured as they are.
-        prepare = "moe-generate-backward,func.func(moe-remat{policy=" + policy +
+        prepare += "moe-generate-backward,func.func(moe-remat{policy=" + policy +
                   (policy == "auto" ? " activation-budget=" + std::to_string(activationBudget)
                                     : std::string()) +
                   "})";
@@ -543,15 +698,25 @@ int main(int argc, char **argv) {
               stages->call("gather", pool, {"x", "perm"}, {"rows"}, error) < 0)
             return fail(error);
         }
+        std::string entry = training ? "moe_block_forward_backward" : "moe_block";
+        std::vector<std::string> entryResults = training ? fbResults : std::vector<std::string>{"y"};
+        // Sharded: each rank's times and the last call's counters.
+        std::vector<std::vector<double>> rankTimes;
+        std::vector<moec::RankStats> rankStats;
         for (int i = 0; i < warmup + iters; ++i) {
-          double s = training ? block->call("moe_block_forward_backward", pool, blockArgs,
-                                            fbResults, error)
-                     : mode == "full" ? block->call("moe_block", pool, blockArgs, {"y"}, error)
-                                      : stages->call("prequeued", pool, preArgs, {"y"}, error);
+          double s = sharded ? block->callSharded(entry, pool, blockArgs, entryResults, mpiComm,
+                                                  rankStats, error)
+                     : mode == "full" || training
+                         ? block->call(entry, pool, blockArgs, entryResults, error)
+                         : stages->call("prequeued", pool, preArgs, {"y"}, error);
           if (s < 0)
             return fail(error);
-          if (i >= warmup)
+          if (i >= warmup) {
             times.push_back(s);
+            rankTimes.resize(rankStats.size());
+            for (size_t rk = 0; rk < rankStats.size(); ++rk)
+              rankTimes[rk].push_back(rankStats[rk].seconds);
+          }
         }
         pool.erase("rows");
         for (const std::string &name : fbResults)
@@ -569,6 +734,49 @@ int main(int argc, char **argv) {
                          med * 1e3, *std::min_element(times.begin(), times.end()) * 1e3,
                          *std::max_element(times.begin(), times.end()) * 1e3, int(iters),
                          flops / med / 1e9, r.peakPct);
+
+        if (sharded) {
+          // Per shard: its useful FLOPs (its experts' real rows, its shared
+          // expert tokens) over its median time; the traffic of the busiest
+          // shard, counted by the runtime and modelled.
+          Workload w = workloadFor(k);
+          Prediction predicted = predict(w, plan, machine);
+          const moec::MeshLayout *layout = block->layout(entry);
+          std::vector<ShardWork> work = shardWork(plan, *layout, pool["ids"].as<int32_t>(), w);
+          double passes = training ? 3 : 1, counted = 0, routed = 0, dropped = 0;
+          r.shardTflopsMin = 1e30;
+          for (size_t rk = 0; rk < rankStats.size(); ++rk) {
+            // Rows a capacity dropped are not computed.
+            if (rankStats[rk].comm.localRows > 0)
+              work[rk].rows = rankStats[rk].comm.localRows - rankStats[rk].comm.droppedRows;
+            double shardFlops = passes * (6.0 * c.hidden * c.mlp * work[rk].rows +
+                                          6.0 * c.hidden * c.shared * work[rk].sharedTokens);
+            double t = median(rankTimes[rk]);
+            double tf = shardFlops / t / 1e12;
+            r.shardTflopsMin = std::min(r.shardTflopsMin, tf);
+            r.shardTflopsMax = std::max(r.shardTflopsMax, tf);
+            const moec::CommCounters &cc = rankStats[rk].comm;
+            counted = std::max(counted, double(cc.bytesSent));
+            routed += cc.localRows, dropped += cc.droppedRows;
+            outs() << format("shard %zu: median %.2f ms, %lld rows, %.2f GFLOP, %.4f TF/s; "
+                             "%lld collectives, %.3f MiB sent\n",
+                             rk, t * 1e3, (long long)work[rk].rows, shardFlops * 1e-9, tf,
+                             (long long)cc.calls, cc.bytesSent / 1048576.0);
+          }
+          r.parallel = plan.mode, r.mesh = meshOption(plan), r.shards = rankStats.size();
+          r.predictedS = predicted.totalS();
+          r.commCountedBytes = counted, r.commModelledBytes = predicted.commBytes;
+          outs() << format("comm: busiest shard %.3f MiB counted, %.3f MiB modelled per call\n",
+                           counted / 1048576.0, predicted.commBytes / 1048576.0);
+          outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
+                           "%.4f s: measured/predicted %.2f\n",
+                           predicted.totalS(), predicted.computeS, predicted.commS, med,
+                           med / predicted.totalS());
+          if (routed > 0)
+            outs() << format("dropped: %lld of %lld routed rows (%.2f%%) past the expert "
+                             "capacity per call\n",
+                             (long long)dropped, (long long)routed, 100.0 * dropped / routed);
+        }
 
         if (stageTiming && mode == "full") {
           // Each stage on the previous stage's results, medians of iters.
@@ -628,6 +836,16 @@ int main(int argc, char **argv) {
                                variant.remat.keptBytes, variant.remat.recomputedFlops)
                            .str()
                      : "";
+        if (sharded)
+          rematFields += formatv(" parallel={0} mesh={1} shards={2} launcher={3} "
+                                 "predicted_s={4:F4} comm_mib_counted={5:F3} "
+                                 "comm_mib_modelled={6:F3} shard_tflops_min={7:F4} "
+                                 "shard_tflops_max={8:F4}",
+                                 r.parallel, r.mesh, r.shards, launcher, r.predictedS,
+                                 r.commCountedBytes / 1048576.0,
+                                 r.commModelledBytes / 1048576.0, r.shardTflopsMin,
+                                 r.shardTflopsMax)
+                             .str();
         outs() << format("RESULT distribution=%s mode=%s pass=%s impl=%s backend=%s topk=%lld "
                          "null_target=0 null_realized=%.4f null_assignments=%lld "
                          "real_assignments=%lld tflops=%.4f tokens_per_s=%.1f dtype=%s "

@@ -1,0 +1,132 @@
+//===- Parallel.cpp - moe-bench's parallel modes --------------------------===//
+
+#include "Parallel.h"
+
+#include "runtime/MeshShape.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+using namespace moebench;
+
+std::string moebench::choosePlan(const std::string &mode, const std::string &dispatch,
+                                 const std::string &mesh, int64_t devices, const Workload &w,
+                                 const Machine &m, Plan &plan) {
+  if (mode != "none" && mode != "dp" && mode != "ep" && mode != "auto")
+    return "--parallel-mode must be none, dp, ep or auto (got '" + mode + "')";
+  if (dispatch != "dense" && dispatch != "compact" && dispatch != "ring" && dispatch != "a2a")
+    return "--ep-dispatch must be dense, compact, ring or a2a (got '" + dispatch + "')";
+  if (devices < 1)
+    return "--devices must be >= 1";
+  if (mode == "none") {
+    if (!mesh.empty())
+      return "--mesh needs --parallel-mode dp, ep or auto";
+    plan = {"none", 1, 1};
+    return "";
+  }
+  int64_t data = 1, expert = 1;
+  if (!mesh.empty()) {
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(mesh).split(items, ',', -1, false);
+    for (llvm::StringRef item : items) {
+      auto [name, value] = item.split('=');
+      int64_t size;
+      if (value.trim().getAsInteger(10, size) || size < 1)
+        return "--mesh '" + mesh + "': '" + item.str() + "' is not axis=size with size >= 1";
+      if (name.trim() == "data")
+        data = size;
+      else if (name.trim() == "expert")
+        expert = size;
+      else
+        return "--mesh '" + mesh + "': moe-bench partitions over data and expert (got '" +
+               name.trim().str() + "')";
+    }
+  } else if (mode == "dp") {
+    data = devices;
+  } else if (mode == "ep") {
+    expert = devices;
+  }
+  if (mode == "dp" && expert != 1)
+    return "--parallel-mode dp splits tokens only: give a mesh without an expert axis";
+  if (mode == "ep" && expert == 1)
+    return "--parallel-mode ep needs an expert axis of size > 1 in --mesh";
+  if (mode == "auto") {
+    // Among the plans for as many devices as the mesh (or --devices) has.
+    int64_t d = mesh.empty() ? devices : data * expert;
+    std::vector<Plan> plans = candidatePlans(w, d);
+    if (plans.empty())
+      return "--parallel-mode auto: no plan splits " + std::to_string(w.tokens) + " tokens and " +
+             std::to_string(w.experts) + " experts over " + std::to_string(d) + " devices";
+    plan = *std::min_element(plans.begin(), plans.end(), [&](const Plan &a, const Plan &b) {
+      return predict(w, a, m).totalS() < predict(w, b, m).totalS();
+    });
+    return "";
+  }
+  plan = {mode == "dp" ? "dp" : "ep-" + dispatch, data, expert};
+  if (w.experts % expert)
+    return "the expert axis (" + std::to_string(expert) + ") must divide the experts (" +
+           std::to_string(w.experts) + ")";
+  return "";
+}
+
+std::string moebench::meshOption(const Plan &plan) {
+  std::string data = "data=" + std::to_string(plan.data);
+  std::string expert = "expert=" + std::to_string(plan.expert);
+  if (plan.expert == 1)
+    return data;
+  return plan.data == 1 ? expert : data + "," + expert;
+}
+
+std::vector<int64_t> moebench::meshShape(const Plan &plan) {
+  if (plan.expert == 1)
+    return {plan.data};
+  if (plan.data == 1)
+    return {plan.expert};
+  return {plan.data, plan.expert};
+}
+
+std::vector<ShardWork> moebench::shardWork(const Plan &plan, const moec::MeshLayout &layout,
+                                           const int32_t *ids, const Workload &w) {
+  auto axis = [&](const char *name) -> int64_t {
+    auto it = std::find(layout.axisNames.begin(), layout.axisNames.end(), name);
+    return it == layout.axisNames.end() ? -1 : it - layout.axisNames.begin();
+  };
+  int64_t dataAxis = axis("data"), expertAxis = axis("expert");
+  bool ep = plan.mode != "dp";
+  bool tokensOverExpert = plan.mode == "ep-ring" || plan.mode == "ep-a2a";
+  int64_t perData = w.tokens / plan.data, local = w.experts / plan.expert;
+  std::vector<ShardWork> work;
+  for (int64_t r = 0; r < layout.ranks(); ++r) {
+    std::vector<int64_t> at = moec::mesh::coordinates(layout.shape, r);
+    int64_t d = dataAxis < 0 ? 0 : at[dataAxis], e = expertAxis < 0 ? 0 : at[expertAxis];
+    int64_t lo = ep ? e * local : 0, hi = ep ? lo + local : w.experts;
+    ShardWork s;
+    for (int64_t t = d * perData; t < (d + 1) * perData; ++t)
+      for (int64_t k = 0; k < w.topk; ++k) {
+        int32_t id = ids[t * w.topk + k];
+        s.rows += id >= lo && id < hi;
+      }
+    s.sharedTokens = tokensOverExpert ? perData / plan.expert : perData;
+    work.push_back(s);
+  }
+  return work;
+}
+
+double moebench::measureCopyGBps() {
+  size_t bytes = 64u << 20;
+  std::vector<char> a(bytes, 1), b(bytes, 0);
+  double best = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    std::memcpy(b.data(), a.data(), bytes);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::max(best, double(bytes) / s / 1e9);
+    a[i] = b[bytes - 1 - i];  // the copies are used
+  }
+  return best;
+}
