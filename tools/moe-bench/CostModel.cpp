@@ -47,10 +47,19 @@ Prediction moebench::predict(const Workload &w, const Plan &p, const Machine &m)
   double expertFlop = 6 * H * M * passes;
   r.usefulGflop = (expertFlop * rows + 6 * H * S * passes * sharedTokens) * 1e-9;
   double rate = m.coreGflops * double(m.coresPerShard);
-  double efficiency = rowsPerExpert / (rowsPerExpert + m.halfRateRows);
-  double sharedEfficiency = sharedTokens / (sharedTokens + m.halfRateRows);
-  r.computeS = expertFlop * computedRows * 1e-9 / (rate * efficiency) +
-               (S > 0 ? 6 * H * S * passes * sharedTokens * 1e-9 / (rate * sharedEfficiency) : 0);
+  auto at = [&](double flop, double rowsPerGroup, double halfRate) {
+    return flop * 1e-9 / (rate * rowsPerGroup / (rowsPerGroup + halfRate));
+  };
+  // Forward: the gmms. Training: the forward's and the rows' gradients'
+  // gmms, and the weights' gradients (tgmm) at their own efficiency.
+  double gmmFlop = 6 * H * M * computedRows;
+  r.computeS = at(gmmFlop * (w.training ? 2 : 1), rowsPerExpert, m.halfRateRows) +
+               (w.training ? at(gmmFlop, rowsPerExpert, m.tgmmHalfRateRows) : 0);
+  if (S > 0) {
+    double sharedFlop = 6 * H * S * sharedTokens;
+    r.computeS += at(sharedFlop * (w.training ? 2 : 1), sharedTokens, m.halfRateRows) +
+                  (w.training ? at(sharedFlop, sharedTokens, m.tgmmHalfRateRows) : 0);
+  }
 
   // Collectives: bytes one shard sends, steps of latency.
   double bytes = 0, steps = 0;

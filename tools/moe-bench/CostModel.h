@@ -28,6 +28,11 @@ namespace moebench {
 struct Machine {
   double coreGflops = 0;     ///< a core's gmm rate on large groups
   double halfRateRows = 64;  ///< rows per expert at which a gmm runs at half that rate
+  /// The same for the weight gradients' tgmm (training): it reduces over
+  /// the rows into a full [H, N] output per expert, so few rows leave it
+  /// bound by that output's traffic; calibrated on this machine (fb at
+  /// 512 and 2048 tokens, docs/sharding.md).
+  double tgmmHalfRateRows = 1400;
   double linkGBps = 0;       ///< bytes per second between two shards, 1e9
   double linkLatencyUs = 0;  ///< per collective step
   int64_t coresPerShard = 1;

@@ -137,6 +137,10 @@ cl::opt<double> halfRateRows("half-rate-rows",
                              cl::desc("Cost model: rows per expert at which a gmm runs at half "
                                       "the core rate"),
                              cl::init(64), cl::cat(category));
+cl::opt<double> tgmmHalfRateRows("tgmm-half-rate-rows",
+                                 cl::desc("Cost model: the same for the weight gradients' tgmm "
+                                          "(training)"),
+                                 cl::init(1400), cl::cat(category));
 cl::opt<double> linkGBps("link-gbps",
                          cl::desc("Cost model: GB/s between two shards (default: this "
                                   "machine's measured memcpy bandwidth, the in-process link)"),
@@ -426,6 +430,7 @@ int main(int argc, char **argv) {
   Machine machine;
   machine.coreGflops = coreGflops > 0 ? double(coreGflops) : 0.75 * peak / threads;
   machine.halfRateRows = halfRateRows;
+  machine.tgmmHalfRateRows = tgmmHalfRateRows;
   machine.linkGBps = linkGBps > 0 ? double(linkGBps) : measureCopyGBps();
   machine.linkLatencyUs = linkLatencyUs;
   if (launcher != "inprocess" && launcher != "mpi")
@@ -462,9 +467,9 @@ int main(int argc, char **argv) {
   bool sharded = plan.mode != "none";
   if (parallelMode == "auto" || predictOnly) {
     outs() << format("model: core %.1f GFLOP/s x %lld per shard (half rate at %.0f rows per "
-                     "expert), link %.1f GB/s, %.1f us per step\n",
+                     "expert, tgmm at %.0f), link %.1f GB/s, %.1f us per step\n",
                      machine.coreGflops, (long long)machine.coresPerShard, machine.halfRateRows,
-                     machine.linkGBps, machine.linkLatencyUs);
+                     machine.tgmmHalfRateRows, machine.linkGBps, machine.linkLatencyUs);
     for (const Plan &candidate : candidatePlans(workloadFor(ks.front()), meshDevices)) {
       Prediction p = predict(workloadFor(ks.front()), candidate, machine);
       outs() << format("model: %-32s %9.4f s (compute %.4f s, comm %.4f s, %.2f MiB per shard, "
@@ -735,6 +740,13 @@ int main(int argc, char **argv) {
                          *std::max_element(times.begin(), times.end()) * 1e3, int(iters),
                          flops / med / 1e9, r.peakPct);
 
+        if (!sharded && mode == "full") {
+          Prediction predicted = predict(workloadFor(k), plan, machine);
+          outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
+                           "%.4f s: measured/predicted %.2f\n",
+                           predicted.totalS(), predicted.computeS, predicted.commS, med,
+                           med / predicted.totalS());
+        }
         if (sharded) {
           // Per shard: its useful FLOPs (its experts' real rows, its shared
           // expert tokens) over its median time; the traffic of the busiest
