@@ -17,6 +17,7 @@
 // RUN: not moe-bench --launcher mpi --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=LAUNCH
 // RUN: not moe-bench --launcher slurm --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=LAUNCHER
 // RUN: not moe-bench --parallel-mode ep --tune --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=PTUNE
+// RUN: not moe-bench --parallel-mode dp --stage-timing --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=PSTAGES
 
 // PMODE: moe-bench: error: --parallel-mode must be none, dp, ep or auto (got 'tp')
 // DISPATCH: moe-bench: error: --ep-dispatch must be dense, compact, ring or a2a (got 'scatter')
@@ -27,6 +28,7 @@
 // NOMODE: moe-bench: error: --mesh needs --parallel-mode dp, ep or auto
 // LAUNCH: moe-bench: error: --launcher mpi runs a sharded block: give --parallel-mode dp, ep or auto
 // LAUNCHER: moe-bench: error: --launcher must be inprocess or mpi (got 'slurm')
+// PSTAGES: moe-bench: error: --stage-timing and --queue-mode prequeue time a single device's stages; give them without --parallel-mode
 // PTUNE: moe-bench: error: --tune tunes the single-device block: run it without --parallel-mode first
 
 // IMPL: moe-bench: error: --impl must be one of baseline, fused_w13, preweight, scatter (got 'fastest')

@@ -481,6 +481,9 @@ int main(int argc, char **argv) {
     if (predictOnly)
       return 0;
   }
+  if (sharded && (stageTiming || queueMode != "full"))
+    return fail("--stage-timing and --queue-mode prequeue time a single device's stages; "
+                "give them without --parallel-mode");
   if (sharded && tune)
     return fail("--tune tunes the single-device block: run it without --parallel-mode first");
   if (!sharded && launcher == "mpi")
