@@ -239,7 +239,8 @@ bool moec::gatherBlocks(ShardComm &comm, const std::vector<Buffer> &mine,
       comm.allGather(all, r.data(), r.numBytes(), gathered.data());
       for (int64_t k = 0; k < ranks; ++k) {
         Buffer copy(r.dtype(), r.shape());
-        std::memcpy(copy.data(), gathered.data() + k * r.numBytes(), r.numBytes());
+        if (r.numBytes() > 0)
+          std::memcpy(copy.data(), gathered.data() + k * r.numBytes(), r.numBytes());
         blocks[k].push_back(std::move(copy));
       }
     }

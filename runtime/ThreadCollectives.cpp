@@ -146,8 +146,11 @@ void ThreadMesh::allReduceSum(int64_t rank, const std::vector<int64_t> &axes, fl
   });
   // Every member has read every buffer (rendezvous returns on all ranks or
   // throws on all): write the sums back, and wait until all have written.
-  for (float *buffer : buffers)
-    std::memcpy(buffer + begin, sum.data(), sum.size() * sizeof(float));
+  // A member whose slice is empty (fewer values than members) copies
+  // nothing (memcpy from an empty vector's null data is undefined).
+  if (!sum.empty())
+    for (float *buffer : buffers)
+      std::memcpy(buffer + begin, sum.data(), sum.size() * sizeof(float));
   wait(rank, "all_reduce", /*failFast=*/false);
 }
 
@@ -161,7 +164,8 @@ void ThreadMesh::allGather(int64_t rank, const std::vector<int64_t> &axes, const
         throw CollectiveError("all_gather: rank " + std::to_string(rank) + " sends " +
                               std::to_string(bytes) + " bytes but rank " +
                               std::to_string(members[i]) + " " + std::to_string(peer.size));
-      std::memcpy(static_cast<char *>(out) + i * bytes, peer.in, bytes);
+      if (bytes > 0)
+        std::memcpy(static_cast<char *>(out) + i * bytes, peer.in, bytes);
     }
   });
 }
@@ -216,7 +220,8 @@ void ThreadMesh::allToAllV(int64_t rank, const std::vector<int64_t> &axes, const
       for (int64_t q = 0; q < me; ++q)
         offset += peer.counts[q];
       int32_t n = peer.counts[me];
-      std::memcpy(dst, static_cast<const char *>(peer.in) + offset * rowBytes, n * rowBytes);
+      if (n > 0)
+        std::memcpy(dst, static_cast<const char *>(peer.in) + offset * rowBytes, n * rowBytes);
       dst += n * rowBytes;
       recvCounts[i] = n;
     }

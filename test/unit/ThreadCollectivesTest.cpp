@@ -81,6 +81,20 @@ TEST(ThreadMesh, AllReduceSumsWithinEachGroup) {
   }
 }
 
+// The global loss of a sharded backward sums one value over the shards:
+// some members own an empty slice of it and copy nothing.
+TEST(ThreadMesh, AllReduceOfFewerValuesThanShards) {
+  ThreadMesh mesh({3}, 5s);
+  std::vector<float> value(3);
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+    value[r] = float(r + 1);
+    mesh.allReduceSum(r, {0}, &value[r], 1);
+  });
+  expectNoErrors(errors);
+  for (int64_t r = 0; r < 3; ++r)
+    EXPECT_EQ(value[r], 6.0f) << "rank " << r;
+}
+
 TEST(ThreadMesh, ReduceScatterThenAllGatherIsAllReduce) {
   ThreadMesh mesh({3}, 5s);
   constexpr int64_t kBlock = 5;
