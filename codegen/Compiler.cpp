@@ -139,38 +139,23 @@ moec::entrySignature(ModuleOp module, const std::string &name,
   return sig;
 }
 
-std::optional<MeshLayout> moec::meshLayout(ModuleOp module, const std::string &name,
-                                           std::string &error) {
+std::optional<MeshLayout> moec::meshLayout(ModuleOp module, const std::string &name) {
   auto fn = module.lookupSymbol<func::FuncOp>(name);
-  if (!fn)
+  std::optional<moe::FunctionMesh> mesh = fn ? moe::functionMesh(fn) : std::nullopt;
+  if (!mesh)
     return std::nullopt;
-  auto ref = fn->getAttrOfType<FlatSymbolRefAttr>(moe::kMeshAttrName);
-  if (!ref)
-    return std::nullopt;
-  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(fn, ref);
-  auto names = grid ? grid->getAttrOfType<ArrayAttr>(moe::kAxesAttrName) : ArrayAttr();
-  if (!names) {
-    error = "'" + name + "' runs on " + ref.getValue().str() +
-            ", which is not a shard.grid with moe.axes";
-    return std::nullopt;
-  }
   MeshLayout layout;
-  for (auto [axis, size] : llvm::zip(names, grid.getShape())) {
-    if (ShapedType::isDynamic(size)) {
-      error = "the mesh of '" + name + "' has an axis of dynamic size";
-      return std::nullopt;
-    }
-    layout.axisNames.push_back(cast<StringAttr>(axis).getValue().str());
+  for (auto [axis, size] : llvm::zip(mesh->axes, mesh->sizes)) {
+    layout.axisNames.push_back(axis.str());
     layout.shape.push_back(size);
   }
   auto splitOf = [&](DictionaryAttr attrs, Type type) {
-    TensorSplit split(cast<RankedTensorType>(type).getRank());
-    auto dims = attrs ? attrs.getAs<ArrayAttr>(moe::kSplitAttrName) : ArrayAttr();
-    if (!dims)
-      return split;
-    for (auto [d, axes] : llvm::enumerate(dims))
-      for (Attribute a : cast<ArrayAttr>(axes))
-        split[d].push_back(llvm::find(names, a) - names.begin());
+    TensorSplit split;
+    for (const auto &axes : moe::splitAxes(attrs, cast<RankedTensorType>(type).getRank())) {
+      split.emplace_back();
+      for (StringRef a : axes)
+        split.back().push_back(llvm::find(mesh->axes, a) - mesh->axes.begin());
+    }
     return split;
   };
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)

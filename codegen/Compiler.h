@@ -47,11 +47,9 @@ std::optional<FunctionSignature> entrySignature(mlir::ModuleOp module,
                                                 std::string &error);
 
 /// Where function `name`'s tensors lie on its mesh, when it is a per-shard
-/// function (moe-partition: `moe.mesh`, `moe.split`); nullopt with an empty
-/// `error` when it is a single-device one, with a message when its
-/// placement attributes are malformed.
-std::optional<MeshLayout> meshLayout(mlir::ModuleOp module, const std::string &name,
-                                     std::string &error);
+/// function (moe-partition: `moe.mesh`, `moe.split`, both verified);
+/// nullopt for a single-device one.
+std::optional<MeshLayout> meshLayout(mlir::ModuleOp module, const std::string &name);
 
 /// How moe-to-llvm lowers moe.gmm (moec --gmm-strategy/--gmm-tiling/
 /// --tuning-table, moe-bench --backend and --tune).

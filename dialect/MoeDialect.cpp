@@ -74,6 +74,14 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
     if (!grid)
       return op->emitError() << "'" << kMeshAttrName << "': " << ref
                              << " does not name a shard.grid";
+    // What a per-shard function's host and backward read of its grid.
+    if (!grid->hasAttr(kAxesAttrName))
+      return op->emitError() << "'" << kMeshAttrName << "': " << ref << " has no '"
+                             << kAxesAttrName << "' naming its axes";
+    if (llvm::any_of(grid.getShape(), ShapedType::isDynamic))
+      return op->emitError() << "'" << kMeshAttrName << "': " << ref
+                             << " has an axis of dynamic size; a per-shard function runs on "
+                                "a mesh of static sizes";
     return success();
   }
   if (attr.getName() == kParallelAttrName) {
@@ -171,4 +179,30 @@ LogicalResult MoeDialect::verifyRegionArgAttribute(Operation *op, unsigned regio
 LogicalResult MoeDialect::verifyRegionResultAttribute(Operation *op, unsigned region,
                                                       unsigned result, NamedAttribute attr) {
   return verifyFunctionSplit(op, region, result, attr, /*result=*/true);
+}
+
+std::optional<mlir::moe::FunctionMesh> mlir::moe::functionMesh(Operation *fn) {
+  auto ref = fn->getAttrOfType<FlatSymbolRefAttr>(kMeshAttrName);
+  if (!ref)
+    return std::nullopt;
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(fn, ref);
+  assert(grid && grid->hasAttr(kAxesAttrName) && "moe.mesh is verified");
+  FunctionMesh mesh{ref, {}, {}};
+  for (auto [name, size] : llvm::zip(grid->getAttrOfType<ArrayAttr>(kAxesAttrName),
+                                     grid.getShape())) {
+    mesh.axes.push_back(cast<StringAttr>(name).getValue());
+    mesh.sizes.push_back(size);
+  }
+  return mesh;
+}
+
+SmallVector<SmallVector<StringRef>> mlir::moe::splitAxes(DictionaryAttr attrs, int64_t rank) {
+  SmallVector<SmallVector<StringRef>> split(rank);
+  auto dims = attrs ? attrs.getAs<ArrayAttr>(kSplitAttrName) : ArrayAttr();
+  if (!dims)
+    return split;
+  for (auto [d, axes] : llvm::enumerate(dims))
+    for (Attribute a : cast<ArrayAttr>(axes))
+      split[d].push_back(cast<StringAttr>(a).getValue());
+  return split;
 }

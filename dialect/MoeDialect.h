@@ -37,6 +37,21 @@ inline constexpr llvm::StringLiteral kMemoryPlanAttrName = "moe.memory_plan";
 /// kept_bytes, recomputed_flops and kept_dynamic (whether values of dynamic
 /// size, not in kept_bytes, are kept too): what moec and moe-bench report.
 inline constexpr llvm::StringLiteral kRematAttrName = "moe.remat";
+
+/// The grid a per-shard function runs on: its `moe.mesh` (verified to name
+/// a shard.grid with moe.axes and static axis sizes), the axes' names and
+/// sizes in grid order. nullopt for a function without moe.mesh.
+struct FunctionMesh {
+  FlatSymbolRefAttr grid;
+  SmallVector<StringRef> axes;
+  SmallVector<int64_t> sizes;
+};
+std::optional<FunctionMesh> functionMesh(Operation *fn);
+
+/// For each of the `rank` dimensions of a function argument or result with
+/// these attributes, the axes its `moe.split` splits it over (all empty:
+/// replicated, also without moe.split).
+SmallVector<SmallVector<StringRef>> splitAxes(DictionaryAttr attrs, int64_t rank);
 } // namespace mlir::moe
 
 #endif // MOEC_DIALECT_MOEDIALECT_H

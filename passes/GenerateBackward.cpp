@@ -42,7 +42,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -186,45 +185,20 @@ Value rowDot(OpBuilder &b, Location loc, Value a, Value bv) {
 /// the gradient of an argument replicated over some axes is the sum of its
 /// replicas' gradients (a psum over them), of a split one the shard's part.
 struct ShardPlacement {
-  FlatSymbolRefAttr grid;
-  SmallVector<StringRef> axes;
-  SmallVector<int64_t> sizes;
-
-  /// The placement of `fn`, none for a single-device function.
-  static FailureOr<std::optional<ShardPlacement>> of(func::FuncOp fn) {
-    auto ref = fn->getAttrOfType<FlatSymbolRefAttr>(kMeshAttrName);
-    if (!ref)
-      return std::optional<ShardPlacement>();
-    auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(fn, ref);
-    auto names = grid ? grid->getAttrOfType<ArrayAttr>(kAxesAttrName) : ArrayAttr();
-    if (!names)
-      return fn.emitError() << "moe-generate-backward: '" << fn.getSymName() << "' runs on "
-                            << ref << ", which is not a shard.grid with moe.axes";
-    ShardPlacement p{ref, {}, {}};
-    for (auto [name, size] : llvm::zip(names, grid.getShape())) {
-      if (ShapedType::isDynamic(size))
-        return fn.emitError() << "moe-generate-backward: the grid of '" << fn.getSymName()
-                              << "' has an axis of dynamic size";
-      p.axes.push_back(cast<StringAttr>(name).getValue());
-      p.sizes.push_back(size);
-    }
-    return std::optional<ShardPlacement>(p);
-  }
+  FunctionMesh mesh;
 
   /// The axes splitting some dimension of a tensor with these attributes.
-  static SmallVector<StringRef> splitAxes(DictionaryAttr attrs) {
+  static SmallVector<StringRef> splitAxes(DictionaryAttr attrs, Type type) {
     SmallVector<StringRef> split;
-    if (auto dims = attrs ? attrs.getAs<ArrayAttr>(kSplitAttrName) : ArrayAttr())
-      for (Attribute dim : dims)
-        for (Attribute axis : cast<ArrayAttr>(dim))
-          split.push_back(cast<StringAttr>(axis).getValue());
+    for (const auto &axes : moe::splitAxes(attrs, cast<RankedTensorType>(type).getRank()))
+      llvm::append_range(split, axes);
     return split;
   }
 
   /// The grid's axes such a tensor is replicated on, in grid order.
-  SmallVector<StringRef> replicatedAxes(DictionaryAttr attrs) const {
-    SmallVector<StringRef> split = splitAxes(attrs), replicated;
-    for (StringRef axis : axes)
+  SmallVector<StringRef> replicatedAxes(DictionaryAttr attrs, Type type) const {
+    SmallVector<StringRef> split = splitAxes(attrs, type), replicated;
+    for (StringRef axis : mesh.axes)
       if (!llvm::is_contained(split, axis))
         replicated.push_back(axis);
     return replicated;
@@ -233,7 +207,7 @@ struct ShardPlacement {
   int64_t shards(ArrayRef<StringRef> over) const {
     int64_t n = 1;
     for (StringRef axis : over)
-      n *= sizes[llvm::find(axes, axis) - axes.begin()];
+      n *= mesh.sizes[llvm::find(mesh.axes, axis) - mesh.axes.begin()];
     return n;
   }
 
@@ -241,7 +215,7 @@ struct ShardPlacement {
   Value sum(OpBuilder &b, Location loc, Value v, ArrayRef<StringRef> over) const {
     if (over.empty())
       return v;
-    return PsumOp::create(b, loc, v, grid, b.getStrArrayAttr(over));
+    return PsumOp::create(b, loc, v, mesh.grid, b.getStrArrayAttr(over));
   }
 };
 
@@ -291,10 +265,11 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
       return source.emitError() << "moe-generate-backward: @" << source.getSymName()
                                 << " has control flow; only straight-line blocks are differentiated";
 
-    FailureOr<std::optional<ShardPlacement>> placement = ShardPlacement::of(source);
-    if (failed(placement))
-      return failure();
+    std::optional<ShardPlacement> placement;
+    if (std::optional<FunctionMesh> mesh = functionMesh(source))
+      placement = ShardPlacement{*mesh};
     DictionaryAttr ySplit = source.getResultAttrDict(0);
+    Type yType = source.getResultTypes()[0];
 
     OpBuilder mb(module.getContext());
     mb.setInsertionPointAfter(source);
@@ -319,22 +294,21 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
       forward.push_back(&op);
 
     // The loss and the seed: mean(y^2) with dy = 2 y / (T H), or the
-    // caller's cotangent.
-    // Per shard: the global loss, and 1/replicas of its cotangent on each
-    // replica of y (ShardPlacement).
+    // caller's cotangent; per shard, the global loss and 1/replicas of its
+    // cotangent on each replica of y (ShardPlacement).
     SmallVector<StringRef> yShards, yReplicas;
-    if (*placement) {
-      yShards = ShardPlacement::splitAxes(ySplit);
-      yReplicas = (*placement)->replicatedAxes(ySplit);
+    if (placement) {
+      yShards = ShardPlacement::splitAxes(ySplit, yType);
+      yReplicas = placement->replicatedAxes(ySplit, yType);
     }
-    int64_t replicas = *placement ? (*placement)->shards(yReplicas) : 1;
+    int64_t replicas = placement ? placement->shards(yReplicas) : 1;
     Value first;
     if (loss == "cotangent") {
       Value dy = body.addArgument(y.getType(), loc);
       adjoints.add(loc, y, scaled(b, loc, dy, 1.0 / double(replicas)));
       first = y;
     } else {
-      auto [lossValue, dy] = meanSquare(b, loc, y, *placement, yShards, replicas);
+      auto [lossValue, dy] = meanSquare(b, loc, y, placement, yShards, replicas);
       adjoints.add(loc, y, dy);
       first = lossValue;
     }
@@ -349,8 +323,6 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
     }
 
     // Results: the loss (or y), then the gradient of each argument the
-    // output depends on differentiably, in argument order.
-    // Results: the loss (or y), then the gradient of each argument the
     // output depends on differentiably, in argument order; per shard, each
     // placed like its argument (summed over the argument's replicas).
     SmallVector<Value> results = {first};
@@ -363,7 +335,7 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
       return b.getDictionaryAttr(entries);
     };
     DictionaryAttr scalarPlacement =
-        *placement ? b.getDictionaryAttr(b.getNamedAttr(kSplitAttrName, b.getArrayAttr({})))
+        placement ? b.getDictionaryAttr(b.getNamedAttr(kSplitAttrName, b.getArrayAttr({})))
                    : b.getDictionaryAttr({});
     SmallVector<DictionaryAttr> resultAttrs = {loss == "cotangent" ? placed(ySplit)
                                                                    : scalarPlacement};
@@ -371,8 +343,8 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
     for (BlockArgument arg : body.getArguments().take_front(source.getNumArguments()))
       if (Value g = adjoints.get(arg)) {
         DictionaryAttr argSplit = source.getArgAttrDict(arg.getArgNumber());
-        if (*placement)
-          g = (*placement)->sum(b, loc, g, (*placement)->replicatedAxes(argSplit));
+        if (placement)
+          g = placement->sum(b, loc, g, placement->replicatedAxes(argSplit, arg.getType()));
         results.push_back(g);
         resultAttrs.push_back(placed(argSplit));
         gradientArgs.push_back(arg.getArgNumber());

@@ -18,6 +18,8 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 using namespace moec;
 using Clock = std::chrono::steady_clock;
 
@@ -476,4 +478,14 @@ void MpiComm::abort(const std::string &why) {
   if (mpiLive())
     MPI_Abort(MPI_COMM_WORLD, 2);
   std::_Exit(2);
+}
+
+void MpiComm::quietUnlessRankZero() const {
+  if (myRank == 0)
+    return;
+  std::fflush(stdout);
+  if (FILE *null = std::fopen("/dev/null", "w")) {
+    dup2(fileno(null), STDOUT_FILENO);
+    std::fclose(null);
+  }
 }

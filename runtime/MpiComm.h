@@ -76,6 +76,10 @@ public:
   int64_t rank() const override { return myRank; }
   const char *backend() const override { return "mpi"; }
   std::chrono::milliseconds timeout() const { return waitLimit; }
+  /// Sends this process's stdout to /dev/null unless it is rank 0: a run
+  /// under mpirun prints one report, and every rank keeps stderr for its
+  /// errors. The caller flushes its own buffered streams first.
+  void quietUnlessRankZero() const;
 
   void allReduceSum(const std::vector<int64_t> &axes, float *data, int64_t count) override;
   void allGather(const std::vector<int64_t> &axes, const void *in, int64_t bytes,

@@ -225,12 +225,20 @@ bool moec::runInProcess(const std::vector<int64_t> &shape, std::chrono::millisec
   return false;
 }
 
-bool moec::gatherBlocks(ShardComm &comm, const std::vector<Buffer> &mine,
-                        std::vector<std::vector<Buffer>> &blocks, std::string &error) {
-  int64_t ranks = mesh::ranks(comm.meshShape());
+namespace {
+/// Every axis of `comm`'s mesh: the group of all its ranks.
+std::vector<int64_t> allAxes(const ShardComm &comm) {
   std::vector<int64_t> all(comm.meshShape().size());
   for (size_t a = 0; a < all.size(); ++a)
     all[a] = a;
+  return all;
+}
+} // namespace
+
+bool moec::gatherBlocks(ShardComm &comm, const std::vector<Buffer> &mine,
+                        std::vector<std::vector<Buffer>> &blocks, std::string &error) {
+  int64_t ranks = mesh::ranks(comm.meshShape());
+  std::vector<int64_t> all = allAxes(comm);
   blocks.clear();
   blocks.resize(ranks);
   try {
@@ -251,16 +259,27 @@ bool moec::gatherBlocks(ShardComm &comm, const std::vector<Buffer> &mine,
   return true;
 }
 
+std::optional<std::vector<std::vector<Buffer>>>
+moec::localShardInputs(const std::vector<Buffer> &full, const MeshLayout &mesh,
+                       const ShardComm *mpi, std::string &error) {
+  std::vector<std::vector<Buffer>> local;
+  for (int64_t r = 0; r < mesh.ranks(); ++r) {
+    if (mpi && r != mpi->rank())
+      continue;
+    auto blocks = shardInputs(full, mesh, r, error);
+    if (!blocks)
+      return std::nullopt;
+    local.push_back(std::move(*blocks));
+  }
+  return local;
+}
+
 bool moec::gatherRankStats(ShardComm &comm, const RankStats &mine, std::vector<RankStats> &all,
                            std::string &error) {
   static_assert(std::is_trivially_copyable_v<RankStats>, "gathered as bytes");
-  int64_t ranks = mesh::ranks(comm.meshShape());
-  std::vector<int64_t> axes(comm.meshShape().size());
-  for (size_t a = 0; a < axes.size(); ++a)
-    axes[a] = a;
-  all.assign(ranks, RankStats());
+  all.assign(mesh::ranks(comm.meshShape()), RankStats());
   try {
-    comm.allGather(axes, &mine, sizeof(RankStats), all.data());
+    comm.allGather(allAxes(comm), &mine, sizeof(RankStats), all.data());
   } catch (const std::exception &e) {
     error = e.what();
     return false;

@@ -56,6 +56,12 @@ std::optional<std::vector<Buffer>> shardInputs(const std::vector<Buffer> &full,
                                                const MeshLayout &mesh, int64_t rank,
                                                std::string &error);
 
+/// The blocks of every full input for the ranks this process runs: all
+/// of them in-process (`mpi` null), its own under MPI (`mpi`'s rank).
+std::optional<std::vector<std::vector<Buffer>>>
+localShardInputs(const std::vector<Buffer> &full, const MeshLayout &mesh, const ShardComm *mpi,
+                 std::string &error);
+
 /// The full results from every rank's (`blocks[rank]`), in result order.
 std::optional<std::vector<Buffer>> assembleResults(const std::vector<std::vector<Buffer>> &blocks,
                                                    const MeshLayout &mesh, std::string &error);

@@ -182,6 +182,24 @@ func.func @mesh_missing() attributes {moe.mesh = @nowhere} {
 
 // -----
 
+// A per-shard function's host and backward read the grid's axis names and
+// sizes: both must be there.
+shard.grid @unnamed(shape = 2)
+// expected-error @+1 {{'moe.mesh': @unnamed has no 'moe.axes' naming its axes}}
+func.func @mesh_unnamed() attributes {moe.mesh = @unnamed} {
+  return
+}
+
+// -----
+
+shard.grid @open(shape = ?) {moe.axes = ["expert"]}
+// expected-error @+1 {{'moe.mesh': @open has an axis of dynamic size; a per-shard function runs on a mesh of static sizes}}
+func.func @mesh_dynamic() attributes {moe.mesh = @open} {
+  return
+}
+
+// -----
+
 shard.grid @mesh(shape = 2) {moe.axes = ["expert"]}
 // expected-error @+1 {{'moe.split' on argument 0: the grid has no axis 'data'}}
 func.func @split_unknown_axis(%x: tensor<4x4xf32> {moe.split = [["data"], []]}) attributes {moe.mesh = @mesh} {

@@ -17,6 +17,9 @@
 // RUN: not moe-bench --launcher mpi --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=LAUNCH
 // RUN: not moe-bench --launcher slurm --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=LAUNCHER
 // RUN: not moe-bench --parallel-mode ep --tune --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=PTUNE
+// RUN: not moe-bench --predict-only --link-gbps -1 --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=LINK
+// RUN: not moe-bench --parallel-mode dp --devices 0 --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=DEVICES
+// RUN: not moe-bench --parallel-mode ep --mesh expert=x --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=MESHSIZE
 // RUN: not moe-bench --parallel-mode dp --stage-timing --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=PSTAGES
 
 // PMODE: moe-bench: error: --parallel-mode must be none, dp, ep or auto (got 'tp')
@@ -28,6 +31,9 @@
 // NOMODE: moe-bench: error: --mesh needs --parallel-mode dp, ep or auto
 // LAUNCH: moe-bench: error: --launcher mpi runs a sharded block: give --parallel-mode dp, ep or auto
 // LAUNCHER: moe-bench: error: --launcher must be inprocess or mpi (got 'slurm')
+// LINK: moe-bench: error: --link-gbps must be >= 0 (got -1.000000)
+// DEVICES: moe-bench: error: --devices must be >= 1 (got 0)
+// MESHSIZE: moe-bench: error: --mesh 'expert=x': 'expert=x' is not axis=size with size >= 1
 // PSTAGES: moe-bench: error: --stage-timing and --queue-mode prequeue time a single device's stages; give them without --parallel-mode
 // PTUNE: moe-bench: error: --tune tunes the single-device block: run it without --parallel-mode first
 

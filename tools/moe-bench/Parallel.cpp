@@ -14,50 +14,54 @@
 
 using namespace moebench;
 
+std::string moebench::parseMesh(const std::string &text, MeshRequest &mesh) {
+  mesh = MeshRequest();
+  if (text.empty())
+    return "";
+  mesh.given = true;
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(text).split(items, ',', -1, false);
+  for (llvm::StringRef item : items) {
+    auto [name, value] = item.split('=');
+    int64_t size;
+    if (value.trim().getAsInteger(10, size) || size < 1)
+      return "--mesh '" + text + "': '" + item.str() + "' is not axis=size with size >= 1";
+    if (name.trim() == "data")
+      mesh.data = size;
+    else if (name.trim() == "expert")
+      mesh.expert = size;
+    else
+      return "--mesh '" + text + "': moe-bench partitions over data and expert (got '" +
+             name.trim().str() + "')";
+  }
+  return "";
+}
+
 std::string moebench::choosePlan(const std::string &mode, const std::string &dispatch,
-                                 const std::string &mesh, int64_t devices, const Workload &w,
+                                 const MeshRequest &mesh, int64_t devices, const Workload &w,
                                  const Machine &m, Plan &plan) {
   if (mode != "none" && mode != "dp" && mode != "ep" && mode != "auto")
     return "--parallel-mode must be none, dp, ep or auto (got '" + mode + "')";
   if (dispatch != "dense" && dispatch != "compact" && dispatch != "ring" && dispatch != "a2a")
     return "--ep-dispatch must be dense, compact, ring or a2a (got '" + dispatch + "')";
-  if (devices < 1)
-    return "--devices must be >= 1";
   if (mode == "none") {
-    if (!mesh.empty())
+    if (mesh.given)
       return "--mesh needs --parallel-mode dp, ep or auto";
     plan = {"none", 1, 1};
     return "";
   }
-  int64_t data = 1, expert = 1;
-  if (!mesh.empty()) {
-    llvm::SmallVector<llvm::StringRef> items;
-    llvm::StringRef(mesh).split(items, ',', -1, false);
-    for (llvm::StringRef item : items) {
-      auto [name, value] = item.split('=');
-      int64_t size;
-      if (value.trim().getAsInteger(10, size) || size < 1)
-        return "--mesh '" + mesh + "': '" + item.str() + "' is not axis=size with size >= 1";
-      if (name.trim() == "data")
-        data = size;
-      else if (name.trim() == "expert")
-        expert = size;
-      else
-        return "--mesh '" + mesh + "': moe-bench partitions over data and expert (got '" +
-               name.trim().str() + "')";
-    }
-  } else if (mode == "dp") {
+  int64_t data = mesh.data, expert = mesh.expert;
+  if (!mesh.given && mode == "dp")
     data = devices;
-  } else if (mode == "ep") {
+  if (!mesh.given && mode == "ep")
     expert = devices;
-  }
   if (mode == "dp" && expert != 1)
     return "--parallel-mode dp splits tokens only: give a mesh without an expert axis";
   if (mode == "ep" && expert == 1)
     return "--parallel-mode ep needs an expert axis of size > 1 in --mesh";
   if (mode == "auto") {
     // Among the plans for as many devices as the mesh (or --devices) has.
-    int64_t d = mesh.empty() ? devices : data * expert;
+    int64_t d = mesh.given ? mesh.devices() : devices;
     std::vector<Plan> plans = candidatePlans(w, d);
     if (plans.empty())
       return "--parallel-mode auto: no plan splits " + std::to_string(w.tokens) + " tokens and " +

@@ -12,12 +12,21 @@
 
 namespace moebench {
 
-/// The plan --parallel-mode (none | dp | ep | auto), --ep-dispatch,
-/// --mesh ("data=2,expert=2", optional) and --devices ask for; auto picks
-/// the candidate the cost model predicts fastest. Empty on success, else
-/// the reason.
+/// The mesh --mesh asks for ("data=2,expert=2"; `given` false without one).
+struct MeshRequest {
+  int64_t data = 1, expert = 1;
+  bool given = false;
+  int64_t devices() const { return data * expert; }
+};
+/// Parses --mesh: empty on success, else the reason.
+std::string parseMesh(const std::string &text, MeshRequest &mesh);
+
+/// The plan --parallel-mode (none | dp | ep | auto), --ep-dispatch, the
+/// mesh and --devices ask for; auto picks the candidate the cost model
+/// predicts fastest on `m`. `devices` >= 1. Empty on success, else the
+/// reason.
 std::string choosePlan(const std::string &mode, const std::string &dispatch,
-                       const std::string &mesh, int64_t devices, const Workload &w,
+                       const MeshRequest &mesh, int64_t devices, const Workload &w,
                        const Machine &m, Plan &plan);
 
 /// The plan's mesh as moe-partition's option ("expert=2", "data=2,expert=2":

@@ -47,10 +47,7 @@ std::unique_ptr<Compiled> Compiled::build(const std::string &source,
   std::vector<std::string> skipped;
   for (auto &sig : moec::entrySignatures(*module, skipped)) {
     c->signatures[sig.name] = sig;
-    std::optional<moec::MeshLayout> layout = moec::meshLayout(*module, sig.name, error);
-    if (!error.empty())
-      return nullptr;
-    if (layout)
+    if (std::optional<moec::MeshLayout> layout = moec::meshLayout(*module, sig.name))
       c->layouts[sig.name] = *layout;
   }
   if (mlir::failed(moec::lowerModule(*module, "", gmm))) {
@@ -64,6 +61,35 @@ std::unique_ptr<Compiled> Compiled::build(const std::string &source,
   return c;
 }
 
+namespace {
+/// The pool's buffers named by `args`, moved out for a call (every name is
+/// checked first: a missing one takes nothing); giveBack returns them.
+bool lend(std::map<std::string, moec::Buffer> &pool, const std::vector<std::string> &args,
+          const std::string &function, std::vector<moec::Buffer> &lent, std::string &error) {
+  for (const std::string &name : args)
+    if (!pool.count(name)) {
+      error = "no buffer '" + name + "' for @" + function;
+      return false;
+    }
+  for (const std::string &name : args)
+    lent.push_back(std::move(pool[name]));
+  return true;
+}
+
+void giveBack(std::map<std::string, moec::Buffer> &pool, const std::vector<std::string> &args,
+              std::vector<moec::Buffer> &lent) {
+  for (size_t i = 0; i < args.size(); ++i)
+    pool[args[i]] = std::move(lent[i]);
+}
+
+/// A call's results into the pool under `results`' names.
+void store(std::map<std::string, moec::Buffer> &pool, const std::vector<std::string> &results,
+           std::vector<moec::Buffer> &out) {
+  for (size_t i = 0; i < results.size() && i < out.size(); ++i)
+    pool[results[i]] = std::move(out[i]);
+}
+} // namespace
+
 double Compiled::call(const std::string &function, std::map<std::string, moec::Buffer> &pool,
                       const std::vector<std::string> &args,
                       const std::vector<std::string> &results, std::string &error) {
@@ -73,23 +99,15 @@ double Compiled::call(const std::string &function, std::map<std::string, moec::B
     return -1;
   }
   std::vector<moec::Buffer> inputs;
-  for (const std::string &name : args) {
-    auto it = pool.find(name);
-    if (it == pool.end()) {
-      error = "no buffer '" + name + "' for @" + function;
-      return -1;
-    }
-    inputs.push_back(std::move(it->second));
-  }
+  if (!lend(pool, args, function, inputs, error))
+    return -1;
   auto start = std::chrono::steady_clock::now();
   auto out = program->run(sig->second, inputs, error);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (size_t i = 0; i < args.size(); ++i)
-    pool[args[i]] = std::move(inputs[i]);
+  giveBack(pool, args, inputs);
   if (!out)
     return -1;
-  for (size_t i = 0; i < results.size() && i < out->size(); ++i)
-    pool[results[i]] = std::move((*out)[i]);
+  store(pool, results, *out);
   return seconds;
 }
 
@@ -97,6 +115,7 @@ double Compiled::callSharded(const std::string &function,
                              std::map<std::string, moec::Buffer> &pool,
                              const std::vector<std::string> &args,
                              const std::vector<std::string> &results, moec::ShardComm *mpi,
+                             std::chrono::milliseconds timeout,
                              std::vector<moec::RankStats> &ranks, std::string &error) {
   auto sig = signatures.find(function);
   auto layout = layouts.find(function);
@@ -105,35 +124,17 @@ double Compiled::callSharded(const std::string &function,
     return -1;
   }
   std::vector<moec::Buffer> full;
-  for (const std::string &name : args) {
-    auto it = pool.find(name);
-    if (it == pool.end()) {
-      error = "no buffer '" + name + "' for @" + function;
-      return -1;
-    }
-    full.push_back(std::move(it->second));
-  }
-  // Lent for the cut only: back in the pool before any early return.
-  std::vector<std::vector<moec::Buffer>> shardArgs;
-  bool cut = true;
-  for (int64_t r = 0; r < layout->second.ranks() && cut; ++r) {
-    if (mpi && r != mpi->rank())
-      continue;
-    auto blocks = moec::shardInputs(full, layout->second, r, error);
-    if (!(cut = blocks.has_value()))
-      break;
-    shardArgs.push_back(std::move(*blocks));
-  }
-  for (size_t i = 0; i < args.size(); ++i)
-    pool[args[i]] = std::move(full[i]);
-  if (!cut)
+  if (!lend(pool, args, function, full, error))
     return -1;
-  auto out = moec::callSharded(*program, sig->second, layout->second, shardArgs, mpi,
-                               std::chrono::milliseconds(60000), ranks, error);
+  auto shardArgs = moec::localShardInputs(full, layout->second, mpi, error);
+  giveBack(pool, args, full);
+  if (!shardArgs)
+    return -1;
+  auto out = moec::callSharded(*program, sig->second, layout->second, *shardArgs, mpi, timeout,
+                               ranks, error);
   if (!out)
     return -1;
-  for (size_t i = 0; i < results.size() && i < out->size(); ++i)
-    pool[results[i]] = std::move((*out)[i]);
+  store(pool, results, *out);
   double slowest = 0;
   for (const moec::RankStats &r : ranks)
     slowest = std::max(slowest, r.seconds);

@@ -43,12 +43,14 @@ public:
   /// The same for a per-shard function (moe-partition): the pool's full
   /// buffers are cut per rank, every rank runs (threads of this process, or
   /// this process's rank through `mpi`), the full results are assembled.
-  /// `ranks` gets each rank's time and counters; returns the slowest rank's
+  /// `timeout` bounds every collective's wait for a peer. `ranks` gets
+  /// each rank's time and counters; returns the slowest rank's
   /// time (the call's, without cutting and assembling), or negative.
   double callSharded(const std::string &function, std::map<std::string, moec::Buffer> &pool,
                      const std::vector<std::string> &args,
                      const std::vector<std::string> &results, moec::ShardComm *mpi,
-                     std::vector<moec::RankStats> &ranks, std::string &error);
+                     std::chrono::milliseconds timeout, std::vector<moec::RankStats> &ranks,
+                     std::string &error);
 
   /// Where per-shard `function` runs (nullptr: not a per-shard function).
   const moec::MeshLayout *layout(const std::string &function) const;

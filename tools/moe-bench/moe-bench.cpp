@@ -125,6 +125,10 @@ cl::opt<std::string> launcher("launcher",
                               cl::desc("inprocess (threads of this process) | mpi (this process "
                                        "is one rank under mpirun)"),
                               cl::init("inprocess"), cl::cat(category));
+cl::opt<unsigned> collectiveTimeout("collective-timeout-ms",
+                                    cl::desc("How long a shard waits for its peers in a "
+                                             "collective before the run stops with an error"),
+                                    cl::init(60000), cl::cat(category));
 cl::opt<double> capacityFactor("capacity-factor",
                                cl::desc("EP compact/ring/a2a: rows per shard buffer as a factor "
                                         "of the fair share (0: room for every row)"),
@@ -427,6 +431,12 @@ int main(int argc, char **argv) {
 
   // The plan: one device, or a mesh of shards (docs/sharding.md), chosen
   // by the flags or, with auto, by the cost model.
+  for (auto [name, value] : {std::pair{"core-gflops", double(coreGflops)},
+                              {"half-rate-rows", halfRateRows},
+                              {"tgmm-half-rate-rows", tgmmHalfRateRows},
+                              {"link-gbps", linkGBps}, {"link-latency-us", linkLatencyUs}})
+    if (value < 0)
+      return fail(std::string("--") + name + " must be >= 0 (got " + std::to_string(value) + ")");
   Machine machine;
   machine.coreGflops = coreGflops > 0 ? double(coreGflops) : 0.75 * peak / threads;
   machine.halfRateRows = halfRateRows;
@@ -435,19 +445,13 @@ int main(int argc, char **argv) {
   machine.linkLatencyUs = linkLatencyUs;
   if (launcher != "inprocess" && launcher != "mpi")
     return fail("--launcher must be inprocess or mpi (got '" + launcher + "')");
-  int64_t meshDevices = devices;
-  if (!meshText.empty()) {
-    // The mesh's device count, for auto and the cores per shard (choosePlan
-    // checks the text).
-    meshDevices = 1;
-    SmallVector<StringRef> items;
-    StringRef(meshText).split(items, ',', -1, false);
-    for (StringRef item : items) {
-      int64_t size = 0;
-      if (!item.split('=').second.trim().getAsInteger(10, size) && size > 0)
-        meshDevices *= size;
-    }
-  }
+  MeshRequest mesh;
+  if (std::string why = parseMesh(meshText, mesh); !why.empty())
+    return fail(why);
+  if (devices < 1)
+    return fail("--devices must be >= 1 (got " + std::to_string(devices) + ")");
+  // The devices the plans share: the cores per shard follow from them.
+  int64_t meshDevices = mesh.given ? mesh.devices() : devices;
   if (parallelMode == "none" && !predictOnly)
     meshDevices = 1;
   machine.coresPerShard =
@@ -460,7 +464,7 @@ int main(int argc, char **argv) {
     return w;
   };
   Plan plan;
-  if (std::string why = choosePlan(predictOnly ? std::string("auto") : std::string(parallelMode), epDispatch, meshText,
+  if (std::string why = choosePlan(predictOnly ? std::string("auto") : std::string(parallelMode), epDispatch, mesh,
                                    devices, workloadFor(ks.front()), machine, plan);
       !why.empty())
     return fail(why);
@@ -493,16 +497,13 @@ int main(int argc, char **argv) {
   std::unique_ptr<moec::MpiComm> mpi;
   if (launcher == "mpi") {
     std::string error;
-    mpi = moec::MpiComm::create(meshShape(plan), std::chrono::milliseconds(60000), error);
+    mpi = moec::MpiComm::create(meshShape(plan), std::chrono::milliseconds(collectiveTimeout),
+                                error);
     if (!mpi)
       return fail("--launcher mpi with the mesh " + meshOption(plan) + ": " + error);
     mpiComm = mpi.get();
-    // One report: rank 0's.
-    if (mpi->rank() != 0)
-      if (FILE *null = std::fopen("/dev/null", "w")) {
-        outs().flush();
-        dup2(fileno(null), STDOUT_FILENO);
-      }
+    outs().flush();
+    mpi->quietUnlessRankZero();
   }
 #else
   if (launcher == "mpi")
@@ -713,6 +714,7 @@ int main(int argc, char **argv) {
         std::vector<moec::RankStats> rankStats;
         for (int i = 0; i < warmup + iters; ++i) {
           double s = sharded ? block->callSharded(entry, pool, blockArgs, entryResults, mpiComm,
+                                                  std::chrono::milliseconds(collectiveTimeout),
                                                   rankStats, error)
                      : mode == "full" || training
                          ? block->call(entry, pool, blockArgs, entryResults, error)

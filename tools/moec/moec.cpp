@@ -30,6 +30,8 @@
 #endif
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 
@@ -347,9 +349,7 @@ int run(mlir::ModuleOp module) {
     return fail(error);
   // A per-shard function (moe-partition) takes and returns the full
   // tensors here: the host cuts and assembles them by the mesh layout.
-  std::optional<MeshLayout> layout = meshLayout(module, shardSig->name, error);
-  if (!layout && !error.empty())
-    return fail(error);
+  std::optional<MeshLayout> layout = meshLayout(module, shardSig->name);
   if (launcher != "inprocess" && launcher != "mpi")
     return fail("--launcher must be inprocess or mpi (got '" + launcher + "')");
   if (launcher == "mpi" && !layout)
@@ -367,12 +367,8 @@ int run(mlir::ModuleOp module) {
     mpi = MpiComm::create(layout->shape, std::chrono::milliseconds(collectiveTimeout), error);
     if (!mpi)
       return fail("--launcher mpi with the mesh " + layout->str() + ": " + error);
-    // One report: rank 0's. The others keep stderr for their errors.
-    if (mpi->rank() != 0)
-      if (FILE *null = std::fopen("/dev/null", "w")) {
-        outs().flush();
-        dup2(fileno(null), STDOUT_FILENO);
-      }
+    outs().flush();
+    mpi->quietUnlessRankZero();
   }
 #else
   if (launcher == "mpi")
@@ -448,16 +444,15 @@ int run(mlir::ModuleOp module) {
                      ? " (and values of dynamic size)\n"
                      : "\n");
   // A run calls one function: the others (the forward next to its
-  // forward_backward, say) are not compiled.
-  for (bool erased = true; erased;) {
-    erased = false;
-    for (auto fn : llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
-      if (fn.getSymName() != shardSig->name &&
-          mlir::SymbolTable::symbolKnownUseEmpty(fn, module)) {
-        fn.erase();
-        erased = true;
-      }
-  }
+  // forward_backward, say) become private and upstream's symbol-dce drops
+  // what the entry does not call, so they are not compiled.
+  for (auto fn : module.getOps<mlir::func::FuncOp>())
+    if (fn.getSymName() != shardSig->name && !fn.isDeclaration())
+      fn.setPrivate();
+  mlir::PassManager dce(module.getContext());
+  dce.addPass(mlir::createSymbolDCEPass());
+  if (mlir::failed(dce.run(module)))
+    return 1;
   if (mlir::failed(lowerModule(module, passPipeline, gmmChoices())))
     return 1;
   auto program = JitProgram::create(module, error);
@@ -495,15 +490,10 @@ int run(mlir::ModuleOp module) {
 #ifdef MOEC_HAVE_MPI
     mpiComm = mpi.get();
 #endif
-    // Under MPI this process holds its own rank's inputs only.
-    for (int64_t r = 0; r < ranks; ++r) {
-      if (mpiComm && r != mpiComm->rank())
-        continue;
-      auto blocks = shardInputs(args, *layout, r, error);
-      if (!blocks)
-        return fail(error);
-      shardArgs.push_back(std::move(*blocks));
-    }
+    auto local = localShardInputs(args, *layout, mpiComm, error);
+    if (!local)
+      return fail(error);
+    shardArgs = std::move(*local);
     outs() << "mesh: " << layout->str() << " (" << mode << "), " << ranks
            << (mpiComm ? " MPI processes\n" : " shards in-process\n");
     call = [&, mpiComm](std::string &err) {
