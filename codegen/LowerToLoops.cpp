@@ -161,6 +161,7 @@ struct MoeLowerToLoopsPass
       llvm::TypeSwitch<Operation *>(op)
           .Case([&](RouteOp o) { codegen::lowerRoute(rewriter, o); })
           .Case([&](RouteGradOp o) { codegen::lowerRouteGrad(rewriter, o); })
+          .Case([&](NullSlotsOp o) { codegen::lowerNullSlots(rewriter, o); })
           .Case([&](ScatterSlotsOp o) { codegen::lowerScatterSlots(rewriter, o); })
           .Case([&](PackOp o) { codegen::lowerPack(rewriter, o); })
           .Case([&](GatherRowsOp o) {

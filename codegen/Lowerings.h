@@ -29,6 +29,8 @@ void lowerRoute(RewriterBase &rewriter, RouteOp op);
 /// moe.route_grad: the same top-k selection as lowerRoute, then the chain
 /// rule per token (RouteLowering.cpp).
 void lowerRouteGrad(RewriterBase &rewriter, RouteGradOp op);
+/// moe.null_slots: the benchmark null routing, per token (NullSlotsLowering.cpp).
+void lowerNullSlots(RewriterBase &rewriter, NullSlotsOp op);
 void lowerPack(RewriterBase &rewriter, PackOp op);
 void lowerGatherRows(RewriterBase &rewriter, GatherRowsOp op);
 /// The grouped matmuls. Kept apart from the rest so that a tiled or

@@ -16,6 +16,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::moe;
@@ -72,7 +73,8 @@ LogicalResult expectSameElement(Operation *op, Value a, StringRef aName,
 
 /// The routing configuration shared by moe.route and moe.block.
 LogicalResult verifyRouterConfig(Operation *op, int64_t columns, int64_t k,
-                                 int64_t nullExperts, NullPolicy policy) {
+                                 int64_t nullExperts, NullPolicy policy,
+                                 bool drawnNulls = false) {
   if (ShapedType::isDynamic(columns))
     return op->emitOpError(
         "router logits must have a static expert dimension");
@@ -86,9 +88,9 @@ LogicalResult verifyRouterConfig(Operation *op, int64_t columns, int64_t k,
   if (k < 1 || k > columns)
     return op->emitOpError() << "top-k (" << k << ") must be in [1, " << columns
                              << "] (router columns)";
-  if (nullExperts == 0 && policy != NullPolicy::independent)
+  if (nullExperts == 0 && !drawnNulls && policy != NullPolicy::independent)
     return op->emitOpError() << "null_policy " << stringifyNullPolicy(policy)
-                             << " has no effect without null_experts";
+                             << " has no effect without null_experts or null_fraction";
   return success();
 }
 } // namespace
@@ -145,6 +147,57 @@ LogicalResult RouteGradOp::verify() {
     return failure();
   return verifyRouterConfig(op, dimOf(getLogits(), 1), dimOf(getWeightsGrad(), 1),
                             getNullExperts(), getNullPolicy());
+}
+
+//===----------------------------------------------------------------------===//
+// moe.null_slots
+//===----------------------------------------------------------------------===//
+
+double mlir::moe::nullSlotProbability(double fraction, int64_t k, NullPolicy policy) {
+  if (policy == NullPolicy::independent || fraction <= 0 || fraction >= 1 || k <= 1)
+    return fraction;
+  // The expected null fraction 1 - (1/K) sum_j (1 - p)^j grows with p from
+  // 0 to 1: bisection to well below a float's resolution.
+  auto expected = [&](double p) {
+    double keep = 1, sum = 0;
+    for (int64_t j = 0; j < k; ++j)
+      sum += (keep *= 1 - p);
+    return 1 - sum / double(k);
+  };
+  double lo = 0, hi = 1;
+  for (int i = 0; i < 60; ++i) {
+    double mid = 0.5 * (lo + hi);
+    (expected(mid) < fraction ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+double NullSlotsOp::getSlotProbability() {
+  return nullSlotProbability(getFraction().convertToDouble(), dimOf(getIds(), 1), getPolicy());
+}
+
+namespace {
+LogicalResult verifyNullFraction(Operation *op, double fraction) {
+  if (!(fraction >= 0 && fraction <= 1))
+    return op->emitOpError() << "null fraction (" << llvm::formatv("{0}", fraction).str()
+                             << ") must be in [0, 1]";
+  return success();
+}
+} // namespace
+
+LogicalResult NullSlotsOp::verify() {
+  Operation *op = *this;
+  if (failed(verifyNullFraction(op, getFraction().convertToDouble())))
+    return failure();
+  if (getExperts() < 1)
+    return emitOpError() << "experts (" << getExperts() << ") must be positive";
+  for (auto [v, name] : {std::pair{getWeights(), "weights"}, {getDraws(), "draws"}})
+    if (failed(expectDim(op, dimOf(v, 0), std::string("token count of ") + name,
+                         dimOf(getIds(), 0), "token count of ids")) ||
+        failed(expectDim(op, dimOf(v, 1), std::string("slots of ") + name, dimOf(getIds(), 1),
+                         "slots of ids")))
+      return failure();
+  return expectStatic(op, dimOf(getIds(), 1), "top-k (ids dimension 1)");
 }
 
 //===----------------------------------------------------------------------===//
@@ -652,8 +705,18 @@ LogicalResult BlockOp::verify() {
       return failure();
   }
   if (failed(verifyRouterConfig(op, columns, getK(), getNullExperts(),
-                                getNullPolicy())))
+                                getNullPolicy(), (bool)getNullFraction())))
     return failure();
+  // Benchmark null routing: draws [T, K] and a fraction, both or neither.
+  if ((bool)getNullDraws() != (bool)getNullFraction())
+    return emitOpError("null_draws(...) and null_fraction are given together or not at all");
+  if (Value draws = getNullDraws()) {
+    if (failed(verifyNullFraction(op, getNullFraction()->convertToDouble())) ||
+        failed(expectDim(op, dimOf(draws, 0), "token count of null_draws", tokens,
+                         "token count of x")) ||
+        failed(expectDim(op, dimOf(draws, 1), "slots of null_draws", getK(), "top-k")))
+      return failure();
+  }
   if (columns - (int64_t)getNullExperts() != experts)
     return emitOpError() << "router scores " << columns - (int64_t)getNullExperts()
                          << " real experts (" << columns << " columns - "

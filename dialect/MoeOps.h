@@ -32,6 +32,12 @@ FailureOr<ResolvedGridAxes> resolveGridAxes(Operation *from,
                                             FlatSymbolRefAttr grid,
                                             ArrayAttr axes);
 
+/// The probability with which one uniform draw nulls its slot in
+/// moe.null_slots, so that a fraction `fraction` of the K slots is null on
+/// average: the fraction itself for `independent`, the solution p of
+/// 1 - (1/K) sum_{j=1..K} (1 - p)^j = fraction for `take_until_null`.
+double nullSlotProbability(double fraction, int64_t k, NullPolicy policy);
+
 } // namespace mlir::moe
 
 #endif // MOEC_DIALECT_MOEOPS_H

@@ -114,6 +114,64 @@ def Moe_RouteGradOp : Moe_Op<"route_grad", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// moe.null_slots
+//===----------------------------------------------------------------------===//
+
+def Moe_NullSlotsOp : Moe_Op<"null_slots", [Pure,
+    AllTypesMatch<["ids", "new_ids"]>, AllTypesMatch<["weights", "new_weights"]>]> {
+  let summary = "null a fraction of the routed slots (benchmark null routing)";
+  let description = [{
+    The benchmark form of null routing (semantics doc, section 6): given a
+    routing `ids [T, K]` (i32), `weights [T, K]` (f32) over `experts` real
+    experts and uniform draws `draws [T, K]` (f32 in [0, 1)), returns the
+    routing with some slots sent to no expert: id `experts`, weight 0. Null
+    slots occupy no row in `moe.pack`, so they cost no compute downstream.
+
+    - `policy = independent`: slot (t, k) is nulled when draws[t, k] < f, so
+      a fraction f of the slots is null on average.
+    - `policy = take_until_null`: a token keeps its slots up to its first
+      drawn null and nulls every later one (0..K real experts per token). The
+      per-slot probability p is chosen so that the expected null fraction is
+      still f: 1 - (1/K) sum_{j=1..K} (1 - p)^j = f.
+    - Slots that are null already (ids outside [0, experts), the model form's
+      null experts) stay null and start take_until_null's suffix.
+    - `renormalize`: the real weights of a token are divided by their sum
+      (unchanged when a token has none).
+
+    The draws are an input, not a seed, so a run is reproducible, a sharded
+    block splits them with the tokens, and the host that makes them chooses
+    the generator.
+
+    ```mlir
+    %ids2, %w2 = moe.null_slots %ids, %w, %u fraction 5.000000e-01 experts 60
+        policy take_until_null renormalize
+        : tensor<?x8xi32>, tensor<?x8xf32>, tensor<?x8xf32>
+    ```
+  }];
+  let arguments = (ins
+    Moe_I32Tensor2D:$ids,
+    Moe_F32Tensor2D:$weights,
+    Moe_F32Tensor2D:$draws,
+    F64Attr:$fraction,
+    I64Attr:$experts,
+    DefaultValuedAttr<Moe_NullPolicy,
+                      "::mlir::moe::NullPolicy::independent">:$policy,
+    UnitAttr:$renormalize
+  );
+  let results = (outs Moe_I32Tensor2D:$new_ids, Moe_F32Tensor2D:$new_weights);
+  let assemblyFormat = [{
+    $ids `,` $weights `,` $draws `fraction` $fraction `experts` $experts
+    (`policy` $policy^)? (`renormalize` $renormalize^)? attr-dict
+    `:` type($ids) `,` type($weights) `,` type($draws)
+  }];
+  let extraClassDeclaration = [{
+    /// The probability with which one draw nulls its slot (see above).
+    double getSlotProbability();
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // moe.pack
 //===----------------------------------------------------------------------===//
 
@@ -522,6 +580,11 @@ def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
       `sw13 [H, 2S]` (`shared_fused`) or `sw1 [H, S], sw3 [H, S]`, and
       `shared_down(sw2 [S, H])`.
 
+    Benchmark null routing: with `null_draws(%u : [T, K])` and
+    `null_fraction f`, the routing goes through `moe.null_slots` (policy
+    `null_policy`, `renormalize` renormalising the real weights after the
+    nulling) before the experts; both are given or neither.
+
     The routing attributes are those of `moe.route`; `pack_strategy` and
     `combine_strategy` those of `moe.pack` and `moe.combine`; `preweight`
     scales the activations by the routing weights before the down projection.
@@ -540,6 +603,7 @@ def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
     Moe_FloatTensor2D:$x,
     Optional<Moe_FloatTensor2D>:$router_logits,
     Optional<Moe_FloatTensor2D>:$router_weight,
+    Optional<Moe_F32Tensor2D>:$null_draws,
     Variadic<Moe_FloatTensor3D>:$expert_gate_up,
     Moe_FloatTensor3D:$expert_down,
     Variadic<Moe_FloatTensor2D>:$shared_gate_up,
@@ -552,6 +616,7 @@ def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
     DefaultValuedAttr<I64Attr, "0">:$null_experts,
     DefaultValuedAttr<Moe_NullPolicy,
                       "::mlir::moe::NullPolicy::independent">:$null_policy,
+    OptionalAttr<F64Attr>:$null_fraction,
     DefaultValuedAttr<Moe_PackStrategy,
                       "::mlir::moe::PackStrategy::argsort">:$pack_strategy,
     DefaultValuedAttr<Moe_CombineStrategy,
@@ -562,14 +627,15 @@ def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
   let assemblyFormat = [{
     $x (`logits` `(` $router_logits^ `:` type($router_logits) `)`)?
     (`router` `(` $router_weight^ `:` type($router_weight) `)`)?
+    (`null_draws` `(` $null_draws^ `:` type($null_draws) `)`)?
     `gate_up` `(` $expert_gate_up `:` type($expert_gate_up) `)`
     `down` `(` $expert_down `:` type($expert_down) `)`
     (`shared_gate_up` `(` $shared_gate_up^ `:` type($shared_gate_up) `)`)?
     (`shared_down` `(` $shared_down^ `:` type($shared_down) `)`)?
     `top` $k (`scoring` $scoring^)? (`order` $order^)?
     (`renormalize` $renormalize^)? (`null_experts` $null_experts^)?
-    (`null_policy` $null_policy^)? (`pack_strategy` $pack_strategy^)?
-    (`combine_strategy` $combine_strategy^)? (`preweight` $preweight^)?
+    (`null_policy` $null_policy^)? (`null_fraction` $null_fraction^)?
+    (`pack_strategy` $pack_strategy^)? (`combine_strategy` $combine_strategy^)? (`preweight` $preweight^)?
     attr-dict `:` type($x)
   }];
   let extraClassDeclaration = [{

@@ -24,8 +24,8 @@ void expandBlock(RewriterBase &rewriter, BlockOp op) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
-  auto route = buildRoute(rewriter, loc, op);
-  Value out = buildRoutedExperts(rewriter, loc, op, op.getX(), route.getIds(), route.getWeights(),
+  Routing route = buildRoute(rewriter, loc, op);
+  Value out = buildRoutedExperts(rewriter, loc, op, op.getX(), route.ids, route.weights,
                                  op.getNumExperts(), op.getExpertGateUp(),
                                  op.getExpertDown());
 

@@ -120,20 +120,20 @@ void expandWithSharedGroups(RewriterBase &rw, BlockOp op) {
 
   // Routing, then c more slots per token: experts E..E+c-1 with weight 1.
   // Null ids (>= E) move past the new experts.
-  auto route = buildRoute(rw, loc, op);
-  auto idsType = cast<RankedTensorType>(route.getIds().getType());
+  Routing route = buildRoute(rw, loc, op);
+  auto idsType = cast<RankedTensorType>(route.ids.getType());
   SmallVector<Value> dyn;
   if (idsType.isDynamicDim(0))
-    dyn.push_back(tensor::DimOp::create(rw, loc, route.getIds(), 0));
+    dyn.push_back(tensor::DimOp::create(rw, loc, route.ids, 0));
   auto i32 = rw.getI32Type();
   auto splatI32 = [&](int64_t v, RankedTensorType type) -> Value {
     Value s = arith::ConstantOp::create(rw, loc, rw.getI32IntegerAttr(v));
     return tensor::SplatOp::create(rw, loc, s, type, dyn);
   };
-  Value isNull = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sge, route.getIds(),
+  Value isNull = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sge, route.ids,
                                        splatI32(experts, idsType));
-  Value shifted = arith::AddIOp::create(rw, loc, route.getIds(), splatI32(c, idsType));
-  Value ids = arith::SelectOp::create(rw, loc, isNull, shifted, route.getIds());
+  Value shifted = arith::AddIOp::create(rw, loc, route.ids, splatI32(c, idsType));
+  Value ids = arith::SelectOp::create(rw, loc, isNull, shifted, route.ids);
   auto extraType = RankedTensorType::get({idsType.getDimSize(0), c}, i32);
   Value extraIds = tensor::GenerateOp::create(
       rw, loc, extraType, dyn, [&](OpBuilder &b, Location l, ValueRange idx) {
@@ -149,7 +149,7 @@ void expandWithSharedGroups(RewriterBase &rw, BlockOp op) {
     return tensor::ConcatOp::create(rw, loc, type, 1, ValueRange{a, b});
   };
   Value allIds = concatColumns(ids, extraIds);
-  Value allWeights = concatColumns(route.getWeights(), extraWeights);
+  Value allWeights = concatColumns(route.weights, extraWeights);
 
   // Weights: [E + c, H, 2M] and [E + c, M, H].
   auto gateUp = op.getExpertGateUp();

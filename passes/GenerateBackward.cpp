@@ -573,6 +573,31 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
                                              o.getNullExpertsAttr(), o.getNullPolicyAttr()));
           return success();
         })
+        .Case([&](NullSlotsOp o) -> LogicalResult {
+          // Reached only with routing-grad. Without renormalisation a kept
+          // slot passes its gradient through and a null slot stops it.
+          Value g = grad(o.getNewWeights());
+          if (!g)
+            return success();
+          if (o.getRenormalize())
+            return o.emitError("moe-generate-backward: routing-grad through moe.null_slots "
+                               "with renormalize has no adjoint rule yet; route with "
+                               "renormalize off or keep the routing fixed");
+          Value experts =
+              linalg::FillOp::create(
+                  b, loc,
+                  Value(arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(o.getExperts()))),
+                  emptyLike(b, loc, o.getNewIds(), b.getI32Type()))
+                  .getResult(0);
+          Value kept = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, o.getNewIds(),
+                                             experts);
+          Value zero = linalg::FillOp::create(
+                           b, loc, Value(arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0))),
+                           emptyLike(b, loc, g, b.getF32Type()))
+                           .getResult(0);
+          adjoints.add(loc, o.getWeights(), arith::SelectOp::create(b, loc, kept, g, zero));
+          return success();
+        })
         // The dense masked EP's operands (moe-partition): weights with a
         // zero dummy expert appended, routing weights masked to 0.
         .Case([&](tensor::ConcatOp o) {

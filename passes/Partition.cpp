@@ -260,7 +260,8 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       SmallVector<SmallVector<std::string>> split(type ? type.getRank() : 0);
       Type newType = arg.getType();
-      bool tokenRows = arg == block.getX() || arg == block.getRouterLogits();
+      bool tokenRows = arg == block.getX() || arg == block.getRouterLogits() ||
+                       arg == block.getNullDraws();
       if (type && tokenRows) {
         auto t = splitType(block, type, 0, tokenParts, "the token count");
         if (failed(t))
@@ -405,7 +406,7 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
   /// ring) closes the block.
   FailureOr<Value> expertShards(IRRewriter &b, Location loc, BlockOp block, StringRef dispatch,
                                 int64_t local) {
-    Value x = block.getX(), logits = block.getRouterLogits();
+    Value x = block.getX(), logits = block.getRouterLogits(), draws = block.getNullDraws();
     auto axes = b.getStrArrayAttr({"expert"});
     auto grid = FlatSymbolRefAttr::get(b.getContext(), gridName);
     auto gather = [&](Value v) -> Value {
@@ -420,10 +421,12 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
       x = gather(x);
       if (logits)
         logits = gather(logits);
+      if (draws)
+        draws = gather(draws);
     }
-    RouteOp route = buildRoute(b, loc, block, x, logits);
-    Value ids = shiftToLocal(b, loc, route.getIds(), local);
-    Value weights = route.getWeights();
+    Routing route = buildRoute(b, loc, block, x, logits, draws);
+    Value ids = shiftToLocal(b, loc, route.ids, local);
+    Value weights = route.weights;
     int64_t tokens = cast<RankedTensorType>(x.getType()).getDimSize(0);
     int64_t assignments = ShapedType::isDynamic(tokens) ? tokens : tokens * block.getK();
 
@@ -488,8 +491,8 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
                              "(its receive buffers are sized at compile time)");
     auto grid = FlatSymbolRefAttr::get(b.getContext(), gridName);
     auto axes = b.getStrArrayAttr({"expert"});
-    RouteOp route = buildRoute(b, loc, block, x, block.getRouterLogits());
-    Value ids = route.getIds(), weights = route.getWeights();
+    Routing route = buildRoute(b, loc, block, x, block.getRouterLogits());
+    Value ids = route.ids, weights = route.weights;
     // Sorted by global expert is sorted by destination shard.
     auto pack = PackOp::create(b, loc, x, ids, weights, b.getI64IntegerAttr(experts),
                                b.getI64IntegerAttr(0), IntegerAttr(), IntegerAttr(),

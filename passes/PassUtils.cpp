@@ -74,15 +74,29 @@ Value mlir::moe::matmulF32(OpBuilder &b, Location loc, Value lhs, Value rhs) {
       .getResult(0);
 }
 
-mlir::moe::RouteOp mlir::moe::buildRoute(OpBuilder &b, Location loc, moe::BlockOp block,
-                                         Value x, Value logits) {
+mlir::moe::Routing mlir::moe::buildRoute(OpBuilder &b, Location loc, moe::BlockOp block,
+                                         Value x, Value logits, Value draws) {
   if (!logits)
     logits = block.getRouterLogits();
   if (!logits)
     logits = matmulF32(b, loc, x ? x : block.getX(), block.getRouterWeight());
-  return RouteOp::create(b, loc, logits, block.getKAttr(), block.getScoringAttr(),
-                         block.getOrderAttr(), block.getRenormalizeAttr(),
-                         block.getNullExpertsAttr(), block.getNullPolicyAttr());
+  // The null policy is the route's only with null experts to apply it to
+  // (drawn nulls apply it in moe.null_slots).
+  auto policy = block.getNullExperts() ? block.getNullPolicyAttr()
+                                       : NullPolicyAttr::get(b.getContext(), NullPolicy::independent);
+  auto route = RouteOp::create(b, loc, logits, block.getKAttr(), block.getScoringAttr(),
+                               block.getOrderAttr(), block.getRenormalizeAttr(),
+                               block.getNullExpertsAttr(), policy);
+  Routing routing{route.getIds(), route.getWeights()};
+  if (!draws)
+    draws = block.getNullDraws();
+  if (!draws)
+    return routing;
+  auto nulled = NullSlotsOp::create(b, loc, routing.ids, routing.weights, draws,
+                                    block.getNullFractionAttr(),
+                                    b.getI64IntegerAttr(block.getNumExperts()),
+                                    block.getNullPolicyAttr(), block.getRenormalizeAttr());
+  return {nulled.getNewIds(), nulled.getNewWeights()};
 }
 
 Value mlir::moe::buildRoutedExperts(OpBuilder &b, Location loc, moe::BlockOp block, Value x,

@@ -41,10 +41,17 @@ Value buildRoutedExperts(OpBuilder &b, Location loc, BlockOp block, Value x, Val
                          Value weights, int64_t experts, ValueRange gateUp, Value down,
                          PackScope scope = {});
 
+/// A block's routing: ids [T, K] (i32) and weights [T, K] (f32).
+struct Routing {
+  Value ids, weights;
+};
+
 /// Routes the tokens with `block`'s router: its logits, or x @ its router
-/// weight (`x` defaults to the block's).
-RouteOp buildRoute(OpBuilder &b, Location loc, BlockOp block, Value x = {},
-                   Value logits = {});
+/// weight (`x` defaults to the block's), then, with benchmark null routing,
+/// moe.null_slots over its draws (`draws` defaults to the block's; a sharded
+/// block passes the rows its shard routes).
+Routing buildRoute(OpBuilder &b, Location loc, BlockOp block, Value x = {},
+                   Value logits = {}, Value draws = {});
 
 /// The shared expert over `x`: silu(x @ sw1) * (x @ sw3) @ sw2, in f32,
 /// returned in the element type of x.

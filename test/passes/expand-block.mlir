@@ -81,3 +81,19 @@ func.func @static_tokens(%x: tensor<16x64xf32>, %l: tensor<?x8xf32>, %w13: tenso
   %y = moe.block %x logits(%l : tensor<?x8xf32>) gate_up(%w13 : tensor<8x64x32xf32>) down(%w2 : tensor<8x16x64xf32>) top 2 : tensor<16x64xf32>
   return %y : tensor<16x64xf32>
 }
+
+// -----
+
+// Benchmark null routing: moe.null_slots between route and pack, with the
+// block's policy and renormalisation; pack and combine see its routing.
+// CHECK-LABEL: func @null_draws
+// CHECK-SAME: %[[U:[^:]*]]: tensor<?x4xf32>
+// CHECK: %[[IDS:.*]], %[[W:.*]] = moe.route %{{.*}} top 4 renormalize : tensor<?x8xf32>
+// CHECK: %[[NIDS:.*]], %[[NW:.*]] = moe.null_slots %[[IDS]], %[[W]], %[[U]] fraction 2.500000e-01 experts 8 policy take_until_null renormalize :
+// CHECK: moe.pack %{{.*}}, %[[NIDS]], %[[NW]] experts 8
+// CHECK: moe.combine %{{.*}}, %{{.*}}, %[[NW]]
+func.func @null_draws(%x: tensor<?x64xf32>, %l: tensor<?x8xf32>, %u: tensor<?x4xf32>, %w13: tensor<8x64x32xf32>, %w2: tensor<8x16x64xf32>) -> tensor<?x64xf32> {
+  %y = moe.block %x logits(%l : tensor<?x8xf32>) null_draws(%u : tensor<?x4xf32>) gate_up(%w13 : tensor<8x64x32xf32>) down(%w2 : tensor<8x16x64xf32>)
+         top 4 renormalize null_policy take_until_null null_fraction 0.25 : tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}

@@ -96,6 +96,47 @@ Routing moec::reference::route(const std::vector<float> &logits, int64_t tokens,
   return routeImpl(logits, tokens, columns, c);
 }
 
+Routing moec::reference::nullSlots(const Routing &routing, const std::vector<float> &draws,
+                                   int64_t tokens, int64_t k, int64_t experts, double fraction,
+                                   bool takeUntilNull, bool renormalize) {
+  double p = fraction;
+  if (takeUntilNull && k > 1 && fraction > 0 && fraction < 1) {
+    // Slot j (1-based) survives with probability (1 - p)^j; solve
+    // mean_j (1 - (1 - p)^j) = fraction by halving the interval.
+    double lo = 0, hi = 1;
+    for (int step = 0; step < 100; ++step) {
+      double mid = (lo + hi) / 2, nulls = 0;
+      for (int64_t j = 1; j <= k; ++j)
+        nulls += 1 - std::pow(1 - mid, double(j));
+      if (nulls / double(k) < fraction)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    p = (lo + hi) / 2;
+  }
+  Routing out = routing;
+  for (int64_t t = 0; t < tokens; ++t) {
+    bool seen = false;
+    double sum = 0;
+    for (int64_t s = 0; s < k; ++s) {
+      int64_t i = t * k + s;
+      bool isNull = out.ids[i] < 0 || out.ids[i] >= experts || draws[i] < float(p) ||
+                    (takeUntilNull && seen);
+      seen = seen || isNull;
+      if (isNull) {
+        out.ids[i] = int32_t(experts);
+        out.weights[i] = 0;
+      }
+      sum += out.weights[i];
+    }
+    if (renormalize && sum > 0)
+      for (int64_t s = 0; s < k; ++s)
+        out.weights[t * k + s] /= sum;
+  }
+  return out;
+}
+
 Routing moec::reference::route(const std::vector<double> &logits, int64_t tokens,
                                int64_t columns, const RouteConfig &c) {
   return routeImpl(logits, tokens, columns, c);

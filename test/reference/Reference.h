@@ -35,6 +35,17 @@ Routing route(const std::vector<float> &logits, int64_t tokens, int64_t columns,
 Routing route(const std::vector<double> &logits, int64_t tokens, int64_t columns,
               const RouteConfig &config);
 
+/// Benchmark null routing (semantics doc, section 6) over a routing of
+/// `experts` real experts, with uniform draws [T, K]: a slot is nulled (id
+/// `experts`, weight 0) when its id is not a real expert already, when its
+/// draw is below the slot probability (the fraction for independent; for
+/// take_until_null the p whose expected null fraction over K nested slots is
+/// the fraction), or with take_until_null after the token's first null.
+/// `renormalize` rescales the real weights to sum 1.
+Routing nullSlots(const Routing &routing, const std::vector<float> &draws, int64_t tokens,
+                  int64_t k, int64_t experts, double fraction, bool takeUntilNull,
+                  bool renormalize);
+
 /// The router gradient: dL/dlogits [T, C] for dweights = dL/d(routing
 /// weights) [T, K], the selection held fixed (it is piecewise constant in
 /// the logits). Written from the math per token: scores s (softmax over the

@@ -39,6 +39,7 @@ struct Config {
   bool nullsWin = false;   // null experts score highest
   bool needsAvx512Bf16 = false; // skipped on a host without it
   bool routingGrad = false;     // gradients through the router (f32)
+  double nullFraction = -1;     // >= 0: benchmark null routing over draws
 };
 
 std::string tensorType(std::vector<int64_t> shape, const std::string &element) {
@@ -57,6 +58,8 @@ std::string program(const Config &c) {
   std::vector<std::pair<std::string, std::string>> args;
   args.push_back({"%x", tensorType({T, H}, dt)});
   args.push_back({"%r", c.routerWeight ? tensorType({H, C}, dt) : tensorType({T, C}, "f32")});
+  if (c.nullFraction >= 0)
+    args.push_back({"%u", tensorType({T, c.k}, "f32")});
   if (c.fusedW13)
     args.push_back({"%w13", tensorType({E, H, 2 * M}, dt)});
   else {
@@ -81,6 +84,8 @@ std::string program(const Config &c) {
   os << ") -> " << out << " {\n  %y = moe.block %x "
      << (c.routerWeight ? "router" : "logits") << "(%r : " << args[1].second << ") ";
   size_t i = 2;
+  if (c.nullFraction >= 0)
+    os << "null_draws(%u : " << args[i++].second << ") ";
   if (c.fusedW13)
     os << "gate_up(%w13 : " << args[i++].second << ") ";
   else {
@@ -108,6 +113,8 @@ std::string program(const Config &c) {
     os << " null_experts " << c.route.nullExperts;
   if (c.route.takeUntilNull)
     os << " null_policy take_until_null";
+  if (c.nullFraction >= 0)
+    os << " null_fraction " << std::to_string(c.nullFraction); // a float literal, even for 1
   if (c.packStrategy)
     os << " pack_strategy " << c.packStrategy;
   if (c.scatter)
@@ -188,8 +195,16 @@ Inputs makeInputs(const Config &c, std::mt19937_64 &rng) {
         }
     args.push_back(std::move(logits));
   }
-  float wIn = 1.0f / std::sqrt(float(H)), wMid = 1.0f / std::sqrt(float(M));
   in.weightOf = {nullptr, nullptr};
+  if (c.nullFraction >= 0) {
+    Tensor draws{Buffer(DType::F32, {T, c.k}), {}};
+    std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+    for (int64_t i = 0; i < T * c.k; ++i)
+      draws.values.push_back(draws.buffer.as<float>()[i] = uniform(rng));
+    args.push_back(std::move(draws));
+    in.weightOf.push_back(nullptr);
+  }
+  float wIn = 1.0f / std::sqrt(float(H)), wMid = 1.0f / std::sqrt(float(M));
   if (c.fusedW13) {
     args.push_back(randomTensor(rng, dt, {E, H, 2 * M}, wIn));
     w.w13 = args.back().values;
@@ -272,6 +287,9 @@ void check(const Config &c, uint64_t seed) {
   reference::RouteConfig rc = c.route;
   rc.k = c.k;
   reference::Routing routing = reference::route(logits, T, C, rc);
+  if (c.nullFraction >= 0)
+    routing = reference::nullSlots(routing, args[2].values, T, c.k, E, c.nullFraction,
+                                   c.route.takeUntilNull, c.route.renormalize);
   reference::BlockShape shape{T, H, M, E, S, c.fusedW13, c.sharedFused};
   std::vector<double> expected = reference::block(args[0].values, routing, shape, w, c.k);
 
@@ -329,6 +347,13 @@ std::vector<Config> configs() {
   add("softmax_then_topk, no renormalize", [](Config &c) { c.route.softmaxThenTopk = true; c.k = 5; });
   add("sigmoid renormalize", [](Config &c) { c.route.sigmoid = true; c.route.renormalize = true; });
   add("nulls independent", [](Config &c) { c.route.nullExperts = 4; c.k = 4; });
+  add("null draws independent, 60 experts top-8", [](Config &c) {
+    c.experts = 60; c.k = 8; c.tokens = 37; c.nullFraction = 0.5; });
+  add("null draws take_until_null renormalize, with null experts", [](Config &c) {
+    c.route.nullExperts = 2; c.k = 4; c.nullFraction = 0.3; c.route.takeUntilNull = true;
+    c.route.renormalize = true; });
+  add("null draws, every slot null, shared", [](Config &c) {
+    c.nullFraction = 1; c.shared = 16; });
   add("nulls take_until_null renormalize", [](Config &c) {
     c.route.nullExperts = 3; c.route.takeUntilNull = true; c.route.renormalize = true; c.k = 6; });
   add("all null", [](Config &c) {
@@ -461,10 +486,15 @@ std::vector<float> logitsOf(const Config &c, const std::vector<float> &x,
 }
 
 reference::Routing routeOf(const Config &c, const std::vector<float> &x,
-                           const std::vector<float> &router) {
+                           const std::vector<float> &router, const std::vector<float> &draws) {
   reference::RouteConfig rc = c.route;
   rc.k = c.k;
-  return reference::route(logitsOf(c, x, router), c.tokens, c.experts + c.route.nullExperts, rc);
+  reference::Routing r =
+      reference::route(logitsOf(c, x, router), c.tokens, c.experts + c.route.nullExperts, rc);
+  if (c.nullFraction >= 0)
+    r = reference::nullSlots(r, draws, c.tokens, c.k, c.experts, c.nullFraction,
+                             c.route.takeUntilNull, c.route.renormalize);
+  return r;
 }
 
 /// The columns the top-k chose, before any nulling renames them (with
@@ -506,7 +536,9 @@ void checkGradients(const Config &c, uint64_t seed) {
   std::vector<float> router = in.args[1].values; // logits or router weight
   reference::BlockWeights w = in.w;
   reference::BlockShape shape{c.tokens, c.hidden, c.mlp, c.experts, c.shared, c.fusedW13, c.sharedFused};
-  const reference::Routing routing = routeOf(c, x, router);
+  bool hasDraws = c.nullFraction >= 0;
+  const std::vector<float> draws = hasDraws ? in.args[2].values : std::vector<float>();
+  const reference::Routing routing = routeOf(c, x, router, draws);
   std::vector<double> y = reference::block(x, routing, shape, w, c.k);
   reference::BlockGradients analytic =
       reference::blockBackward(x, routing, shape, w, c.k, reference::meanSquareCotangent(y));
@@ -523,7 +555,7 @@ void checkGradients(const Config &c, uint64_t seed) {
   // inputs, and `sameRouting` says whether it still selects as at the base.
   const std::vector<int32_t> baseColumns = chosenColumns(c, x, router);
   auto referenceLoss = [&](bool &sameRouting) {
-    reference::Routing r = c.routingGrad ? routeOf(c, x, router) : routing;
+    reference::Routing r = c.routingGrad ? routeOf(c, x, router, draws) : routing;
     sameRouting = !c.routingGrad || chosenColumns(c, x, router) == baseColumns;
     return reference::meanSquare(reference::block(x, r, shape, w, c.k));
   };
@@ -548,8 +580,8 @@ void checkGradients(const Config &c, uint64_t seed) {
   }
   const std::vector<Buffer> &results = byPolicy[0];
   // The loss, then x, the logits or router weight (routing-grad only) and
-  // every weight.
-  size_t gradients = in.weightOf.size() - (c.routingGrad ? 0 : 1);
+  // every weight (the null draws have no gradient).
+  size_t gradients = in.weightOf.size() - (c.routingGrad ? 0 : 1) - (hasDraws ? 1 : 0);
   ASSERT_EQ(results.size(), 1 + gradients);
 
   double loss = reference::meanSquare(y);
@@ -566,7 +598,7 @@ void checkGradients(const Config &c, uint64_t seed) {
   std::mt19937_64 rng(seed + 1);
   constexpr double kStep = 1e-3;
   for (size_t g = 0; g < gradients; ++g) {
-    size_t arg = c.routingGrad || g == 0 ? g : g + 1;
+    size_t arg = g == 0 ? 0 : c.routingGrad ? (g == 1 ? 1 : g + hasDraws) : g + 1 + hasDraws;
     const Buffer &grad = results[1 + g];
     std::vector<float> &values = arg == 0 ? x : arg == 1 ? router : w.*in.weightOf[arg];
     ASSERT_EQ(grad.numElements(), int64_t(values.size())) << "gradient of argument " << arg;
@@ -659,6 +691,10 @@ std::vector<Config> gradientConfigs() {
   add("routing-grad, softmax over all, null experts take-until-null, dynamic", [](Config &c) {
     c.routingGrad = true; c.route.softmaxThenTopk = true; c.route.nullExperts = 2;
     c.route.takeUntilNull = true; c.scatter = true; c.dynamicTokens = true; c.k = 3; });
+  add("null draws take_until_null renormalize, fixed routing", [](Config &c) {
+    c.nullFraction = 0.4; c.route.takeUntilNull = true; c.route.renormalize = true; c.k = 3; });
+  add("routing-grad through null draws, shared expert", [](Config &c) {
+    c.routingGrad = true; c.nullFraction = 0.5; c.k = 3; c.shared = 16; });
   return list;
 }
 
