@@ -94,7 +94,9 @@ mlir::moe::Routing mlir::moe::buildRoute(OpBuilder &b, Location loc, moe::BlockO
     return routing;
   auto nulled = NullSlotsOp::create(b, loc, routing.ids, routing.weights, draws,
                                     block.getNullFractionAttr(),
-                                    b.getI64IntegerAttr(block.getNumExperts()),
+                                    // The router's experts: the weights may be
+                                    // one shard's already (moe-partition).
+                                    b.getI64IntegerAttr(route.getNumExperts()),
                                     block.getNullPolicyAttr(), block.getRenormalizeAttr());
   return {nulled.getNewIds(), nulled.getNewWeights()};
 }

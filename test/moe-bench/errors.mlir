@@ -45,3 +45,15 @@
 // TABLE: moe-bench: error: tuning table '{{.*}}.none' does not exist (make it with --tune)
 // MEMORY: moe-bench: error: this configuration needs about {{[0-9]+}} GB, more than this machine's {{[0-9]+}} GB
 // TUNE: moe-bench: error: --tune searches the tiles; do not give --gmm-tiling with it
+
+// Null routing flags.
+// RUN: not moe-bench --null-route-frac 0.5 --null-route-sweep 2>&1 | FileCheck %s --check-prefix=NULLTWO
+// RUN: not moe-bench --null-route-frac-list 0.2,1.5 2>&1 | FileCheck %s --check-prefix=NULLRANGE
+// RUN: not moe-bench --null-route-frac-list 0.2,half 2>&1 | FileCheck %s --check-prefix=NULLLIST
+// RUN: not moe-bench --null-route-frac 0.5 --null-routing-mode first 2>&1 | FileCheck %s --check-prefix=NULLMODE
+// RUN: not moe-bench --renormalize-real-after-null 2>&1 | FileCheck %s --check-prefix=NULLNONE
+// NULLTWO: moe-bench: error: give one of --null-route-frac, --null-route-frac-list and --null-route-sweep
+// NULLRANGE: moe-bench: error: a null fraction must be in [0, 1] (got 1.500000)
+// NULLLIST: moe-bench: error: --null-route-frac-list: 'half' is not a number
+// NULLMODE: moe-bench: error: --null-routing-mode must be independent or take_until_null (got 'first')
+// NULLNONE: moe-bench: error: --null-routing-mode and --renormalize-real-after-null apply to null routing

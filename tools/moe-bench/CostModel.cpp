@@ -18,7 +18,10 @@ double away(int64_t d) { return d > 1 ? double(d - 1) / double(d) : 0.0; }
 Prediction moebench::predict(const Workload &w, const Plan &p, const Machine &m) {
   Prediction r;
   const double T = double(w.tokens), H = double(w.hidden), M = double(w.mlp),
-               E = double(w.experts), K = double(w.topk), S = double(w.shared);
+               E = double(w.experts), S = double(w.shared);
+  // Null slots occupy no row (dense EP still computes them, on its zero
+  // expert).
+  const double Kall = double(w.topk), K = Kall * (1 - w.nullFraction);
   const double b = double(w.elementBytes), f32 = 4;
   const int64_t De = p.expert, Dd = p.data;
   const double tokensPerData = T / double(Dd);
@@ -39,7 +42,7 @@ Prediction moebench::predict(const Workload &w, const Plan &p, const Machine &m)
     bool tokensSplit = p.mode == "ep-ring" || p.mode == "ep-a2a";
     sharedTokens = tokensSplit ? tokensPerData / double(De) : tokensPerData;
     // Dense computes every row (other shards' on a zero expert).
-    computedRows = p.mode == "ep-dense" ? tokensPerData * K : rows;
+    computedRows = p.mode == "ep-dense" ? tokensPerData * Kall : rows;
     if (p.mode == "ep-dense")
       rowsPerExpert = computedRows / (local + 1);
   }
@@ -82,6 +85,8 @@ Prediction moebench::predict(const Workload &w, const Plan &p, const Machine &m)
   } else if (p.mode == "ep-ring") {
     double n = tokensPerData * H * b, logits = tokensPerData * E * f32;
     gatherOrScatter(n, De), gatherOrScatter(logits, De), gatherOrScatter(y, De);
+    if (w.nullDraws)
+      gatherOrScatter(tokensPerData * Kall * f32, De);
     if (w.training)
       gatherOrScatter(y, De), gatherOrScatter(n, De);  // each other's adjoint
   } else if (p.mode == "ep-a2a") {

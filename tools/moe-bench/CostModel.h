@@ -43,6 +43,8 @@ struct Workload {
   int64_t tokens = 0, hidden = 0, mlp = 0, experts = 0, topk = 0, shared = 0;
   int64_t elementBytes = 4;  ///< f32 4, bf16 2
   bool training = false;     ///< forward_backward: 3x the FLOPs, the backward's collectives
+  double nullFraction = 0;   ///< slots routed to no expert (benchmark null routing)
+  bool nullDraws = false;    ///< the null draws [T, K] are an input (the ring gathers them)
 };
 
 /// How it runs: a mode and the mesh.

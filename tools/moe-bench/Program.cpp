@@ -16,13 +16,14 @@ std::string tensor(std::initializer_list<int64_t> shape, const std::string &elem
 }
 
 struct Types {
-  std::string x, logits, ids, w, w13, w1, w2, sw13, sw1, sw2, rows, act, d, perm, sizes, sortedW;
+  std::string x, logits, draws, ids, w, w13, w1, w2, sw13, sw1, sw2, rows, act, d, perm, sizes, sortedW;
   Types(const BlockConfig &c) {
     std::string e = c.element();
     int64_t T = c.tokens, H = c.hidden, M = c.mlp, E = c.experts, K = c.topk, S = c.shared;
     int64_t R = T * K;
     x = tensor({T, H}, e);
     logits = tensor({T, E}, "f32");
+    draws = tensor({T, K}, "f32");
     ids = tensor({T, K}, "i32");
     w = tensor({T, K}, "f32");
     w13 = tensor({E, H, 2 * M}, e);
@@ -72,6 +73,19 @@ std::string upPath(std::ostream &os, const BlockConfig &c, const Types &t, const
   return "%a";
 }
 
+/// The routing attributes: renormalisation and benchmark null routing.
+std::string routingAttrs(const BlockConfig &c) {
+  std::string s;
+  if (c.renormalize)
+    s += " renormalize";
+  if (c.nullRouting()) {
+    if (c.nullMode != "independent")
+      s += " null_policy " + c.nullMode;
+    s += " null_fraction " + std::to_string(c.nullFraction); // a float literal
+  }
+  return s;
+}
+
 std::string combineOp(const BlockConfig &c, const Types &t, const std::string &d) {
   return "  %y = moe.combine " + d + ", %perm, %w" + (c.scatter() ? " strategy scatter" : "") +
          (c.preweight() ? " preweighted" : "") + " : " + t.d + ", " + t.perm + ", " + t.w + "\n";
@@ -82,8 +96,11 @@ std::string moebench::blockProgram(const BlockConfig &c) {
   Types t(c);
   std::ostringstream os;
   os << "func.func @moe_block(%x: " << t.x << ", %logits: " << t.logits << ", "
-     << expertArgs(c, t) << sharedArgs(c, t) << ") -> " << t.x << " {\n";
+     << (c.nullRouting() ? "%draws: " + t.draws + ", " : "") << expertArgs(c, t)
+     << sharedArgs(c, t) << ") -> " << t.x << " {\n";
   os << "  %y = moe.block %x logits(%logits : " << t.logits << ") ";
+  if (c.nullRouting())
+    os << "null_draws(%draws : " << t.draws << ") ";
   if (c.fusedW13())
     os << "gate_up(%w13 : " << t.w13 << ") ";
   else
@@ -96,7 +113,7 @@ std::string moebench::blockProgram(const BlockConfig &c) {
       os << "shared_gate_up(%sw1, %sw3 : " << t.sw1 << ", " << t.sw1 << ") ";
     os << "shared_down(%sw2 : " << t.sw2 << ") ";
   }
-  os << "top " << c.topk << " pack_strategy " << c.packStrategy;
+  os << "top " << c.topk << routingAttrs(c) << " pack_strategy " << c.packStrategy;
   if (c.scatter())
     os << " combine_strategy scatter";
   if (c.preweight())
@@ -108,9 +125,19 @@ std::string moebench::blockProgram(const BlockConfig &c) {
 std::string moebench::routeProgram(const BlockConfig &c) {
   Types t(c);
   std::ostringstream os;
-  os << "func.func @route(%logits: " << t.logits << ") -> (" << t.ids << ", " << t.w << ") {\n"
-     << "  %ids, %w = moe.route %logits top " << c.topk << " : " << t.logits << "\n"
-     << "  return %ids, %w : " << t.ids << ", " << t.w << "\n}\n";
+  os << "func.func @route(%logits: " << t.logits
+     << (c.nullRouting() ? ", %draws: " + t.draws : "") << ") -> (" << t.ids << ", " << t.w
+     << ") {\n"
+     << "  %ids0, %w0 = moe.route %logits top " << c.topk << (c.renormalize ? " renormalize" : "")
+     << " : " << t.logits << "\n";
+  if (c.nullRouting())
+    os << "  %ids, %w = moe.null_slots %ids0, %w0, %draws fraction "
+       << std::to_string(c.nullFraction) << " experts " << c.experts << " policy " << c.nullMode
+       << (c.renormalize ? " renormalize" : "") << " : " << t.ids << ", " << t.w << ", "
+       << t.draws << "\n"
+       << "  return %ids, %w : " << t.ids << ", " << t.w << "\n}\n";
+  else
+    os << "  return %ids0, %w0 : " << t.ids << ", " << t.w << "\n}\n";
   return os.str();
 }
 

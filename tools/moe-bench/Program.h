@@ -16,6 +16,13 @@ struct BlockConfig {
   std::string impl = "fused_w13"; // baseline | fused_w13 | preweight | scatter
   std::string packStrategy = "argsort";
   std::string dtype = "f32"; // f32 | bf16
+  // Benchmark null routing: a fraction >= 0 adds the draws [T, K] argument
+  // after the logits and routes through moe.null_slots.
+  double nullFraction = -1;
+  std::string nullMode = "independent"; // independent | take_until_null
+  bool renormalize = false;             // the real weights after nulling
+
+  bool nullRouting() const { return nullFraction >= 0; }
 
   bool fusedW13() const { return impl != "baseline"; }
   bool preweight() const { return impl == "preweight"; }
@@ -23,12 +30,13 @@ struct BlockConfig {
   std::string element() const { return dtype == "bf16" ? "bf16" : "f32"; }
 };
 
-/// `@moe_block(x, logits, expert weights..., shared weights...) -> y`: the
-/// whole block as one moe.block.
+/// `@moe_block(x, logits[, draws], expert weights..., shared weights...) -> y`:
+/// the whole block as one moe.block.
 std::string blockProgram(const BlockConfig &c);
 
-/// `@route(logits) -> (ids, weights)`: the block's routing alone (what the
-/// peers are given, and the load statistics are counted from).
+/// `@route(logits[, draws]) -> (ids, weights)`: the block's routing alone,
+/// nulls included (what the peers are given, and the load statistics are
+/// counted from).
 std::string routeProgram(const BlockConfig &c);
 
 /// The block cut at its stages, for --stage-timing and --queue-mode prequeue,

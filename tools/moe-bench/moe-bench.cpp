@@ -152,6 +152,23 @@ cl::opt<double> linkGBps("link-gbps",
 cl::opt<double> linkLatencyUs("link-latency-us",
                               cl::desc("Cost model: microseconds per collective step"),
                               cl::init(5), cl::cat(category));
+cl::opt<double> nullRouteFrac("null-route-frac",
+                              cl::desc("Benchmark null routing: the fraction of slots sent to "
+                                       "no expert (semantics doc, section 6)"),
+                              cl::init(0.0), cl::cat(category));
+cl::opt<std::string> nullRouteFracList("null-route-frac-list",
+                                       cl::desc("Comma-separated null fractions, each run in turn"),
+                                       cl::cat(category));
+cl::opt<bool> nullRouteSweep("null-route-sweep",
+                             cl::desc("Null fractions 0.1, 0.2, .., 0.9 (the seeds' sweep)"),
+                             cl::cat(category));
+cl::opt<std::string> nullRoutingMode("null-routing-mode",
+                                     cl::desc("independent | take_until_null"),
+                                     cl::init("independent"), cl::cat(category));
+cl::opt<bool> renormalizeRealAfterNull("renormalize-real-after-null",
+                                       cl::desc("Renormalise each token's real weights to sum 1 "
+                                                "after nulling"),
+                                       cl::cat(category));
 cl::opt<bool> predictOnly("predict-only",
                           cl::desc("Print the cost model's prediction of every plan for "
                                    "--devices and stop (nothing is compiled or run)"),
@@ -208,6 +225,7 @@ struct Result {
   std::string distribution, mode, impl, remat;
   int64_t keptBytes = 0, recomputedFlops = 0;
   int64_t k = 0, realAssignments = 0, nullAssignments = 0;
+  double nullTarget = 0;
   double seconds = 0, tflops = 0, tokensPerS = 0, peakPct = 0, compileS = 0;
   std::vector<std::pair<std::string, double>> stages;
   // Sharded runs: the plan, the model's prediction, counted and modelled
@@ -232,7 +250,9 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
        << backend << "\", \"dtype\": \"" << dtype << "\", \"tokens\": " << tokens
        << ", \"hidden\": " << hidden << ", \"mlp_dim\": " << mlpDim << ", \"experts\": "
        << experts << ", \"topk\": " << r.k << ", \"shared_expert_dim\": " << sharedDim
-       << ", \"threads\": " << threads << ", \"null_target\": 0, \"null_realized\": "
+       << ", \"threads\": " << threads << ", \"null_target\": " << r.nullTarget
+       << ", \"null_mode\": \"" << nullRoutingMode << "\", \"renormalize_real_after_null\": "
+       << (renormalizeRealAfterNull ? "true" : "false") << ", \"null_realized\": "
        << (r.nullAssignments ? double(r.nullAssignments) / (r.nullAssignments + r.realAssignments) : 0.0)
        << ", \"null_assignments\": " << r.nullAssignments
        << ", \"real_assignments\": " << r.realAssignments << ", \"median_s\": " << r.seconds
@@ -261,7 +281,50 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
   return os.str();
 }
 
-std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policies) {
+/// The null fractions to run: the sweep, the list, the one fraction, or
+/// {-1} (no null routing: the block has no draws).
+std::string nullFractions(std::vector<double> &fractions) {
+  fractions.clear();
+  int given = (nullRouteSweep ? 1 : 0) + (nullRouteFracList.empty() ? 0 : 1) +
+              (nullRouteFrac.getNumOccurrences() ? 1 : 0);
+  if (given > 1)
+    return "give one of --null-route-frac, --null-route-frac-list and --null-route-sweep";
+  if (nullRouteSweep) {
+    for (int i = 1; i <= 9; ++i)
+      fractions.push_back(i / 10.0);
+  } else if (!nullRouteFracList.empty()) {
+    SmallVector<StringRef> items;
+    StringRef(nullRouteFracList).split(items, ',', -1, false);
+    for (StringRef item : items) {
+      double f;
+      if (item.trim().getAsDouble(f))
+        return "--null-route-frac-list: '" + item.str() + "' is not a number";
+      fractions.push_back(f);
+    }
+    if (fractions.empty())
+      return "--null-route-frac-list is empty";
+  } else if (nullRouteFrac.getNumOccurrences()) {
+    fractions.push_back(nullRouteFrac);
+  }
+  for (double f : fractions)
+    if (!(f >= 0 && f <= 1))
+      return "a null fraction must be in [0, 1] (got " + std::to_string(f) + ")";
+  if (nullRoutingMode != "independent" && nullRoutingMode != "take_until_null")
+    return "--null-routing-mode must be independent or take_until_null (got '" +
+           nullRoutingMode + "')";
+  if (fractions.empty()) {
+    if (nullRoutingMode.getNumOccurrences() || renormalizeRealAfterNull)
+      return "--null-routing-mode and --renormalize-real-after-null apply to null routing: "
+             "give --null-route-frac, --null-route-frac-list or --null-route-sweep";
+    fractions.push_back(-1);
+  }
+  return "";
+}
+
+std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policies,
+                     std::vector<double> &fractions) {
+  if (std::string why = nullFractions(fractions); !why.empty())
+    return why;
   auto oneOf = [](const std::string &v, std::initializer_list<const char *> allowed,
                   const char *flag) -> std::string {
     for (const char *a : allowed)
@@ -387,7 +450,8 @@ int main(int argc, char **argv) {
                               "  --threads N    threads of the generated code (default 2)\n");
   std::vector<int64_t> ks;
   std::vector<std::string> policies; // remat policies ("" for the forward)
-  if (std::string why = validate(ks, policies); !why.empty())
+  std::vector<double> fractions;     // null fractions (-1: no null routing)
+  if (std::string why = validate(ks, policies, fractions); !why.empty())
     return fail(why);
   setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
 
@@ -461,6 +525,8 @@ int main(int argc, char **argv) {
     w.tokens = tokens, w.hidden = hidden, w.mlp = mlpDim, w.experts = experts, w.topk = k;
     w.shared = sharedDim, w.elementBytes = dtype == "bf16" ? 2 : 4;
     w.training = benchPass == "forward_backward";
+    w.nullFraction = std::max(0.0, fractions.front());
+    w.nullDraws = fractions.front() >= 0;
     return w;
   };
   Plan plan;
@@ -531,16 +597,24 @@ int main(int argc, char **argv) {
     modes = {queueMode};
 
   std::vector<Result> results;
-  for (int64_t k : ks) {
+  for (int64_t k : ks)
+  for (double nullFraction : fractions) {
     BlockConfig c;
     c.tokens = tokens, c.hidden = hidden, c.mlp = mlpDim, c.experts = experts, c.topk = k;
     c.shared = sharedDim, c.sharedFused = sharedFused, c.impl = impl;
     c.packStrategy = packStrategy, c.dtype = dtype;
+    c.nullFraction = nullFraction, c.nullMode = nullRoutingMode;
+    c.renormalize = renormalizeRealAfterNull;
     std::string error;
+    auto workloadAt = [&](int64_t k) {
+      Workload w = workloadFor(k);
+      w.nullFraction = std::max(0.0, nullFraction);
+      return w;
+    };
 
     // The table's key is the gmm shape, the same for every top-k: tuned once,
     // on the first top-k's group sizes.
-    if (tune && k == ks.front()) {
+    if (tune && k == ks.front() && nullFraction == fractions.front()) {
       TuneRequest request{c, gmm.tuningTable, threads, seed};
       if (!tuneGmmTiles(request, error))
         return fail(error);
@@ -635,7 +709,19 @@ int main(int argc, char **argv) {
     for (const std::string &dist : dists) {
       std::mt19937_64 rng(seed * 1000003ull + std::hash<std::string>()(dist) + k);
       pool["logits"] = makeLogits(dist, c.tokens, c.experts, rng);
-      if (route->call("route", pool, {"logits"}, {"ids", "w"}, error) < 0)
+      std::vector<std::string> routeArgs = {"logits"};
+      if (c.nullRouting()) {
+        // The same draws for every fraction: independent nulls nest as the
+        // fraction grows.
+        std::mt19937_64 drawRng(seed * 1000003ull + 17 * k + 5);
+        std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+        moec::Buffer draws(moec::DType::F32, {c.tokens, k});
+        for (int64_t i = 0; i < c.tokens * k; ++i)
+          draws.as<float>()[i] = uniform(drawRng);
+        pool["draws"] = std::move(draws);
+        routeArgs.push_back("draws");
+      }
+      if (route->call("route", pool, routeArgs, {"ids", "w"}, error) < 0)
         return fail(error);
       // Load statistics from the routing the block computes.
       std::vector<int64_t> load(c.experts, 0);
@@ -676,6 +762,13 @@ int main(int argc, char **argv) {
                        (long long)minLoad, meanLoad, (long long)maxLoad,
                        meanLoad > 0 ? maxLoad / meanLoad : 0.0, (long long)empty);
 
+      if (c.nullRouting())
+        outs() << format("null: target %.3f realized %.4f (%s%s); null slots cost no compute, "
+                         "FLOPs count the %lld real assignments\n",
+                         nullFraction, double(nulls) / double(c.tokens * k),
+                         nullRoutingMode.c_str(),
+                         renormalizeRealAfterNull ? ", real weights renormalised" : "",
+                         (long long)real);
       double flops = 6.0 * c.hidden * c.mlp * real + 6.0 * c.tokens * c.hidden * c.shared;
       bool training = benchPass == "forward_backward";
       if (training)
@@ -699,6 +792,8 @@ int main(int argc, char **argv) {
                                : "");
         std::vector<double> times;
         std::vector<std::string> blockArgs = {"x", "logits"};
+        if (c.nullRouting())
+          blockArgs.push_back("draws");
         blockArgs.insert(blockArgs.end(), weightNames.begin(), weightNames.end());
         std::vector<std::string> preArgs = {"rows", "perm", "sizes", "w", "sw"};
         preArgs.insert(preArgs.end(), expertWeights.begin(), expertWeights.end());
@@ -737,6 +832,7 @@ int main(int argc, char **argv) {
         r.remat = variant.policy, r.keptBytes = variant.remat.keptBytes;
         r.recomputedFlops = variant.remat.recomputedFlops;
         r.realAssignments = real, r.nullAssignments = nulls, r.seconds = med;
+        r.nullTarget = std::max(0.0, nullFraction);
         r.tflops = flops / med / 1e12, r.tokensPerS = c.tokens / med;
         r.peakPct = 100 * flops / med / 1e9 / peak, r.compileS = variant.compileS;
         outs() << format("time: median %.2f ms min %.2f ms max %.2f ms over %d runs; "
@@ -746,7 +842,7 @@ int main(int argc, char **argv) {
                          flops / med / 1e9, r.peakPct);
 
         if (!sharded && mode == "full") {
-          Prediction predicted = predict(workloadFor(k), plan, machine);
+          Prediction predicted = predict(workloadAt(k), plan, machine);
           outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
                            "%.4f s: measured/predicted %.2f\n",
                            predicted.totalS(), predicted.computeS, predicted.commS, med,
@@ -756,7 +852,7 @@ int main(int argc, char **argv) {
           // Per shard: its useful FLOPs (its experts' real rows, its shared
           // expert tokens) over its median time; the traffic of the busiest
           // shard, counted by the runtime and modelled.
-          Workload w = workloadFor(k);
+          Workload w = workloadAt(k);
           Prediction predicted = predict(w, plan, machine);
           const moec::MeshLayout *layout = block->layout(entry);
           std::vector<ShardWork> work = shardWork(plan, *layout, pool["ids"].as<int32_t>(), w);
@@ -818,7 +914,7 @@ int main(int argc, char **argv) {
           // Route runs inside the block; time it on its own too.
           std::vector<double> tRoute;
           for (int i = 0; i < iters; ++i) {
-            double s = route->call("route", pool, {"logits"}, {"routeIds", "routeW"}, error);
+            double s = route->call("route", pool, routeArgs, {"routeIds", "routeW"}, error);
             if (s < 0)
               return fail(error);
             tRoute.push_back(s);
@@ -863,12 +959,16 @@ int main(int argc, char **argv) {
                                  r.commModelledBytes / 1048576.0, r.shardTflopsMin,
                                  r.shardTflopsMax)
                              .str();
+        if (c.nullRouting())
+          rematFields += formatv(" null_mode={0} renormalize_real_after_null={1}",
+                                 nullRoutingMode, renormalizeRealAfterNull ? "true" : "false")
+                             .str();
         outs() << format("RESULT distribution=%s mode=%s pass=%s impl=%s backend=%s topk=%lld "
-                         "null_target=0 null_realized=%.4f null_assignments=%lld "
+                         "null_target=%.4g null_realized=%.4f null_assignments=%lld "
                          "real_assignments=%lld tflops=%.4f tokens_per_s=%.1f dtype=%s "
                          "peak_pct=%.1f%s\n",
                          dist.c_str(), mode.c_str(), benchPass.c_str(), impl.c_str(),
-                         backend.c_str(), (long long)k,
+                         backend.c_str(), (long long)k, r.nullTarget,
                          nulls ? double(nulls) / (nulls + real) : 0.0, (long long)nulls,
                          (long long)real, r.tflops, r.tokensPerS, dtype.c_str(), r.peakPct,
                          rematFields.c_str());
