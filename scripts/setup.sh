@@ -9,6 +9,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev libfmt-dev libomp-22-dev
   libopenmpi-dev openmpi-bin
+  python3-matplotlib
 )
 
 missing=()

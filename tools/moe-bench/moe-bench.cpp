@@ -14,6 +14,7 @@
 #include "Peak.h"
 #include "Program.h"
 #include "Session.h"
+#include "Sweep.h"
 #include "Tune.h"
 
 #include "codegen/GmmMicrokernel.h"
@@ -169,6 +170,18 @@ cl::opt<bool> renormalizeRealAfterNull("renormalize-real-after-null",
                                        cl::desc("Renormalise each token's real weights to sum 1 "
                                                 "after nulling"),
                                        cl::cat(category));
+cl::opt<std::string> sweepSpec(
+    "sweep",
+    cl::desc("Run every point of a grid, one process each: 'axis=v,v; axis=v,..' over tokens, "
+             "hidden, mlp_dim, experts, topk, null, dtype, parallel, ep_dispatch, pass, impl, "
+             "quant; results to --json (default moe-bench-sweep.json) and --csv"),
+    cl::cat(category));
+cl::opt<std::string> csvFile("csv", cl::desc("With --sweep: also write the results as CSV"),
+                             cl::cat(category));
+cl::opt<std::string> plotFile("plot",
+                              cl::desc("With --sweep: draw the curves into this SVG (or PNG, "
+                                       "PDF) file with matplotlib"),
+                              cl::cat(category));
 cl::opt<bool> predictOnly("predict-only",
                           cl::desc("Print the cost model's prediction of every plan for "
                                    "--devices and stop (nothing is compiled or run)"),
@@ -439,8 +452,32 @@ bool takeThreads(int &argc, char **argv, std::string &error) {
   return true;
 }
 
+/// argv[1..] without the sweep's own flags (and their values).
+std::vector<std::string> argsForSweepPoints(const std::vector<std::string> &raw) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    StringRef arg(raw[i]);
+    bool drop = false;
+    for (StringRef name : {"sweep", "csv", "plot", "json"}) {
+      for (StringRef dashes : {"--", "-"}) {
+        std::string flag = (dashes + name).str();
+        if (arg == flag) {
+          drop = true;
+          ++i; // its value
+        } else if (arg.starts_with(flag + "=")) {
+          drop = true;
+        }
+      }
+    }
+    if (!drop)
+      out.push_back(raw[i]);
+  }
+  return out;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  std::vector<std::string> rawArgs(argv + 1, argv + argc);
   if (std::string error; !takeThreads(argc, argv, error))
     return fail(error);
   cl::HideUnrelatedOptions(category);
@@ -448,6 +485,16 @@ int main(int argc, char **argv) {
                               "moe-bench: compile an MoE block with moec, run it, report "
                               "TF/s, tokens/s and the share of this machine's peak\n\n"
                               "  --threads N    threads of the generated code (default 2)\n");
+  if (!sweepSpec.empty()) {
+    SweepRequest request;
+    if (std::string why = parseSweep(sweepSpec, request.axes); !why.empty())
+      return fail(why);
+    request.args = argsForSweepPoints(rawArgs);
+    request.jsonFile = jsonFile, request.csvFile = csvFile, request.plotFile = plotFile;
+    return runSweep(request);
+  }
+  if (!csvFile.empty() || !plotFile.empty())
+    return fail("--csv and --plot write a sweep's results: give --sweep");
   std::vector<int64_t> ks;
   std::vector<std::string> policies; // remat policies ("" for the forward)
   std::vector<double> fractions;     // null fractions (-1: no null routing)

@@ -1,0 +1,46 @@
+//===- Sweep.h - moe-bench over a grid of configurations --------*- C++ -*-===//
+//
+// `moe-bench --sweep "topk=2,4,8; null=0,0.5; dtype=f32,bf16" ...` runs one
+// moe-bench child process per point of the grid (the other flags passed on
+// as they are), prints a progress line after each, and collects every
+// child's results into one JSON and one CSV file, and a plot on request.
+// A process per point: each configuration allocates and frees its own
+// weights, and one that fails (or runs out of memory) does not take the
+// others with it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEC_TOOLS_MOEBENCH_SWEEP_H
+#define MOEC_TOOLS_MOEBENCH_SWEEP_H
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace moebench {
+
+/// One swept axis: its name in the spec and its values, in order.
+struct SweepAxis {
+  std::string name, flag;
+  std::vector<std::string> values;
+};
+
+/// Parses "axis=v1,v2; axis=v3" (';' or whitespace between axes). The axes
+/// and the moe-bench flag each sets: tokens, hidden, mlp_dim, experts, topk,
+/// null (--null-route-frac), dtype, parallel (--parallel-mode), ep_dispatch,
+/// pass (--bench-pass), impl, quant (--quant-mode). Empty string, or why not.
+std::string parseSweep(const std::string &spec, std::vector<SweepAxis> &axes);
+
+struct SweepRequest {
+  std::vector<SweepAxis> axes;
+  /// The command line as given (argv[1..]); the sweep's own flags and their
+  /// values are taken out before it is passed to each child.
+  std::vector<std::string> args;
+  std::string jsonFile, csvFile, plotFile;
+};
+
+/// Runs the sweep; returns the exit code (0 when every point ran).
+int runSweep(const SweepRequest &request);
+
+} // namespace moebench
+
+#endif
