@@ -28,7 +28,6 @@ TITLES = {
     "tokens": "throughput vs batch (tokens)",
     "dtype": "throughput vs dtype",
     "parallel": "throughput vs parallel mode",
-    "quant": "throughput vs quantization",
     "experts": "throughput vs experts",
     "hidden": "throughput vs hidden size",
 }

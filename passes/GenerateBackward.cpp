@@ -77,6 +77,14 @@ Value emptyLike(OpBuilder &b, Location loc, Value like, Type element) {
   return tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, like), element);
 }
 
+/// A tensor shaped like `like` filled with the constant `value` (its type
+/// is the element type).
+Value filledLike(OpBuilder &b, Location loc, Value like, TypedAttr value) {
+  Value scalar = arith::ConstantOp::create(b, loc, value);
+  return linalg::FillOp::create(b, loc, scalar, emptyLike(b, loc, like, value.getType()))
+      .getResult(0);
+}
+
 /// a + b, folded when both are constants.
 OpFoldResult addIndex(OpBuilder &b, Location loc, OpFoldResult a, OpFoldResult c) {
   std::optional<int64_t> x = getConstantIntValue(a), y = getConstantIntValue(c);
@@ -439,11 +447,9 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
   static Value scaled(OpBuilder &b, Location loc, Value v, double factor) {
     if (factor == 1.0)
       return v;
-    auto type = cast<RankedTensorType>(v.getType());
-    Value c = arith::ConstantOp::create(b, loc, FloatAttr::get(type.getElementType(), factor));
-    Value fill = linalg::FillOp::create(b, loc, c, emptyLike(b, loc, v, type.getElementType()))
-                     .getResult(0);
-    return arith::MulFOp::create(b, loc, v, fill);
+    Type element = getElementTypeOrSelf(v);
+    return arith::MulFOp::create(b, loc, v,
+                                 filledLike(b, loc, v, FloatAttr::get(element, factor)));
   }
 
   LogicalResult adjoint(OpBuilder &b, Operation *op, Adjoints &adjoints) {
@@ -584,18 +590,12 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
                                "with renormalize has no adjoint rule yet; route with "
                                "renormalize off or keep the routing fixed");
           Value experts =
-              linalg::FillOp::create(
-                  b, loc,
-                  Value(arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(o.getExperts()))),
-                  emptyLike(b, loc, o.getNewIds(), b.getI32Type()))
-                  .getResult(0);
+              filledLike(b, loc, o.getNewIds(), b.getI32IntegerAttr(o.getExperts()));
           Value kept = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, o.getNewIds(),
                                              experts);
-          Value zero = linalg::FillOp::create(
-                           b, loc, Value(arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0))),
-                           emptyLike(b, loc, g, b.getF32Type()))
-                           .getResult(0);
-          adjoints.add(loc, o.getWeights(), arith::SelectOp::create(b, loc, kept, g, zero));
+          adjoints.add(loc, o.getWeights(),
+                       arith::SelectOp::create(b, loc, kept, g,
+                                               filledLike(b, loc, g, b.getF32FloatAttr(0))));
           return success();
         })
         // The dense masked EP's operands (moe-partition): weights with a
@@ -620,10 +620,7 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
         })
         .Case([&](arith::SelectOp o) {
           Value g = grad(o.getResult());
-          Type element = getElementTypeOrSelf(g);
-          Value zeroScalar = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
-          Value zero = linalg::FillOp::create(b, loc, zeroScalar, emptyLike(b, loc, g, element))
-                           .getResult(0);
+          Value zero = filledLike(b, loc, g, cast<TypedAttr>(b.getZeroAttr(getElementTypeOrSelf(g))));
           adjoints.add(loc, o.getTrueValue(),
                        arith::SelectOp::create(b, loc, o.getCondition(), g, zero));
           adjoints.add(loc, o.getFalseValue(),

@@ -47,9 +47,6 @@ for flag, feature in (("avx512_bf16", "avx512bf16"), ("amx_bf16", "amx-bf16")):
 import subprocess
 if subprocess.call(["/usr/bin/python3", "-c", "import matplotlib"], stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("matplotlib")
-for flag, feature in (("avx512_vnni", "avx512vnni"), ("amx_int8", "amx-int8")):
-    if flag in flags:
-        config.available_features.add(feature)
 
 # Built with AddressSanitizer: its allocator (quarantine, redzones) makes
 # memory measurements meaningless, so tests of them do not run there.

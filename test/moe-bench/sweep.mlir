@@ -14,7 +14,11 @@
 // RUN: not moe-bench --sweep "topk=1; topk=2" 2>&1 | FileCheck %s --check-prefix=TWICE
 // RUN: not moe-bench --sweep "topk" 2>&1 | FileCheck %s --check-prefix=FORM
 // RUN: not moe-bench --topk 4 --sweep "topk=1,2" 2>&1 | FileCheck %s --check-prefix=BOTH
+// RUN: not moe-bench --topk-list 2,4 --sweep "topk=1" 2>&1 | FileCheck %s --check-prefix=BOTHLIST
+// RUN: not moe-bench --null-route-sweep --sweep "null=0,0.5" 2>&1 | FileCheck %s --check-prefix=BOTHNULL
 // RUN: not moe-bench --csv %t/x.csv 2>&1 | FileCheck %s --check-prefix=NOSWEEP
+// The outputs' directory is checked before any point runs.
+// RUN: not moe-bench --sweep "topk=1" --json %t/nodir/s.json 2>&1 | FileCheck %s --check-prefix=NODIR
 
 // CHECK: sweep: 8 configurations over topk=1,2 null=0,0.5 dtype=f32,bf16
 // CHECK: RESULT {{.*}} topk=1 null_target=0 {{.*}} dtype=f32
@@ -51,8 +55,12 @@
 // FAIL: sweep: 1 results written
 // FAIL: moe-bench: error: 1 of 2 configurations failed
 // FAILJSON: "failed": 1
-// AXIS: moe-bench: error: --sweep: unknown axis 'width' (axes: tokens, hidden, mlp_dim, experts, topk, null, dtype, parallel, ep_dispatch, pass, impl, quant)
+// AXIS: moe-bench: error: --sweep: unknown axis 'width' (axes: tokens, hidden, mlp_dim, experts, topk, null, dtype, parallel, ep_dispatch, pass, impl)
 // TWICE: moe-bench: error: --sweep: axis 'topk' given twice
 // FORM: moe-bench: error: --sweep: 'topk' is not axis=value,value
 // BOTH: moe-bench: error: --sweep sets --topk (axis topk); do not give --topk as well
+// BOTHLIST: moe-bench: error: --sweep sets --topk (axis topk); do not give --topk-list as well
+// BOTHNULL: moe-bench: error: --sweep sets --null-route-frac (axis null); do not give --null-route-sweep as well
 // NOSWEEP: moe-bench: error: --csv and --plot write a sweep's results: give --sweep
+// NODIR: moe-bench: error: cannot write '{{.*}}nodir/s.json': '{{.*}}nodir' is not a writable directory
+// NODIR-NOT: sweep: configuration

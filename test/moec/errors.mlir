@@ -53,9 +53,14 @@
 // RUN: not moec %S/Inputs/malformed.mlir -o %t/m.o 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // MALFORMED: malformed.mlir:3:8: error: 'moe.gmm' op lhs contraction size (64) does not match rhs contraction size (dimension 1) (32)
 
+// An output whose directory does not exist: the reason, and no temporary
+// file left beside it.
+// RUN: not moec %s -o %t/nodir/x.o 2>&1 | FileCheck %s --check-prefix=NODIR
+// NODIR: moec: error: {{.*}}nodir/x.o: No such file or directory
+
 // Nothing was written by any failing command.
 // RUN: ls %t | FileCheck %s --check-prefix=NOTHING
-// NOTHING-NOT: {{^o[0-9]|x.o|y.o|c.o|m.o}}
+// NOTHING-NOT: {{^o[0-9]|x.o|y.o|c.o|m.o|tmp}}
 
 func.func @scale(%a: tensor<2x3xf32>, %s: tensor<2xf32>) -> tensor<2x3xf32> {
   %0 = moe.scale_rows %a, %s : tensor<2x3xf32>, tensor<2xf32>

@@ -2,6 +2,8 @@
 
 #include "Sweep.h"
 
+#include "runtime/AtomicFile.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
@@ -19,17 +21,40 @@ using namespace llvm;
 using namespace moebench;
 
 namespace {
+/// An axis, the moe-bench flag it sets, and the flags it replaces (which
+/// may not be given beside it).
 struct AxisFlag {
   const char *axis, *flag;
+  std::initializer_list<const char *> replaces;
 };
-constexpr AxisFlag kAxes[] = {
-    {"tokens", "--tokens"},         {"hidden", "--hidden"},
-    {"mlp_dim", "--mlp-dim"},       {"experts", "--experts"},
-    {"topk", "--topk"},             {"null", "--null-route-frac"},
-    {"dtype", "--dtype"},           {"parallel", "--parallel-mode"},
-    {"ep_dispatch", "--ep-dispatch"}, {"pass", "--bench-pass"},
-    {"impl", "--impl"},             {"quant", "--quant-mode"},
+const AxisFlag kAxes[] = {
+    {"tokens", "tokens", {"tokens"}},
+    {"hidden", "hidden", {"hidden"}},
+    {"mlp_dim", "mlp-dim", {"mlp-dim"}},
+    {"experts", "experts", {"experts"}},
+    {"topk", "topk", {"topk", "topk-list"}},
+    {"null", "null-route-frac", {"null-route-frac", "null-route-frac-list", "null-route-sweep"}},
+    {"dtype", "dtype", {"dtype"}},
+    {"parallel", "parallel-mode", {"parallel-mode"}},
+    {"ep_dispatch", "ep-dispatch", {"ep-dispatch"}},
+    {"pass", "bench-pass", {"bench-pass"}},
+    {"impl", "impl", {"impl"}},
 };
+
+/// The sweep's own flags: the parent's, not passed to the points.
+constexpr const char *kSweepFlags[] = {"sweep", "csv", "plot", "json"};
+
+/// Whether `arg` is moe-bench flag `name` (`--name`, `-name`, with or
+/// without `=value`); `inlineValue` says which.
+bool givesFlag(StringRef arg, StringRef name, bool *inlineValue = nullptr) {
+  if (!arg.consume_front("--") && !arg.consume_front("-"))
+    return false;
+  if (!arg.consume_front(name))
+    return false;
+  if (inlineValue)
+    *inlineValue = !arg.empty();
+  return arg.empty() || arg.starts_with("=");
+}
 
 std::string duration(double s) {
   if (s < 60)
@@ -59,28 +84,24 @@ std::string csvField(const json::Value &v) {
   return quoted + "\"";
 }
 
-/// Writes `text` to `path` through a temporary file renamed into place, so
-/// a failure never leaves a partial file.
-bool writeAtomically(const std::string &path, const std::string &text, std::string &error) {
-  std::string tmp = path + ".tmp";
-  {
-    std::error_code ec;
-    raw_fd_ostream os(tmp, ec);
-    if (ec) {
-      error = "cannot write '" + tmp + "': " + ec.message();
-      return false;
-    }
-    os << text;
-  }
-  if (auto ec = sys::fs::rename(tmp, path)) {
-    error = "cannot write '" + path + "': " + ec.message();
-    return false;
-  }
-  return true;
-}
 } // namespace
 
-std::string moebench::parseSweep(const std::string &spec, std::vector<SweepAxis> &axes) {
+std::vector<std::string> moebench::sweepPointArgs(const std::vector<std::string> &args) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    bool own = false, inlineValue = false;
+    for (const char *flag : kSweepFlags)
+      own = own || givesFlag(args[i], flag, &inlineValue);
+    if (!own)
+      out.push_back(args[i]);
+    else if (!inlineValue)
+      ++i; // its value
+  }
+  return out;
+}
+
+std::string moebench::parseSweep(const std::string &spec, const std::vector<std::string> &args,
+                                 std::vector<SweepAxis> &axes) {
   axes.clear();
   SmallVector<StringRef> parts;
   SplitString(spec, parts, "; \t\n");
@@ -99,9 +120,14 @@ std::string moebench::parseSweep(const std::string &spec, std::vector<SweepAxis>
         names += std::string(names.empty() ? "" : ", ") + a.axis;
       return "--sweep: unknown axis '" + name.str() + "' (axes: " + names + ")";
     }
+    for (const std::string &arg : args)
+      for (const char *flag : axis->replaces)
+        if (givesFlag(arg, flag))
+          return "--sweep sets --" + std::string(axis->flag) + " (axis " + axis->axis +
+                 "); do not give " + arg + " as well";
     if (!seen.insert(axis->axis).second)
       return "--sweep: axis '" + name.str() + "' given twice";
-    SweepAxis a{axis->axis, axis->flag, {}};
+    SweepAxis a{axis->axis, std::string("--") + axis->flag, {}};
     SmallVector<StringRef> values;
     list.split(values, ',', -1, false);
     for (StringRef v : values)
@@ -118,16 +144,20 @@ std::string moebench::parseSweep(const std::string &spec, std::vector<SweepAxis>
 int moebench::runSweep(const SweepRequest &request) {
   const std::vector<SweepAxis> &axes = request.axes;
   std::string exe = sys::fs::getMainExecutable(nullptr, (void *)&moebench::runSweep);
-  // A flag the sweep sets must not also be given on its own.
-  for (const SweepAxis &a : axes)
-    for (const std::string &arg : request.args)
-      if (arg == a.flag || StringRef(arg).starts_with(a.flag + std::string("=")) ||
-          arg == a.flag.substr(1) || (a.name == "null" && (StringRef(arg).contains("null-route-frac-list") || StringRef(arg).contains("null-route-sweep"))) ||
-          (a.name == "topk" && StringRef(arg).contains("topk-list"))) {
-        errs() << "moe-bench: error: --sweep sets " << a.flag << " (axis " << a.name
-               << "); do not give " << arg << " as well\n";
-        return 2;
-      }
+  std::string jsonFile = request.jsonFile.empty() ? "moe-bench-sweep.json" : request.jsonFile;
+  // The results must have somewhere to go before the points run.
+  for (const std::string &file : {jsonFile, request.csvFile, request.plotFile}) {
+    if (file.empty())
+      continue;
+    StringRef parent = sys::path::parent_path(file);
+    if (parent.empty())
+      parent = ".";
+    if (sys::fs::access(parent, sys::fs::AccessMode::Write)) {
+      errs() << "moe-bench: error: cannot write '" << file << "': '" << parent
+             << "' is not a writable directory\n";
+      return 2;
+    }
+  }
 
   SmallString<128> dir;
   if (auto ec = sys::fs::createUniqueDirectory("moe-bench-sweep", dir)) {
@@ -248,11 +278,11 @@ int moebench::runSweep(const SweepRequest &request) {
   root["peak_kind"] = peakKind;
   root["failed"] = failed;
   root["results"] = json::Array(results);
-  std::string jsonFile = request.jsonFile.empty() ? "moe-bench-sweep.json" : request.jsonFile;
   std::string jsonText;
   raw_string_ostream(jsonText) << formatv("{0:2}", json::Value(std::move(root))) << "\n";
-  if (!writeAtomically(jsonFile, jsonText, error)) {
-    errs() << "moe-bench: error: " << error << "\n";
+  if (!moec::writeFileAtomically(jsonFile, jsonText, error)) {
+    errs() << "moe-bench: error: " << error << " (each point's results are in " << dir
+           << ")\n";
     return 2;
   }
   outs() << "sweep: " << results.size() << " results written to " << jsonFile;
@@ -265,7 +295,7 @@ int moebench::runSweep(const SweepRequest &request) {
         "distribution", "mode",         "pass",       "impl",        "backend",
         "dtype",        "tokens",       "hidden",     "mlp_dim",     "experts",
         "topk",         "null_target",  "null_realized", "null_assignments",
-        "real_assignments", "quant",    "rel_error",  "parallel",    "mesh",
+        "real_assignments", "parallel", "mesh",
         "median_s",     "tflops",       "tokens_per_s", "peak_pct",  "peak_gflops", "peak_kind"};
     std::set<std::string> used;
     for (const json::Value &r : results)
@@ -291,8 +321,9 @@ int moebench::runSweep(const SweepRequest &request) {
       }
       csv += "\n";
     }
-    if (!writeAtomically(request.csvFile, csv, error)) {
-      errs() << "\nmoe-bench: error: " << error << "\n";
+    if (!moec::writeFileAtomically(request.csvFile, csv, error)) {
+      outs().flush();
+      errs() << "\nmoe-bench: error: " << error << " (the JSON has every result)\n";
       return 2;
     }
     outs() << " and " << request.csvFile;

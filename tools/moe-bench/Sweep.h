@@ -27,13 +27,18 @@ struct SweepAxis {
 /// Parses "axis=v1,v2; axis=v3" (';' or whitespace between axes). The axes
 /// and the moe-bench flag each sets: tokens, hidden, mlp_dim, experts, topk,
 /// null (--null-route-frac), dtype, parallel (--parallel-mode), ep_dispatch,
-/// pass (--bench-pass), impl, quant (--quant-mode). Empty string, or why not.
-std::string parseSweep(const std::string &spec, std::vector<SweepAxis> &axes);
+/// pass (--bench-pass), impl. `args`, the points' other flags, may not set
+/// what an axis sets. Empty string, or why not.
+std::string parseSweep(const std::string &spec, const std::vector<std::string> &args,
+                       std::vector<SweepAxis> &axes);
+
+/// The command line as given (argv[1..]) without the sweep's own flags
+/// (--sweep, --csv, --plot, --json) and their values: what each point gets.
+std::vector<std::string> sweepPointArgs(const std::vector<std::string> &args);
 
 struct SweepRequest {
   std::vector<SweepAxis> axes;
-  /// The command line as given (argv[1..]); the sweep's own flags and their
-  /// values are taken out before it is passed to each child.
+  /// Every point's flags (sweepPointArgs), the axes' added per point.
   std::vector<std::string> args;
   std::string jsonFile, csvFile, plotFile;
 };

@@ -20,6 +20,7 @@
 #include "codegen/GmmMicrokernel.h"
 #include "codegen/GmmTiling.h"
 #include "passes/Remat.h"
+#include "runtime/AtomicFile.h"
 #include "runtime/Npy.h"
 #ifdef MOEC_HAVE_MPI
 #include "runtime/MpiComm.h"
@@ -173,8 +174,8 @@ cl::opt<bool> renormalizeRealAfterNull("renormalize-real-after-null",
 cl::opt<std::string> sweepSpec(
     "sweep",
     cl::desc("Run every point of a grid, one process each: 'axis=v,v; axis=v,..' over tokens, "
-             "hidden, mlp_dim, experts, topk, null, dtype, parallel, ep_dispatch, pass, impl, "
-             "quant; results to --json (default moe-bench-sweep.json) and --csv"),
+             "hidden, mlp_dim, experts, topk, null, dtype, parallel, ep_dispatch, pass, impl; "
+             "results to --json (default moe-bench-sweep.json) and --csv"),
     cl::cat(category));
 cl::opt<std::string> csvFile("csv", cl::desc("With --sweep: also write the results as CSV"),
                              cl::cat(category));
@@ -452,29 +453,6 @@ bool takeThreads(int &argc, char **argv, std::string &error) {
   return true;
 }
 
-/// argv[1..] without the sweep's own flags (and their values).
-std::vector<std::string> argsForSweepPoints(const std::vector<std::string> &raw) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < raw.size(); ++i) {
-    StringRef arg(raw[i]);
-    bool drop = false;
-    for (StringRef name : {"sweep", "csv", "plot", "json"}) {
-      for (StringRef dashes : {"--", "-"}) {
-        std::string flag = (dashes + name).str();
-        if (arg == flag) {
-          drop = true;
-          ++i; // its value
-        } else if (arg.starts_with(flag + "=")) {
-          drop = true;
-        }
-      }
-    }
-    if (!drop)
-      out.push_back(raw[i]);
-  }
-  return out;
-}
-
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   std::vector<std::string> rawArgs(argv + 1, argv + argc);
@@ -487,9 +465,9 @@ int main(int argc, char **argv) {
                               "  --threads N    threads of the generated code (default 2)\n");
   if (!sweepSpec.empty()) {
     SweepRequest request;
-    if (std::string why = parseSweep(sweepSpec, request.axes); !why.empty())
+    request.args = sweepPointArgs(rawArgs);
+    if (std::string why = parseSweep(sweepSpec, request.args, request.axes); !why.empty())
       return fail(why);
-    request.args = argsForSweepPoints(rawArgs);
     request.jsonFile = jsonFile, request.csvFile = csvFile, request.plotFile = plotFile;
     return runSweep(request);
   }
@@ -567,18 +545,19 @@ int main(int argc, char **argv) {
     meshDevices = 1;
   machine.coresPerShard =
       launcher == "mpi" ? threads : std::max<int64_t>(1, int64_t(threads) / meshDevices);
-  auto workloadFor = [&](int64_t k) {
+  // The block at top-k `k` and null fraction `nullFraction` (< 0: none).
+  auto workloadFor = [&](int64_t k, double nullFraction) {
     Workload w;
     w.tokens = tokens, w.hidden = hidden, w.mlp = mlpDim, w.experts = experts, w.topk = k;
     w.shared = sharedDim, w.elementBytes = dtype == "bf16" ? 2 : 4;
     w.training = benchPass == "forward_backward";
-    w.nullFraction = std::max(0.0, fractions.front());
-    w.nullDraws = fractions.front() >= 0;
+    w.nullFraction = std::max(0.0, nullFraction);
+    w.nullDraws = nullFraction >= 0;
     return w;
   };
   Plan plan;
   if (std::string why = choosePlan(predictOnly ? std::string("auto") : std::string(parallelMode), epDispatch, mesh,
-                                   devices, workloadFor(ks.front()), machine, plan);
+                                   devices, workloadFor(ks.front(), fractions.front()), machine, plan);
       !why.empty())
     return fail(why);
   bool sharded = plan.mode != "none";
@@ -587,8 +566,8 @@ int main(int argc, char **argv) {
                      "expert, tgmm at %.0f), link %.1f GB/s, %.1f us per step\n",
                      machine.coreGflops, (long long)machine.coresPerShard, machine.halfRateRows,
                      machine.tgmmHalfRateRows, machine.linkGBps, machine.linkLatencyUs);
-    for (const Plan &candidate : candidatePlans(workloadFor(ks.front()), meshDevices)) {
-      Prediction p = predict(workloadFor(ks.front()), candidate, machine);
+    for (const Plan &candidate : candidatePlans(workloadFor(ks.front(), fractions.front()), meshDevices)) {
+      Prediction p = predict(workloadFor(ks.front(), fractions.front()), candidate, machine);
       outs() << format("model: %-32s %9.4f s (compute %.4f s, comm %.4f s, %.2f MiB per shard, "
                        "%lld collectives)%s\n",
                        candidate.str().c_str(), p.totalS(), p.computeS, p.commS,
@@ -653,11 +632,6 @@ int main(int argc, char **argv) {
     c.nullFraction = nullFraction, c.nullMode = nullRoutingMode;
     c.renormalize = renormalizeRealAfterNull;
     std::string error;
-    auto workloadAt = [&](int64_t k) {
-      Workload w = workloadFor(k);
-      w.nullFraction = std::max(0.0, nullFraction);
-      return w;
-    };
 
     // The table's key is the gmm shape, the same for every top-k: tuned once,
     // on the first top-k's group sizes.
@@ -784,6 +758,7 @@ int main(int argc, char **argv) {
       int64_t maxLoad = *std::max_element(load.begin(), load.end());
       double meanLoad = double(real) / c.experts;
       int64_t empty = std::count(load.begin(), load.end(), 0);
+      double nullRealized = double(nulls) / double(c.tokens * k);
       if (!dumpRouting.empty()) {
         std::string dir = dumpRouting + "/" + dist + "-top" + std::to_string(k);
         if (auto ec = sys::fs::create_directories(dir))
@@ -812,7 +787,7 @@ int main(int argc, char **argv) {
       if (c.nullRouting())
         outs() << format("null: target %.3f realized %.4f (%s%s); null slots cost no compute, "
                          "FLOPs count the %lld real assignments\n",
-                         nullFraction, double(nulls) / double(c.tokens * k),
+                         nullFraction, nullRealized,
                          nullRoutingMode.c_str(),
                          renormalizeRealAfterNull ? ", real weights renormalised" : "",
                          (long long)real);
@@ -889,7 +864,7 @@ int main(int argc, char **argv) {
                          flops / med / 1e9, r.peakPct);
 
         if (!sharded && mode == "full") {
-          Prediction predicted = predict(workloadAt(k), plan, machine);
+          Prediction predicted = predict(workloadFor(k, nullFraction), plan, machine);
           outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
                            "%.4f s: measured/predicted %.2f\n",
                            predicted.totalS(), predicted.computeS, predicted.commS, med,
@@ -899,7 +874,7 @@ int main(int argc, char **argv) {
           // Per shard: its useful FLOPs (its experts' real rows, its shared
           // expert tokens) over its median time; the traffic of the busiest
           // shard, counted by the runtime and modelled.
-          Workload w = workloadAt(k);
+          Workload w = workloadFor(k, nullFraction);
           Prediction predicted = predict(w, plan, machine);
           const moec::MeshLayout *layout = block->layout(entry);
           std::vector<ShardWork> work = shardWork(plan, *layout, pool["ids"].as<int32_t>(), w);
@@ -1016,7 +991,7 @@ int main(int argc, char **argv) {
                          "peak_pct=%.1f%s\n",
                          dist.c_str(), mode.c_str(), benchPass.c_str(), impl.c_str(),
                          backend.c_str(), (long long)k, r.nullTarget,
-                         nulls ? double(nulls) / (nulls + real) : 0.0, (long long)nulls,
+                         nullRealized, (long long)nulls,
                          (long long)real, r.tflops, r.tokensPerS, dtype.c_str(), r.peakPct,
                          rematFields.c_str());
         outs().flush();
@@ -1024,17 +999,8 @@ int main(int argc, char **argv) {
       }
     }
   }
-  if (!jsonFile.empty()) {
-    std::error_code ec;
-    std::string tmp = jsonFile + ".tmp";
-    {
-      raw_fd_ostream os(tmp, ec);
-      if (ec)
-        return fail("cannot write '" + tmp + "': " + ec.message());
-      os << jsonOf(results, peak);
-    }
-    if (auto rec = sys::fs::rename(tmp, jsonFile))
-      return fail("cannot write '" + jsonFile + "': " + rec.message());
-  }
+  if (std::string error;
+      !jsonFile.empty() && !moec::writeFileAtomically(jsonFile, jsonOf(results, peak), error))
+    return fail(error);
   return 0;
 }

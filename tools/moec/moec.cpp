@@ -22,6 +22,7 @@
 
 #include <malloc.h>
 #include "runtime/Invoke.h"
+#include "runtime/AtomicFile.h"
 #include "runtime/Npy.h"
 #include "runtime/ShardComm.h"
 #include "runtime/ShardedRun.h"
@@ -217,33 +218,6 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// Writes `bytes` to `path` through a temporary file renamed into place.
-bool writeAtomically(StringRef path, StringRef bytes, std::string &error) {
-  SmallString<256> temp(path);
-  temp += ".tmp-%%%%%%";
-  int fd;
-  SmallString<256> tempPath;
-  if (auto ec = sys::fs::createUniqueFile(temp, fd, tempPath)) {
-    error = path.str() + ": " + ec.message();
-    return false;
-  }
-  {
-    raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << bytes;
-    os.close();
-    if (os.has_error()) {
-      sys::fs::remove(tempPath);
-      error = path.str() + ": write failed";
-      return false;
-    }
-  }
-  if (auto ec = sys::fs::rename(tempPath, path)) {
-    sys::fs::remove(tempPath);
-    error = path.str() + ": " + ec.message();
-    return false;
-  }
-  return true;
-}
 
 /// The linker turns an object into a shared library; the system compiler
 /// driver knows the platform's crt files and libm.
@@ -303,7 +277,7 @@ int compile(mlir::ModuleOp module) {
   raw_string_ostream os(bytes);
   if (kind == "mlir") {
     module.print(os);
-    return writeAtomically(outputFile, bytes, error) ? 0 : fail(error);
+    return moec::writeFileAtomically(outputFile, bytes, error) ? 0 : fail(error);
   }
   auto tm = hostTargetMachine(error);
   if (!tm)
@@ -314,20 +288,21 @@ int compile(mlir::ModuleOp module) {
     return fail(error);
   if (kind == "llvm") {
     llvmModule->print(os, nullptr);
-    return writeAtomically(outputFile, bytes, error) ? 0 : fail(error);
+    return moec::writeFileAtomically(outputFile, bytes, error) ? 0 : fail(error);
   }
   SmallVector<char> code;
   if (!emitMachineCode(*llvmModule, *tm, kind == "asm", code, error))
     return fail(error);
   StringRef text(code.data(), code.size());
   if (kind != "so")
-    return writeAtomically(outputFile, text, error) ? 0 : fail(error);
+    return moec::writeFileAtomically(outputFile, text.str(), error) ? 0 : fail(error);
   SmallString<256> object;
   if (auto ec = sys::fs::createTemporaryFile("moec", "o", object))
     return fail("cannot create a temporary object: " + ec.message());
   SmallString<256> library(outputFile);
   library += ".tmp.so";
-  bool ok = writeAtomically(object, text, error) && linkSharedLibrary(object, library, error);
+  bool ok = moec::writeFileAtomically(std::string(object), text.str(), error) &&
+            linkSharedLibrary(object, library, error);
   sys::fs::remove(object);
   if (ok) {
     if (auto ec = sys::fs::rename(library, outputFile)) {
