@@ -75,6 +75,8 @@ static std::optional<TensorSignature> tensorSignature(Type type) {
     dtype = DType::BF16;
   else if (element.isInteger(32))
     dtype = DType::I32;
+  else if (element.isInteger(8))
+    dtype = DType::I8;
   else
     return std::nullopt;
   TensorSignature sig{dtype, {}};
@@ -226,6 +228,7 @@ std::unique_ptr<llvm::TargetMachine> moec::hostTargetMachine(std::string &error)
   if (builder->getTargetTriple().getArch() == llvm::Triple::x86_64) {
     builder->getFeatures().AddFeature("amx-tile");
     builder->getFeatures().AddFeature("amx-bf16");
+    builder->getFeatures().AddFeature("amx-int8");
   }
   auto tm = builder->createTargetMachine();
   if (!tm) {

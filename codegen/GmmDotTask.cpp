@@ -3,7 +3,7 @@
 // bf16 x bf16 -> f32 with vdpbf16ps (x86vector.avx512.dot): each f32 lane
 // accumulates a[2i] * b[2i] + a[2i + 1] * b[2i + 1], so one instruction does
 // two depth steps of 16 columns. The weight operand is a row of a packed
-// weight tile (16 columns x one depth pair, GmmBf16Tasks.cpp), the row
+// weight tile (16 columns x one depth pair, GmmPackedTasks.cpp), the row
 // operand the row's depth pair as one 32-bit value broadcast to all lanes.
 // Twice the multiply-adds of an f32 FMA per instruction, on bf16 operands as
 // they are in memory (no widening pass).
@@ -30,7 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/GmmBf16Tasks.h"
+#include "codegen/GmmPackedTasks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -48,7 +48,7 @@ constexpr int64_t kLanes = 16;
 constexpr int64_t kDepthStep = 32;   // bf16 elements a row pack loads at once
 } // namespace
 
-void Bf16GmmTasks::packDotRows(Value r0, Value r1, Value packed) {
+void PackedGmmTasks::packDotRows(Value r0, Value r1, Value packed) {
   auto &b = e.b;
   Type bf16 = b.getBF16Type();
   auto rowType = VectorType::get({kDepthStep}, bf16);
@@ -71,7 +71,7 @@ void Bf16GmmTasks::packDotRows(Value r0, Value r1, Value packed) {
   });
 }
 
-void Bf16GmmTasks::dotRegisterTile(Value r0, Value rows, Value ir, Value q, Value colPairs,
+void PackedGmmTasks::dotRegisterTile(Value r0, Value rows, Value ir, Value q, Value colPairs,
                                    Value c0, const Scratch &s) {
   auto &b = e.b;
   Value zero = e.index(0), one = e.index(1);
@@ -117,7 +117,7 @@ void Bf16GmmTasks::dotRegisterTile(Value r0, Value rows, Value ir, Value q, Valu
   }
 }
 
-void Bf16GmmTasks::dotTask(Value r0, Value r1, Value g, Value cb, const Scratch &s) {
+void PackedGmmTasks::dotTask(Value r0, Value r1, Value g, Value cb, const Scratch &s) {
   Value colPairs = ensureWeights(g, cb, s);
   Value c0 = firstColumn(cb);
   Value rows = e.sub(r1, r0);

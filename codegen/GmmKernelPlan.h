@@ -2,7 +2,8 @@
 //
 // Shared by the task kinds of the fast gmm (GmmMicrokernel.cpp: AVX-512
 // FMA register tiles; GmmAmxTask.cpp: AMX tiles; GmmDotTask.cpp: AVX512_BF16
-// dot products), which one scheduler runs side by side.
+// dot products; GmmInt8Task.cpp: int8 vectors), which one scheduler runs
+// side by side.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEC_CODEGEN_GMMKERNELPLAN_H
@@ -31,10 +32,16 @@ struct GmmKernelPlan {
   int64_t width = 0;    // output columns N
   Value out;            // [R, N], identity layout
   GmmTiling tiling;     // the FMA tasks' tiles
-  // With bf16 operands (GmmBf16Tasks.h): large groups may run as AMX tasks,
+  // With bf16 operands (GmmPackedTasks.h): large groups may run as AMX tasks,
   // the others as AVX512_BF16 dot tasks.
   bool amx = false;
   bool avx512Bf16 = false;
+  // int8 weights (moe.gmm with scales): the rows are quantized per row, the
+  // products run on AMX int8 tiles (when `amx` and granted) or as int8
+  // vector tasks; the scales are [E] or [E, N] (`perChannel`).
+  bool int8 = false;
+  Value gateScales, upScales; // upScales may be gateScales (fused w13)
+  bool perChannel = false;
 };
 
 // Vector pieces both task kinds' loads and epilogues use.

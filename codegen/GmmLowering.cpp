@@ -6,7 +6,8 @@
 // hot expert's rows split like any others. Correct for every shape and group
 // layout (empty groups, sizes past the row count, rows outside every group);
 // the fast tiled/microkernel strategy replaces this file's functions, nothing
-// else.
+// else. The int8 gmm quantizes each row as it reads it and accumulates in i32
+// (QuantizeLowering.cpp has the arithmetic).
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +52,7 @@ void mlir::moe::codegen::lowerGmm(RewriterBase &rewriter, GmmOp op) {
   Value lhs = e.buffer(op.getLhs());
   Value rhs = e.buffer(op.getRhs());
   Value sizes = e.buffer(op.getGroupSizes());
+  Value scales = op.isQuantized() ? e.buffer(op.getRhsScales()) : Value();
   bool transposed = op.getTransposeRhs();
   auto type = cast<RankedTensorType>(op.getType());
   Value rowCount = e.dim(lhs, 0), depth = e.dim(lhs, 1);
@@ -80,6 +82,28 @@ void mlir::moe::codegen::lowerGmm(RewriterBase &rewriter, GmmOp op) {
                                                               e.loadF32(rhs, {g, n, d})))};
                                 })[0];
           e.storeF32(dot, out, {r, n});
+        });
+        return;
+      }
+      if (op.isQuantized()) {
+        // The row quantized as it is read; acc[:] = sum_d q[r, d] *
+        // rhs[g, d, :] in i32, then both scales.
+        Value maxAbs = rowAbsMax(e, lhs, r, depth);
+        Value reciprocal = int8Reciprocal(e, maxAbs), rowScale = int8Scale(e, maxAbs);
+        Type i32 = b.getI32Type();
+        Value acc = e.allocaScratch({width}, i32);
+        e.fill(acc, e.i32(0));
+        e.forLoop(zero, depth, [&](Value d) {
+          Value q = arith::FPToSIOp::create(b, i32, quantizeInt8(e, e.loadF32(lhs, {r, d}), reciprocal));
+          e.forLoop(zero, cWidth, [&](Value n) {
+            Value w = arith::ExtSIOp::create(b, i32, e.load(rhs, {g, d, n}));
+            e.store(arith::AddIOp::create(b, e.load(acc, {n}), arith::MulIOp::create(b, q, w)), acc, {n});
+          });
+        });
+        e.forLoop(zero, cWidth, [&](Value n) {
+          Value sum = arith::SIToFPOp::create(b, b.getF32Type(), e.load(acc, {n}));
+          Value scale = e.fmul(rowScale, weightScale(e, scales, g, n));
+          e.storeF32(e.fmul(sum, scale), out, {r, n});
         });
         return;
       }

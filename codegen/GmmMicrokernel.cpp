@@ -28,7 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/GmmBf16Tasks.h"
+#include "codegen/GmmPackedTasks.h"
 #include "codegen/GmmKernelPlan.h"
 #include "codegen/GmmMicrokernel.h"
 
@@ -50,7 +50,7 @@ using namespace mlir::moe::codegen;
 namespace {
 constexpr int64_t kLanes = 16;
 // The task kinds, as the task table stores them.
-constexpr int64_t kFmaKind = 0, kAmxKind = 1, kDotKind = 2;
+constexpr int64_t kFmaKind = 0, kAmxKind = 1, kDotKind = 2, kInt8Kind = 3;
 
 /// `omp_get_max_threads`, declared in the module once: the worker count.
 Value maxThreads(Emitter &e, Operation *anchor) {
@@ -283,45 +283,54 @@ void MicrokernelEmitter::emit(Operation *anchor) {
   int64_t outColumns = panelsPerBlock * outPerPanel;
   int64_t colBlocks = (p.width + outColumns - 1) / outColumns;
 
-  // The bf16 tasks, when the operands are bf16 and the compile target has
-  // AMX or AVX512_BF16; whether this process may use AMX is only known at
-  // run time.
-  std::optional<Bf16GmmTasks> bf16;
+  // The packed-weight tasks, when the operands are bf16 and the compile
+  // target has AMX or AVX512_BF16, or the weights are int8; whether this
+  // process may use AMX is only known at run time.
+  std::optional<PackedGmmTasks> packedTasks;
   Value amxReady = arith::ConstantOp::create(b, b.getBoolAttr(false));
-  int64_t bf16ColBlocks = 0;
+  int64_t packedColBlocks = 0;
   int64_t minRowBlock = t.rowBlock;
-  if (p.amx || p.avx512Bf16) {
-    bf16.emplace(e, p, MachineModel::host().l2Bytes);
-    bf16ColBlocks = (p.width + bf16->columnBlock() - 1) / bf16->columnBlock();
+  if (p.amx || p.avx512Bf16 || p.int8) {
+    packedTasks.emplace(e, p, MachineModel::host().l2Bytes);
+    packedColBlocks = (p.width + packedTasks->columnBlock() - 1) / packedTasks->columnBlock();
+  }
+  if (p.int8) {
+    packedTasks->quantizeRows();
+    minRowBlock = std::min(minRowBlock, PackedGmmTasks::kInt8VectorRows);
   }
   if (p.amx) {
-    amxReady = Bf16GmmTasks::requestTileState(e, anchor);
-    minRowBlock = std::min(minRowBlock, Bf16GmmTasks::kAmxRowGranule);
+    amxReady = PackedGmmTasks::requestTileState(e, anchor);
+    minRowBlock = std::min(minRowBlock, PackedGmmTasks::kAmxRowGranule);
   }
   if (p.avx512Bf16)
-    minRowBlock = std::min(minRowBlock, Bf16GmmTasks::kDotRows);
+    minRowBlock = std::min(minRowBlock, PackedGmmTasks::kDotRows);
 
   // The task table: (first row, end row, group, column block, kind), group
   // by group, the row blocks of one weight block consecutive. The kind is
   // chosen per group at run time: AMX for groups of at least
-  // Bf16GmmTasks::kMinAmxRows rows when tiles are available, else the
-  // AVX512_BF16 dot products where compiled in, else FMA.
+  // PackedGmmTasks::kMinAmxRows rows when tiles are available, else the
+  // AVX512_BF16 dot products where compiled in, else FMA. int8: AMX for every
+  // group when tiles are available, else the int8 vector task.
   Value maxTasks = e.mul(e.add(e.add(e.divs(rowCount, e.index(minRowBlock)), groups), one),
-                         e.index(std::max(colBlocks, bf16ColBlocks)));
+                         e.index(std::max(colBlocks, packedColBlocks)));
   Value tasks = e.alloc({ShapedType::kDynamic, 5}, indexType, {maxTasks});
   SmallVector<Value> counts = e.forLoop(
       zero, groups, ValueRange{zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
         Value size = e.max(e.toIndex(e.load(p.sizes, {g})), zero);
         Value first = e.min(acc[0], rowCount);
         Value end = e.min(e.add(acc[0], size), rowCount);
-        Value useAmx = e.andI(amxReady, e.ge(e.sub(end, first), e.index(Bf16GmmTasks::kMinAmxRows)));
-        Value kind = e.index(p.avx512Bf16 ? kDotKind : kFmaKind);
-        Value blocks = e.index(p.avx512Bf16 ? bf16ColBlocks : colBlocks);
-        Value rowBlock = e.index(p.avx512Bf16 ? Bf16GmmTasks::kDotRows : t.rowBlock);
+        int64_t minAmxRows = p.int8 ? 1 : PackedGmmTasks::kMinAmxRows;
+        Value useAmx = e.andI(amxReady, e.ge(e.sub(end, first), e.index(minAmxRows)));
+        Value kind = e.index(p.int8 ? kInt8Kind : p.avx512Bf16 ? kDotKind : kFmaKind);
+        bool packed = p.int8 || p.avx512Bf16;
+        Value blocks = e.index(packed ? packedColBlocks : colBlocks);
+        Value rowBlock = e.index(p.int8         ? PackedGmmTasks::kInt8VectorRows
+                                 : p.avx512Bf16 ? PackedGmmTasks::kDotRows
+                                                : t.rowBlock);
         if (p.amx) {
           kind = e.select(useAmx, e.index(kAmxKind), kind);
-          blocks = e.select(useAmx, e.index(bf16ColBlocks), blocks);
-          rowBlock = e.select(useAmx, bf16->amxRowBlockFor(e.sub(end, first)), rowBlock);
+          blocks = e.select(useAmx, e.index(packedColBlocks), blocks);
+          rowBlock = e.select(useAmx, packedTasks->amxRowBlockFor(e.sub(end, first)), rowBlock);
         }
         Value n = e.forLoop(zero, blocks, ValueRange{acc[1]},
                             [&](Value cb, ValueRange c) -> SmallVector<Value> {
@@ -350,12 +359,15 @@ void MicrokernelEmitter::emit(Operation *anchor) {
   Value workers = e.min(maxThreads(e, anchor), taskCount);
   Value taskCount64 = arith::IndexCastOp::create(b, i64, taskCount);
   e.parallelFor(zero, workers, [&](Value) {
-    // Per worker: the packed weight block and the task's partial sums.
-    Value packed = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
-    Value partial = e.alloc({t.rowBlock, panelsPerBlock * nr}, b.getF32Type(), {});
-    std::optional<Bf16GmmTasks::Scratch> bf16Scratch;
-    if (bf16)
-      bf16Scratch = bf16->allocScratch();
+    // Per worker: the FMA tasks' packed weight block and partial sums.
+    Value packed, partial;
+    if (!p.int8) {
+      packed = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
+      partial = e.alloc({t.rowBlock, panelsPerBlock * nr}, b.getF32Type(), {});
+    }
+    std::optional<PackedGmmTasks::Scratch> packedScratch;
+    if (packedTasks)
+      packedScratch = packedTasks->allocScratch();
     auto loop = scf::WhileOp::create(b, TypeRange{i64}, ValueRange{});
     OpBuilder::InsertionGuard guard(b);
     b.createBlock(&loop.getBefore());
@@ -373,11 +385,14 @@ void MicrokernelEmitter::emit(Operation *anchor) {
     b.setInsertionPoint(body->getTerminator());
     // One branch per kind compiled in.
     SmallVector<std::pair<int64_t, std::function<void()>>> kinds;
-    kinds.push_back({kFmaKind, [&] { task(fields[0], fields[1], fields[2], fields[3], packed, partial); }});
+    if (p.int8)
+      kinds.push_back({kInt8Kind, [&] { packedTasks->int8VectorTask(fields[0], fields[1], fields[2], fields[3]); }});
+    else
+      kinds.push_back({kFmaKind, [&] { task(fields[0], fields[1], fields[2], fields[3], packed, partial); }});
     if (p.amx)
-      kinds.push_back({kAmxKind, [&] { bf16->amxTask(fields[0], fields[1], fields[2], fields[3], *bf16Scratch); }});
+      kinds.push_back({kAmxKind, [&] { packedTasks->amxTask(fields[0], fields[1], fields[2], fields[3], *packedScratch); }});
     if (p.avx512Bf16)
-      kinds.push_back({kDotKind, [&] { bf16->dotTask(fields[0], fields[1], fields[2], fields[3], *bf16Scratch); }});
+      kinds.push_back({kDotKind, [&] { packedTasks->dotTask(fields[0], fields[1], fields[2], fields[3], *packedScratch); }});
     while (kinds.size() > 1) {
       auto [kind, body] = kinds.pop_back_val();
       auto kindIf = scf::IfOp::create(b, TypeRange{},
@@ -412,12 +427,19 @@ GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
   }
   plan.depth = cast<RankedTensorType>(gate.getLhs().getType()).getDimSize(1);
   plan.gateRhs = e.unitStrideBuffer(gate.getRhs());
+  if (gate.isQuantized()) {
+    plan.int8 = true;
+    plan.gateScales = plan.upScales = e.unitStrideBuffer(gate.getRhsScales());
+    plan.perChannel = cast<RankedTensorType>(gate.getRhsScales().getType()).getRank() == 2;
+  }
   plan.transposeRhs = gate.getTransposeRhs();
   int64_t rhsWidth = cast<RankedTensorType>(gate.getRhs().getType()).getDimSize(plan.transposeRhs ? 1 : 2);
   if (swiglu) {
     plan.swiglu = true;
     if (up) {
       plan.upRhs = e.unitStrideBuffer(up.getRhs());
+      if (plan.int8)
+        plan.upScales = e.unitStrideBuffer(up.getRhsScales());
       plan.upOffset = 0;
       plan.width = rhsWidth;
     } else {
@@ -433,25 +455,25 @@ GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
 
 } // namespace
 
-std::optional<Bf16Kinds> mlir::moe::codegen::bf16KindsFor(StringRef strategy,
+std::optional<PackedKinds> mlir::moe::codegen::packedKindsFor(StringRef strategy,
                                                           const MachineModel &host,
                                                           std::string &error) {
   if (strategy == "microkernel")
-    return Bf16Kinds{host.amxBf16, host.avx512Bf16};
+    return PackedKinds{host.amxBf16, host.avx512Bf16, host.amxInt8};
   // AMX code compiles for any x86-64 target and checks at run time.
   if (strategy == "microkernel-amx")
-    return Bf16Kinds{true, host.avx512Bf16};
+    return PackedKinds{true, host.avx512Bf16, true};
   if (strategy == "microkernel-avx512bf16") {
     // No run-time check can save code that uses an instruction the CPU
     // lacks: refuse it here.
     if (host.avx512Bf16)
-      return Bf16Kinds{false, true};
+      return PackedKinds{false, true, false};
     error = "gmm-strategy=microkernel-avx512bf16 needs a CPU with AVX512_BF16, which this host "
             "does not have (use microkernel or microkernel-fma)";
     return std::nullopt;
   }
   if (strategy == "microkernel-fma" || strategy == "reference")
-    return Bf16Kinds{};
+    return PackedKinds{};
   error = ("unknown gmm-strategy '" + strategy +
            "' (expected microkernel, microkernel-amx, microkernel-avx512bf16, microkernel-fma or "
            "reference)")
@@ -461,7 +483,7 @@ std::optional<Bf16Kinds> mlir::moe::codegen::bf16KindsFor(StringRef strategy,
 
 void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate, GmmOp up,
                                              SwigluOp swiglu, const GmmTiling &tiling,
-                                             Bf16Kinds bf16Kinds) {
+                                             PackedKinds packedKinds) {
   Operation *root = swiglu ? swiglu.getOperation() : gate.getOperation();
   rewriter.setInsertionPoint(root);
   Emitter e(rewriter, root->getLoc());
@@ -474,8 +496,8 @@ void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate,
   // The bf16 kinds pack row pairs of an [E, D, N] weight; the transposed
   // form runs on the FMA tiles.
   bf16Operands &= !plan.transposeRhs;
-  plan.amx = bf16Kinds.amx && bf16Operands;
-  plan.avx512Bf16 = bf16Kinds.avx512Bf16 && bf16Operands;
+  plan.amx = plan.int8 ? packedKinds.amxInt8 : packedKinds.amx && bf16Operands;
+  plan.avx512Bf16 = packedKinds.avx512Bf16 && bf16Operands;
   auto type = cast<RankedTensorType>(root->getResult(0).getType());
   SmallVector<Value> dyn;
   if (type.isDynamicDim(0))

@@ -77,6 +77,7 @@ MachineModel MachineModel::host() {
 #endif
   llvm::StringMap<bool, llvm::MallocAllocator> features = llvm::sys::getHostCPUFeatures();
   m.amxBf16 = features.lookup("amx-tile") && features.lookup("amx-bf16");
+  m.amxInt8 = features.lookup("amx-tile") && features.lookup("amx-int8");
   m.avx512Bf16 = features.lookup("avx512bf16");
   return m;
 }

@@ -49,6 +49,8 @@ struct MachineModel {
   /// AMX tiles with bf16 products (amx-tile, amx-bf16): bf16 gmms get AMX
   /// tasks. Whether the process may use them is still checked at run time.
   bool amxBf16 = false;
+  /// AMX tiles with int8 products (amx-tile, amx-int8).
+  bool amxInt8 = false;
   /// vdpbf16ps (avx512bf16): bf16 dot products on zmm registers.
   bool avx512Bf16 = false;
   /// The host's caches (from sysconf where it reports them) and features.

@@ -42,7 +42,10 @@ SwigluOp fusableSwiglu(GmmOp gmm) {
   if (inputs.size() == 2 &&
       (inputs[0].getLhs() != inputs[1].getLhs() ||
        inputs[0].getGroupSizes() != inputs[1].getGroupSizes() ||
-       inputs[0].getRhs().getType() != inputs[1].getRhs().getType()))
+       inputs[0].getRhs().getType() != inputs[1].getRhs().getType() ||
+       // int8: both scaled the same way (one epilogue reads both scales).
+       (inputs[0].getRhsScales() &&
+        inputs[0].getRhsScales().getType() != inputs[1].getRhsScales().getType())))
     return {};
   return swiglu;
 }
@@ -120,9 +123,9 @@ struct MoeLowerToLoopsPass
   void runOnOperation() override {
     bool microkernel = StringRef(gmmStrategy).starts_with("microkernel");
     std::string error;
-    std::optional<codegen::Bf16Kinds> bf16Kinds =
-        codegen::bf16KindsFor(gmmStrategy, codegen::MachineModel::host(), error);
-    if (!bf16Kinds) {
+    std::optional<codegen::PackedKinds> packedKinds =
+        codegen::packedKindsFor(gmmStrategy, codegen::MachineModel::host(), error);
+    if (!packedKinds) {
       getOperation().emitError() << error;
       return signalPassFailure();
     }
@@ -153,7 +156,7 @@ struct MoeLowerToLoopsPass
       for (Operation *op : {gate.getOperation(), up.getOperation(), swiglu.getOperation()})
         if (op)
           lowered.insert(op);
-      codegen::lowerGmmMicrokernel(rewriter, gate, up, swiglu, *tiling, *bf16Kinds);
+      codegen::lowerGmmMicrokernel(rewriter, gate, up, swiglu, *tiling, *packedKinds);
     };
     for (Operation *op : ops) {
       if (lowered.contains(op))
@@ -182,6 +185,9 @@ struct MoeLowerToLoopsPass
               codegen::lowerTgmm(rewriter, o);
           })
           .Case([&](SwigluOp o) { codegen::lowerSwiglu(rewriter, o); })
+          .Case([&](QuantizeOp o) { codegen::lowerQuantize(rewriter, o); })
+          .Case([&](DequantizeOp o) { codegen::lowerDequantize(rewriter, o); })
+          .Case([&](FakeQuantOp o) { codegen::lowerFakeQuant(rewriter, o); })
           .Case([&](SwigluGradOp o) { codegen::lowerSwigluGrad(rewriter, o); })
           .Case([&](ScaleRowsOp o) { codegen::lowerScaleRows(rewriter, o); })
           .Case([&](CombineOp o) { codegen::lowerCombine(rewriter, o); })

@@ -41,6 +41,23 @@ void lowerTgmm(RewriterBase &rewriter, TgmmOp op);
 /// (TgmmMicrokernel.cpp): the microkernel strategies' form.
 void lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op);
 void lowerSwiglu(RewriterBase &rewriter, SwigluOp op);
+
+/// The int8 ops (QuantizeLowering.cpp).
+void lowerQuantize(RewriterBase &rewriter, QuantizeOp op);
+void lowerDequantize(RewriterBase &rewriter, DequantizeOp op);
+void lowerFakeQuant(RewriterBase &rewriter, FakeQuantOp op);
+/// Their arithmetic, on f32 scalars or vectors, shared with the int8
+/// moe.gmm: 127 / maxAbs (0 for 0), maxAbs / 127, and q = clamp(roundeven(x
+/// * reciprocal), -127, 127) as f32.
+Value int8Reciprocal(Emitter &e, Value maxAbs);
+Value int8Scale(Emitter &e, Value maxAbs);
+Value quantizeInt8(Emitter &e, Value x, Value reciprocal);
+/// max(runningMax, |x|).
+Value absMax(Emitter &e, Value runningMax, Value x);
+/// max_d |rows[r, d]| over d in [0, depth), as f32.
+Value rowAbsMax(Emitter &e, Value rows, Value r, Value depth);
+/// The scale of weight column n of expert g: scales [E] or [E, N].
+Value weightScale(Emitter &e, Value scales, Value g, Value n);
 void lowerSwigluGrad(RewriterBase &rewriter, SwigluGradOp op);
 void lowerScaleRows(RewriterBase &rewriter, ScaleRowsOp op);
 void lowerCombine(RewriterBase &rewriter, CombineOp op);

@@ -73,6 +73,13 @@ def Moe_PackStrategy : I32EnumAttr<"PackStrategy",
   let cppNamespace = "::mlir::moe";
 }
 
+def Moe_QuantGranularity : I32EnumAttr<"QuantGranularity",
+    "what one int8 weight scale covers", [
+    I32EnumAttrCase<"per_expert", 0>,
+    I32EnumAttrCase<"per_channel", 1>]> {
+  let cppNamespace = "::mlir::moe";
+}
+
 def Moe_CombineStrategy : I32EnumAttr<"CombineStrategy",
     "how moe.combine returns rows to tokens (both give the same result)", [
     I32EnumAttrCase<"unsort", 0>,
@@ -84,9 +91,13 @@ def Moe_CombineStrategy : I32EnumAttr<"CombineStrategy",
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-// Activations and weights: f32 now, bf16 storage with f32 accumulation.
-// int8 comes with the quantization pass and its own ops.
+// Activations and weights: f32, or bf16 storage with f32 accumulation.
+// Weights may also be int8 (moe.quantize), with f32 scales beside them.
 def Moe_FloatElement : AnyTypeOf<[F32, BF16]>;
+def Moe_GmmRhsTensor3D : 3DTensorOf<[F32, BF16, I8]>;
+def Moe_I8Tensor3D : 3DTensorOf<[I8]>;
+def Moe_F32Tensor3D : 3DTensorOf<[F32]>;
+def Moe_F32Tensor : TensorRankOf<[F32], [1, 2]>;
 def Moe_FloatTensor2D : 2DTensorOf<[F32, BF16]>;
 def Moe_FloatTensor3D : 3DTensorOf<[F32, BF16]>;
 def Moe_F32Tensor1D : 1DTensorOf<[F32]>;

@@ -296,6 +296,11 @@ LogicalResult GatherRowsOp::verify() {
 // moe.gmm / moe.tgmm
 //===----------------------------------------------------------------------===//
 
+void GmmOp::build(OpBuilder &builder, OperationState &state, Value lhs, Value rhs,
+                  Value groupSizes, bool transposeRhs) {
+  build(builder, state, lhs, rhs, groupSizes, /*rhs_scales=*/Value(), transposeRhs);
+}
+
 LogicalResult GmmOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
@@ -304,6 +309,21 @@ LogicalResult GmmOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
                                         elementOf(adaptor.getLhs())));
   return success();
 }
+
+namespace {
+/// int8 weights' scales: [E] per expert or [E, N] per output channel of
+/// weights [E, D, N].
+LogicalResult verifyWeightScales(Operation *op, Value weights, Value scales) {
+  auto type = cast<RankedTensorType>(scales.getType());
+  if (failed(expectDim(op, type.getDimSize(0), "scale expert count",
+                       dimOf(weights, 0), "weight expert count")))
+    return failure();
+  if (type.getRank() == 2)
+    return expectDim(op, type.getDimSize(1), "scale channel count (dimension 1)",
+                     dimOf(weights, 2), "weight output columns (dimension 2)");
+  return success();
+}
+} // namespace
 
 LogicalResult GmmOp::verify() {
   Operation *op = *this;
@@ -318,10 +338,57 @@ LogicalResult GmmOp::verify() {
   if (failed(expectDim(op, dimOf(getLhs(), 1), "lhs contraction size",
                        rhs.getDimSize(contraction), rhsWhat)) ||
       failed(expectDim(op, dimOf(getGroupSizes(), 0), "group count",
-                       rhs.getDimSize(0), "rhs expert count")) ||
-      failed(expectSameElement(op, getLhs(), "lhs", getRhs(), "rhs")))
+                       rhs.getDimSize(0), "rhs expert count")))
     return failure();
+  bool int8 = rhs.getElementType().isInteger(8);
+  if (!int8) {
+    if (getRhsScales())
+      return emitOpError() << "scales are for int8 weights; rhs is " << rhs;
+    return expectSameElement(op, getLhs(), "lhs", getRhs(), "rhs");
+  }
+  if (!getRhsScales())
+    return emitOpError("int8 weights need their scales: scales(%s : tensor<Exf32>) or "
+                       "tensor<ExNxf32> (moe.quantize makes both)");
+  if (getTransposeRhs())
+    return emitOpError("int8 weights are for the forward: transpose_rhs is not supported "
+                       "(the backward multiplies by the dequantized weights)");
+  return verifyWeightScales(op, getRhs(), getRhsScales());
+}
+
+//===----------------------------------------------------------------------===//
+// moe.quantize / moe.dequantize
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location>,
+                                           Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  Value in = adaptor.getInput();
+  types.push_back(RankedTensorType::get({dimOf(in, 0), dimOf(in, 1), dimOf(in, 2)},
+                                        IntegerType::get(ctx, 8)));
+  auto f32 = Float32Type::get(ctx);
+  if (adaptor.getGranularity() == QuantGranularity::per_channel)
+    types.push_back(RankedTensorType::get({dimOf(in, 0), dimOf(in, 2)}, f32));
+  else
+    types.push_back(RankedTensorType::get({dimOf(in, 0)}, f32));
   return success();
+}
+
+LogicalResult QuantizeOp::verify() {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  if (!type.hasStaticShape())
+    return emitOpError() << "weights must have a static shape, got " << type;
+  return success();
+}
+
+LogicalResult DequantizeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location>,
+                                             Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  Value in = adaptor.getValues();
+  types.push_back(RankedTensorType::get({dimOf(in, 0), dimOf(in, 1), dimOf(in, 2)},
+                                        Float32Type::get(ctx)));
+  return success();
+}
+
+LogicalResult DequantizeOp::verify() {
+  return verifyWeightScales(*this, getValues(), getScales());
 }
 
 LogicalResult TgmmOp::inferReturnTypes(MLIRContext *, std::optional<Location>,

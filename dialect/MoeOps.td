@@ -308,20 +308,102 @@ def Moe_GmmOp : Moe_Op<"gmm", [Pure,
     empty. Products accumulate in f32 whatever the storage type; the result
     has the element type of `lhs`.
 
+    int8 (`moe.quantize`'s weights, `scales(...)` given): `rhs` is i8 and
+    `rhs_scales` holds its scales, `[E]` (one per expert) or `[E, N]` (one
+    per output channel). Each row of `lhs` is quantized symmetrically on the
+    fly, s_r = max_d |lhs[r, d]| / 127, q[r, d] = clamp(roundeven(lhs[r, d] /
+    s_r), -127, 127) (zero for a zero row), the products accumulate in i32,
+    and out[r, n] = s_r * scale(g(r), n) * sum_d q[r, d] * rhs[g(r), d, n]
+    (shared/docs/moe-semantics.md, section 7). Forward only: no
+    `transpose_rhs`.
+
     ```mlir
     %h = moe.gmm %rows, %w13, %sizes : tensor<?x2048xbf16>, tensor<60x2048x2816xbf16>, tensor<60xi32>
     %dx = moe.gmm %dh, %w13, %sizes transpose_rhs : tensor<?x2816xf32>, tensor<60x2048x2816xf32>, tensor<60xi32>
+    %q = moe.gmm %rows, %w13q, %sizes scales(%s : tensor<60xf32>) : tensor<?x2048xf32>, tensor<60x2048x2816xi8>, tensor<60xi32>
     ```
   }];
-  let arguments = (ins Moe_FloatTensor2D:$lhs, Moe_FloatTensor3D:$rhs,
-                       Moe_I32Tensor1D:$group_sizes, UnitAttr:$transpose_rhs);
+  let arguments = (ins Moe_FloatTensor2D:$lhs, Moe_GmmRhsTensor3D:$rhs,
+                       Moe_I32Tensor1D:$group_sizes,
+                       Optional<Moe_F32Tensor>:$rhs_scales,
+                       UnitAttr:$transpose_rhs);
   let results = (outs Moe_FloatTensor2D:$out);
   let assemblyFormat = [{
-    $lhs `,` $rhs `,` $group_sizes (`transpose_rhs` $transpose_rhs^)? attr-dict
+    $lhs `,` $rhs `,` $group_sizes
+    (`scales` `(` $rhs_scales^ `:` type($rhs_scales) `)`)?
+    (`transpose_rhs` $transpose_rhs^)? attr-dict
     `:` type($lhs) `,` type($rhs) `,` type($group_sizes)
+  }];
+  let builders = [
+    // The float forms, with no scales.
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   "::mlir::Value":$group_sizes,
+                   CArg<"bool", "false">:$transpose_rhs)>
+  ];
+  let extraClassDeclaration = [{
+    /// int8 weights with their scales.
+    bool isQuantized() { return static_cast<bool>(getRhsScales()); }
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
+}
+
+def Moe_QuantizeOp : Moe_Op<"quantize", [Pure, InferTypeOpAdaptor]> {
+  let summary = "symmetric int8 quantization of expert weights";
+  let description = [{
+    `input [E, D, N]` (f32 or bf16) to `values [E, D, N]` (i8) and f32
+    `scales`: scale = max|w| / 127 over each expert (`per_expert`, scales
+    `[E]`) or over each expert's output column (`per_channel`, the D values
+    of w[e, :, n], scales `[E, N]`); q = clamp(roundeven(w / scale), -127,
+    127), zero where the scale is zero. No zero point. What `moe.gmm` takes
+    with `scales(...)`; `moe-quantize` hoists it into a function run once
+    when the weights are loaded.
+
+    ```mlir
+    %q, %s = moe.quantize %w13 per_channel : tensor<60x2048x2816xf32>
+    ```
+  }];
+  let arguments = (ins Moe_FloatTensor3D:$input,
+                       Moe_QuantGranularity:$granularity);
+  let results = (outs Moe_I8Tensor3D:$values, Moe_F32Tensor:$scales);
+  let assemblyFormat = "$input $granularity attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Moe_DequantizeOp : Moe_Op<"dequantize", [Pure, InferTypeOpAdaptor]> {
+  let summary = "int8 expert weights back to f32";
+  let description = [{
+    out[e, d, n] = values[e, d, n] * scale, with the scale of `moe.quantize`
+    (`[E]` per expert or `[E, N]` per output channel). The weights the int8
+    forward multiplied by, in float: the fake-quantization mode and the
+    straight-through input gradient read them.
+
+    ```mlir
+    %w = moe.dequantize %q, %s : tensor<60x2048x2816xi8>, tensor<60x2816xf32>
+    ```
+  }];
+  let arguments = (ins Moe_I8Tensor3D:$values, Moe_F32Tensor:$scales);
+  let results = (outs Moe_F32Tensor3D:$out);
+  let assemblyFormat = "$values `,` $scales attr-dict `:` type($values) `,` type($scales)";
+  let hasVerifier = 1;
+}
+
+def Moe_FakeQuantOp : Moe_Op<"fake_quant", [Pure, SameOperandsAndResultType]> {
+  let summary = "per-row int8 quantization and back, in float";
+  let description = [{
+    Each row of `input [R, D]` quantized as `moe.gmm` quantizes its rows
+    (s_r = max|x[r, :]| / 127, q = clamp(roundeven(x / s_r), -127, 127)) and
+    multiplied back: q * s_r, in the input's type. The fake-quantization
+    mode's activations, for accuracy studies on the float kernels; its
+    gradient is the straight-through estimator's (the identity).
+
+    ```mlir
+    %xq = moe.fake_quant %x : tensor<?x2048xf32>
+    ```
+  }];
+  let arguments = (ins Moe_FloatTensor2D:$input);
+  let results = (outs Moe_FloatTensor2D:$out);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
 def Moe_TgmmOp : Moe_Op<"tgmm", [Pure,

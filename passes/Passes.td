@@ -194,6 +194,52 @@ def MoeFuseSharedExpert : Pass<"moe-fuse-shared-expert"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def MoeQuantize : Pass<"moe-quantize", "::mlir::ModuleOp"> {
+  let summary = "int8 for the routed and shared matmuls, weights quantized once";
+  let description = [{
+    Symmetric int8 without zero points (shared/docs/moe-semantics.md,
+    section 7): activations scaled per row (on the fly, inside the int8
+    `moe.gmm`), weights per expert or per output channel (`moe.quantize`).
+    Blocks are expanded first.
+
+    - `mode=int8`: every forward routed `moe.gmm` over float weights becomes
+      `moe.gmm` over `moe.quantize`d weights (i32 sums, dequantised output),
+      and each shared-expert `linalg.matmul` (gate, up, down; not the
+      router's) a one-group int8 `moe.gmm` over the weight as `[1, H, N]`.
+    - `mode=int8_routed`: the routed gmms only.
+    - `mode=fake_int8`: the same matmuls in float over `moe.fake_quant` rows
+      and quantized-then-dequantized weights: int8's rounding for accuracy
+      studies, float kernels.
+
+    With `hoist-weights` (default), each public function `@f` whose weights
+    were quantized is split: `@f_prepare_weights` takes the weight arguments
+    and returns the quantized weights (and scales), `@f_prepared` takes the
+    other arguments and those, and `@f` keeps its signature as the two calls.
+    A host calls `@f_prepare_weights` once when it loads the weights.
+    Training (`moe-generate-backward` after this pass) wants
+    `hoist-weights=false`: the weights change every step, and the gradient
+    is taken through `@f` itself (straight-through estimator for the
+    rounding, float gradient for the weights).
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"int8\"",
+           "int8 (routed and shared matmuls), int8_routed, or fake_int8 "
+           "(quantize and dequantize in float)">,
+    Option<"weightScales", "weight-scales", "std::string", "\"channel\"",
+           "one scale per expert (expert) or per expert output channel (channel)">,
+    Option<"hoistWeights", "hoist-weights", "bool", "true",
+           "move the weights' quantization into <f>_prepare_weights">,
+  ];
+  let statistics = [
+    Statistic<"numMatmulsQuantized", "matmuls-quantized",
+              "Routed gmms and shared matmuls rewritten">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def MoeRemat : Pass<"moe-remat", "::mlir::func::FuncOp"> {
   let summary = "Choose which forward values the backward recomputes instead of keeping";
   let description = [{

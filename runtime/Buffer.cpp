@@ -16,11 +16,22 @@ const char *moec::dtypeName(DType t) {
     return "bf16";
   case DType::I32:
     return "i32";
+  case DType::I8:
+    return "i8";
   }
   return "?";
 }
 
-size_t moec::dtypeSize(DType t) { return t == DType::BF16 ? 2 : 4; }
+size_t moec::dtypeSize(DType t) {
+  switch (t) {
+  case DType::BF16:
+    return 2;
+  case DType::I8:
+    return 1;
+  default:
+    return 4;
+  }
+}
 
 uint16_t moec::f32ToBf16(float f) {
   uint32_t u;
@@ -78,6 +89,8 @@ double Buffer::at(int64_t i) const {
     return bf16ToF32(as<uint16_t>()[i]);
   case DType::I32:
     return as<int32_t>()[i];
+  case DType::I8:
+    return as<int8_t>()[i];
   }
   return 0;
 }

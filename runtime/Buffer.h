@@ -1,6 +1,6 @@
 //===- Buffer.h - host tensors the runtime passes to generated code -*- C++ -*-===//
 //
-// A Buffer owns a 64-byte aligned, row-major array of f32, bf16 or i32
+// A Buffer owns a 64-byte aligned, row-major array of f32, bf16, i32 or i8
 // elements with a shape. It can describe itself as the memref descriptor
 // the generated code's C interface takes ({allocated, aligned, offset,
 // sizes[rank], strides[rank]}), and be filled from one such descriptor.
@@ -17,7 +17,7 @@
 
 namespace moec {
 
-enum class DType { F32, BF16, I32 };
+enum class DType { F32, BF16, I32, I8 };
 
 const char *dtypeName(DType t);
 size_t dtypeSize(DType t);

@@ -67,6 +67,8 @@ std::vector<Buffer> moec::randomInputs(const FunctionSignature &sig, uint64_t se
     for (int64_t i = 0; i < b.numElements(); ++i) {
       if (t.dtype == DType::I32)
         b.as<int32_t>()[i] = static_cast<int32_t>(rng() % 8);
+      else if (t.dtype == DType::I8) // quantized weights: the whole range
+        b.as<int8_t>()[i] = static_cast<int8_t>(static_cast<int64_t>(rng() % 255) - 127);
       else if (t.dtype == DType::F32)
         b.as<float>()[i] = normal(rng) * scale;
       else

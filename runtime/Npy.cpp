@@ -124,11 +124,19 @@ std::optional<Buffer> moec::toBuffer(const NpyArray &array, DType want,
   const std::string &t = array.descr;
   bool isFloat = t == "<f4" || t == "<f8";
   bool isInt = t == "<i4" || t == "<i8";
-  if ((want == DType::I32 && !isInt) || (want != DType::I32 && !isFloat)) {
+  bool isByte = t == "|i1";
+  bool wantInt = want == DType::I32 || want == DType::I8;
+  if ((want == DType::I8 && !isByte) || (want == DType::I32 && !isInt) || (!wantInt && !isFloat)) {
     error = "stored dtype '" + t + "' cannot be read as " + dtypeName(want) +
-            (want == DType::I32 ? " (expects int32 or int64)"
-                                : " (expects float32 or float64)");
+            (want == DType::I8 ? " (expects int8)"
+             : want == DType::I32 ? " (expects int32 or int64)"
+                                  : " (expects float32 or float64)");
     return std::nullopt;
+  }
+  if (want == DType::I8) {
+    Buffer out(want, array.shape);
+    std::memcpy(out.data(), array.bytes.data(), out.numBytes());
+    return out;
   }
   Buffer out(want, array.shape);
   int64_t n = out.numElements();
@@ -177,7 +185,7 @@ bool moec::writeNpy(const std::string &path, const Buffer &buffer,
   else if (buffer.rank() == 1)
     shape.erase(shape.size() - 1); // "(3,)"
   shape += ")";
-  const char *descr = buffer.dtype() == DType::I32 ? "<i4" : "<f4";
+  const char *descr = buffer.dtype() == DType::I32 ? "<i4" : buffer.dtype() == DType::I8 ? "|i1" : "<f4";
   std::string header = std::string("{'descr': '") + descr +
                        "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Magic, version, length, header and newline padded to 64 bytes.

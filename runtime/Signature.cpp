@@ -38,6 +38,8 @@ bool parseTensor(const std::string &text, size_t &at, TensorSignature &out,
     out.dtype = DType::BF16;
   else if (dtype == "i32")
     out.dtype = DType::I32;
+  else if (dtype == "i8")
+    out.dtype = DType::I8;
   else {
     error = "unknown element type '" + dtype + "'";
     return false;

@@ -1,7 +1,7 @@
-//===- GmmBf16Tasks.h - bf16 tasks of the fast grouped matmul ---*- C++ -*-===//
+//===- GmmPackedTasks.h - packed-weight tasks of the fast gmm ---*- C++ -*-===//
 
-#ifndef MOEC_CODEGEN_GMMBF16TASKS_H
-#define MOEC_CODEGEN_GMMBF16TASKS_H
+#ifndef MOEC_CODEGEN_GMMPACKEDTASKS_H
+#define MOEC_CODEGEN_GMMPACKEDTASKS_H
 
 #include "codegen/GmmKernelPlan.h"
 #include "mlir/IR/Operation.h"
@@ -10,19 +10,25 @@ namespace mlir::moe::codegen {
 
 class Emitter;
 
-/// The two bf16 task kinds of the fast gmm, bf16 x bf16 -> f32 without
-/// widening the operands first:
-///   - AMX (GmmAmxTask.cpp): tdpbf16ps on tile registers, for groups of at
-///     least kMinAmxRows rows;
+/// The task kinds of the fast gmm that read a packed weight block: bf16 x
+/// bf16 -> f32 without widening the operands first, and int8 x int8 -> i32:
+///   - AMX (GmmAmxTask.cpp): tdpbf16ps, or tdpbssd for int8, on tile
+///     registers; bf16 groups of at least kMinAmxRows rows, every int8 group
+///     (a padded tile still beats every other int8 path);
 ///   - AVX512_BF16 (GmmDotTask.cpp): vdpbf16ps on zmm register tiles, for the
-///     small groups (a 16-row tile would mostly multiply padding) and for
-///     every group where AMX is not allowed or not granted.
-/// Both read the same packed weight block (GmmBf16Tasks.cpp): 16 columns x
-/// depth row pairs, interleaved (the pair layout both instructions take),
-/// cached per worker across consecutive tasks of one (group, column block).
-/// A task is rows [r0, r1) of one group times `columnBlock()` output
-/// columns, over the whole depth.
-class Bf16GmmTasks {
+///     small bf16 groups (a 16-row tile would mostly multiply padding) and for
+///     every bf16 group where AMX is not allowed or not granted;
+///   - int8 vector (GmmInt8Task.cpp): i32 multiply-adds on zmm registers, for
+///     int8 where AMX is not allowed or not granted.
+/// AMX and AVX512_BF16 read the same packed weight block (GmmPackedTasks.cpp):
+/// 16 columns x depth pairs (bf16) or quads (int8), interleaved as both
+/// instructions take them, cached per worker across consecutive tasks of one
+/// (group, column block). A task is rows [r0, r1) of one group times
+/// `columnBlock()` output columns, over the whole depth.
+///
+/// int8 rows are quantized once, before any task (quantizeRows): every task
+/// reads the quantized rows and their scales.
+class PackedGmmTasks {
 public:
   static constexpr int64_t kMinAmxRows = 16;
   /// AMX rows per task for a large group: the group split evenly into blocks
@@ -35,15 +41,17 @@ public:
   static constexpr int64_t kMaxAmxRows = 256;
   /// AVX512_BF16 rows per task: a small group is one task per column block.
   static constexpr int64_t kDotRows = 48;
+  /// int8 vector task rows (the fallback without AMX).
+  static constexpr int64_t kInt8VectorRows = 48;
 
-  Bf16GmmTasks(Emitter &e, const GmmKernelPlan &plan, int64_t l2Bytes);
+  PackedGmmTasks(Emitter &e, const GmmKernelPlan &plan, int64_t l2Bytes);
 
   int64_t columnBlock() const { return p.swiglu ? physicalColumns / 2 : physicalColumns; }
   Value amxRowBlockFor(Value groupRows);
 
   /// Per worker: the packed weight block and which (group, column block) it
-  /// holds; the AMX task's packed rows and accumulator stores; the dot task's
-  /// packed rows.
+  /// holds; the AMX task's packed rows (bf16) and accumulator stores; the
+  /// dot task's packed rows.
   struct Scratch {
     Value packedWeights, weightKey;
     Value amxRows, tileOut;
@@ -52,6 +60,12 @@ public:
   Scratch allocScratch();
   void amxTask(Value r0, Value r1, Value g, Value cb, const Scratch &s);
   void dotTask(Value r0, Value r1, Value g, Value cb, const Scratch &s);
+  void int8VectorTask(Value r0, Value r1, Value g, Value cb);
+
+  /// int8: quantizes every row (through the permutation when gathered) into
+  /// [rows + padding, paddedDepth] i8 and their scales, in parallel, before
+  /// the tasks that read them.
+  void quantizeRows();
 
   /// i1: whether this process may execute tile instructions. Asks the kernel
   /// for the AMX tile state (arch_prctl(ARCH_REQ_XCOMP_PERM,
@@ -67,9 +81,10 @@ private:
   Value ensureWeights(Value g, Value cb, const Scratch &s);
   Value columnPairs(Value cb);
   /// Where the 16 weight columns of tile `half` of column pair `pair` are:
-  /// the weight, the first column, the end of the columns that exist.
+  /// the weight, the first column, the end of the columns that exist, and
+  /// for int8 the weight's scales.
   struct TileColumns {
-    Value weight, column, limit;
+    Value weight, column, limit, scales;
   };
   TileColumns tileColumns(Value c0, Value pair, int64_t half);
   void packWeights(Value g, Value c0, Value colPairs, Value packed);
@@ -77,11 +92,17 @@ private:
   /// from the f32 sums of its two tiles: SwiGLU, zero for a padding row,
   /// rounding to the output type, masked to the columns that exist.
   void storePair(Value r, Value pair, Value c0, Value v0, Value v1);
+  /// int8: the i32 sums of row `r` for the 16 columns of `tile` times the
+  /// row's and the weight's scales, as f32.
+  Value dequantizeSums(Value sums, Value r, Value g, const TileColumns &tile);
   Value firstColumn(Value cb);
 
   void packAmxRows(Value r0, Value r1, Value rowsPadded, Value packed);
-  void amxTileProduct(Value rowPair, Value colPair, const Scratch &s);
-  void amxEpilogue(Value r0, Value r1, Value rowPair, Value colPair, Value c0, const Scratch &s);
+  /// Rows of pair `rowPair` from `firstRow` of the quantized rows (int8) or
+  /// of the task's packed rows (bf16, firstRow 0).
+  void amxTileProduct(Value rowPair, Value colPair, Value firstRow, const Scratch &s);
+  void amxEpilogue(Value r0, Value r1, Value rowPair, Value colPair, Value c0, Value g,
+                   const Scratch &s);
 
   void packDotRows(Value r0, Value r1, Value packed);
   void dotRegisterTile(Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0,
@@ -89,10 +110,14 @@ private:
 
   Emitter &e;
   const GmmKernelPlan &p;
-  int64_t paddedDepth;     // D rounded up to 32 (zeros past D)
+  int64_t depthPerLane;    // depth values in one 32-bit lane: 2 bf16, 4 int8
+  int64_t tileDepth;       // depth values in a 64-byte tile row: 32 or 64
+  int64_t paddedDepth;     // D rounded up to tileDepth (zeros past D)
   int64_t physicalColumns; // weight columns per task (gate and up with SwiGLU)
+  Value quantizedRows;     // int8: i8 [rows + 32, paddedDepth]
+  Value rowScales;         // int8: f32 [rows + 32]
 };
 
 } // namespace mlir::moe::codegen
 
-#endif // MOEC_CODEGEN_GMMBF16TASKS_H
+#endif // MOEC_CODEGEN_GMMPACKEDTASKS_H

@@ -1,13 +1,14 @@
-//===- GmmBf16Tasks.cpp - what the bf16 task kinds share ------------------===//
+//===- GmmPackedTasks.cpp - what the packed-weight task kinds share -------===//
 //
-// The weight block both bf16 products read (tdpbf16ps on AMX tiles and
-// vdpbf16ps on zmm registers take the same operand layout: for each of 16
-// columns, two consecutive depth elements side by side), its per-worker
-// cache, and the epilogue store of a column pair.
+// The weight block the bf16 and int8 products read (tdpbf16ps on AMX tiles
+// and vdpbf16ps on zmm registers take the same operand layout: for each of
+// 16 columns, two consecutive depth elements side by side; tdpbssd takes
+// four int8 depth elements side by side), its per-worker cache, and the
+// epilogue store of a column pair.
 //
 //   weights  the block [D, nc] is packed once per (group, column block) per
-//            worker into tiles of 16 columns x 32 depth in the pair layout,
-//            zero past D and past the last column; consecutive row blocks of
+//            worker into tiles of 16 columns x 64 bytes of depth in the pair
+//            (quad) layout, zero past D and past the last column; consecutive row blocks of
 //            the same weight block skip the packing (the task order puts
 //            them next to each other). The weights stream from memory once
 //            per forward either way; the pack costs one L2 write per weight
@@ -16,7 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/GmmBf16Tasks.h"
+#include "codegen/GmmPackedTasks.h"
 #include "codegen/Emitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,41 +32,47 @@ using namespace mlir::moe::codegen;
 
 namespace {
 constexpr int64_t kTileCols = 16;  // columns of a weight tile
-constexpr int64_t kTileDepth = 32; // bf16 depth elements of a tile row
+constexpr int64_t kTileBytes = 64; // bytes of a tile row
 constexpr int64_t kLanes = 16;
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 } // namespace
 
-Bf16GmmTasks::Bf16GmmTasks(Emitter &e, const GmmKernelPlan &plan, int64_t l2Bytes)
+PackedGmmTasks::PackedGmmTasks(Emitter &e, const GmmKernelPlan &plan, int64_t l2Bytes)
     : e(e), p(plan) {
-  paddedDepth = roundUp(p.depth, kTileDepth);
-  int64_t rowBytes = paddedDepth * 2;
+  depthPerLane = p.int8 ? 4 : 2;
+  tileDepth = kTileBytes / (4 / depthPerLane);
+  paddedDepth = roundUp(p.depth, tileDepth);
+  int64_t rowBytes = paddedDepth * 4 / depthPerLane;
   // The packed weight block in half of L2.
   int64_t columnsNeeded = roundUp(p.swiglu ? 2 * roundUp(p.width, kTileCols) : p.width, 2 * kTileCols);
   physicalColumns = std::clamp<int64_t>((l2Bytes / 2) / rowBytes / 32 * 32, 32, 512);
   physicalColumns = std::min(physicalColumns, columnsNeeded);
 }
 
-Bf16GmmTasks::Scratch Bf16GmmTasks::allocScratch() {
+PackedGmmTasks::Scratch PackedGmmTasks::allocScratch() {
   auto &b = e.b;
   Scratch s;
-  s.packedWeights = e.alloc({physicalColumns / kTileCols, paddedDepth / 2, 2 * kTileCols},
-                            b.getBF16Type(), {});
+  Type element = p.int8 ? Type(b.getI8Type()) : Type(b.getBF16Type());
+  s.packedWeights = e.alloc({physicalColumns / kTileCols, paddedDepth / depthPerLane,
+                             depthPerLane * kTileCols},
+                            element, {});
   s.weightKey = e.alloc({2}, b.getIndexType(), {});
   e.store(e.index(-1), s.weightKey, {e.index(0)});
   e.store(e.index(-1), s.weightKey, {e.index(1)});
   if (p.amx) {
-    s.amxRows = e.alloc({kMaxAmxRows / 16, paddedDepth / kTileDepth, 16, kTileDepth},
-                        b.getBF16Type(), {});
-    s.tileOut = e.alloc({32, 2 * kTileCols}, b.getF32Type(), {});
+    // int8 tiles load the quantized rows in place.
+    if (!p.int8)
+      s.amxRows = e.alloc({kMaxAmxRows / 16, paddedDepth / tileDepth, 16, tileDepth},
+                          b.getBF16Type(), {});
+    s.tileOut = e.alloc({32, 2 * kTileCols}, p.int8 ? Type(b.getI32Type()) : Type(b.getF32Type()), {});
   }
   if (p.avx512Bf16)
     s.dotRows = e.alloc({kDotRows, paddedDepth / 2}, b.getI32Type(), {});
   return s;
 }
 
-Value Bf16GmmTasks::requestTileState(Emitter &e, Operation *anchor) {
+Value PackedGmmTasks::requestTileState(Emitter &e, Operation *anchor) {
   auto &b = e.b;
   auto module = anchor->getParentOfType<ModuleOp>();
   auto i64 = b.getI64Type();
@@ -84,58 +91,68 @@ Value Bf16GmmTasks::requestTileState(Emitter &e, Operation *anchor) {
   return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rc, constant(0));
 }
 
-void Bf16GmmTasks::packWeights(Value g, Value c0, Value colPairs, Value packed) {
+void PackedGmmTasks::packWeights(Value g, Value c0, Value colPairs, Value packed) {
   auto &b = e.b;
-  Type bf16 = b.getBF16Type();
-  auto halfType = VectorType::get({kLanes}, bf16);
-  Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(halfType, b.getZeroAttr(bf16)));
+  Type element = cast<MemRefType>(packed.getType()).getElementType();
+  auto columnsType = VectorType::get({kLanes}, element);
+  Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(columnsType, b.getZeroAttr(element)));
   Value noLanes = lanesBelow(e, e.index(0), e.index(0), kLanes);
   Value depth = e.index(p.depth);
-  // Depth row pairs outside, columns inside: the weight is read row by row.
-  e.forLoop(e.index(0), e.index(paddedDepth / 2), [&](Value kp) {
-    Value row0 = e.mul(kp, e.index(2)), row1 = e.add(row0, e.index(1));
+  // Groups of depthPerLane depth rows outside, columns inside: the weight is
+  // read row by row.
+  e.forLoop(e.index(0), e.index(paddedDepth / depthPerLane), [&](Value kp) {
+    Value firstRow = e.mul(kp, e.index(depthPerLane));
     e.forLoop(e.index(0), colPairs, [&](Value pair) {
       for (int64_t half = 0; half < 2; ++half) {
-        auto [src, col, limit] = tileColumns(c0, pair, half);
-        Value columns = lanesBelow(e, col, limit, kLanes);
-        auto rowOf = [&](Value row) {
-          // Rows past D (the last pair of an odd depth, the padding): zeros.
+        TileColumns tc = tileColumns(c0, pair, half);
+        Value columns = lanesBelow(e, tc.column, tc.limit, kLanes);
+        auto rowOf = [&](int64_t i) {
+          Value row = e.add(firstRow, e.index(i));
+          // Rows past D (the end of an odd depth, the padding): zeros.
           Value mask = arith::SelectOp::create(b, e.lt(row, depth), columns, noLanes);
           // Clamped so that even a fully masked load addresses a real row.
           Value at = e.min(row, e.index(p.depth - 1));
-          return vector::MaskedLoadOp::create(b, halfType, src, ValueRange{g, at, col}, mask, zeros)
+          return vector::MaskedLoadOp::create(b, columnsType, tc.weight, ValueRange{g, at, tc.column},
+                                              mask, zeros)
               .getResult();
         };
-        Value pairs = vector::InterleaveOp::create(b, rowOf(row0), rowOf(row1));
+        // Pairs: r0 r1 per column. Quads: (r0 r2)(r1 r3) interleaved gives
+        // r0 r1 r2 r3 per column.
+        Value lanes = depthPerLane == 2
+                          ? vector::InterleaveOp::create(b, rowOf(0), rowOf(1)).getResult()
+                          : vector::InterleaveOp::create(
+                                b, vector::InterleaveOp::create(b, rowOf(0), rowOf(2)),
+                                vector::InterleaveOp::create(b, rowOf(1), rowOf(3)))
+                                .getResult();
         Value tile = e.add(e.mul(pair, e.index(2)), e.index(half));
-        vector::StoreOp::create(b, pairs, packed, ValueRange{tile, kp, e.index(0)});
+        vector::StoreOp::create(b, lanes, packed, ValueRange{tile, kp, e.index(0)});
       }
     });
   });
 }
 
-Value Bf16GmmTasks::firstColumn(Value cb) { return e.mul(cb, e.index(columnBlock())); }
+Value PackedGmmTasks::firstColumn(Value cb) { return e.mul(cb, e.index(columnBlock())); }
 
-Bf16GmmTasks::TileColumns Bf16GmmTasks::tileColumns(Value c0, Value pair, int64_t half) {
+PackedGmmTasks::TileColumns PackedGmmTasks::tileColumns(Value c0, Value pair, int64_t half) {
   Value width = e.index(p.width);
   if (!p.swiglu)
     return {p.gateRhs, e.add(c0, e.add(e.mul(pair, e.index(2 * kTileCols)), e.index(half * kTileCols))),
-            width};
+            width, p.gateScales};
   Value col = e.add(c0, e.mul(pair, e.index(kTileCols)));
   if (half == 0)
-    return {p.gateRhs, col, width};
+    return {p.gateRhs, col, width, p.gateScales};
   Value offset = e.index(p.upOffset);
-  return {p.upRhs, e.add(col, offset), e.add(width, offset)};
+  return {p.upRhs, e.add(col, offset), e.add(width, offset), p.upScales};
 }
 
-Value Bf16GmmTasks::columnPairs(Value cb) {
+Value PackedGmmTasks::columnPairs(Value cb) {
   Value c0 = firstColumn(cb);
   Value cEnd = e.min(e.add(c0, e.index(columnBlock())), e.index(p.width));
   int64_t pairColumns = p.swiglu ? kTileCols : 2 * kTileCols;
   return e.divs(e.add(e.sub(cEnd, c0), e.index(pairColumns - 1)), e.index(pairColumns));
 }
 
-Value Bf16GmmTasks::ensureWeights(Value g, Value cb, const Scratch &s) {
+Value PackedGmmTasks::ensureWeights(Value g, Value cb, const Scratch &s) {
   auto &b = e.b;
   Value zero = e.index(0), one = e.index(1);
   Value c0 = firstColumn(cb);
@@ -154,7 +171,7 @@ Value Bf16GmmTasks::ensureWeights(Value g, Value cb, const Scratch &s) {
   return colPairs;
 }
 
-void Bf16GmmTasks::storePair(Value r, Value pair, Value c0, Value v0, Value v1) {
+void PackedGmmTasks::storePair(Value r, Value pair, Value c0, Value v0, Value v1) {
   auto &b = e.b;
   auto vecType = VectorType::get({kLanes}, b.getF32Type());
   Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
@@ -178,4 +195,22 @@ void Bf16GmmTasks::storePair(Value r, Value pair, Value c0, Value v0, Value v1) 
     store(v0, col);
     store(v1, e.add(col, e.index(kTileCols)));
   }
+}
+
+Value PackedGmmTasks::dequantizeSums(Value sums, Value r, Value g, const TileColumns &tile) {
+  auto &b = e.b;
+  auto vecType = VectorType::get({kLanes}, b.getF32Type());
+  Value v = arith::SIToFPOp::create(b, vecType, sums);
+  Value rowScale = e.load(rowScales, {r});
+  Value scale;
+  if (p.perChannel) {
+    // Columns past the end read scale 0 (their sums are 0: zero weights).
+    Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(vecType, 0.0f));
+    Value mask = lanesBelow(e, tile.column, tile.limit, kLanes);
+    scale = vector::MaskedLoadOp::create(b, vecType, tile.scales, ValueRange{g, tile.column}, mask, zeros);
+    scale = arith::MulFOp::create(b, vector::BroadcastOp::create(b, vecType, rowScale), scale);
+  } else {
+    scale = vector::BroadcastOp::create(b, vecType, e.fmul(rowScale, e.load(tile.scales, {g})));
+  }
+  return arith::MulFOp::create(b, v, scale);
 }

@@ -1,0 +1,359 @@
+//===- Quantize.cpp - the moe-quantize pass -------------------------------===//
+//
+// int8 for the block's matmuls (shared/docs/moe-semantics.md, section 7):
+//
+//   mode=int8         routed gmms and the shared expert's matmuls multiply
+//                     int8 x int8 with i32 sums: gmm(rows, w) becomes
+//                     gmm(rows, quantize(w)) with scales, which quantizes
+//                     each row on the fly; a shared matmul x @ w [H, N]
+//                     becomes that gmm with one group of every token over
+//                     w as [1, H, N].
+//   mode=int8_routed  the routed gmms only.
+//   mode=fake_int8    the same two in float: the rows go through
+//                     moe.fake_quant and the weights through quantize and
+//                     dequantize, then the float kernels run (accuracy
+//                     studies: the int8 rounding without the int8 kernels).
+//
+// Weights are quantized once, not per call (hoist-weights, the default):
+// every chain from the function's weight arguments to a quantized weight
+// (moe.quantize, in fake mode moe.dequantize, reshapes and casts) moves into
+// `<f>_prepare_weights(weights) -> (quantized weights)`, the rest of the
+// body into `<f>_prepared(other arguments, quantized weights)`, and `<f>`
+// keeps its signature as the two calls. A host that runs the block many
+// times calls the prepare function once at load time and the prepared one
+// per batch (moe-bench does); `<f>` alone still computes the same result.
+//
+// The router's matmul stays float (its logits pick the experts: int8 noise
+// there changes which experts run, not just by how much).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/MoeOps.h"
+#include "passes/PassUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::moe {
+#define GEN_PASS_DEF_MOEQUANTIZE
+#include "passes/Passes.h.inc"
+} // namespace mlir::moe
+
+using namespace mlir;
+using namespace mlir::moe;
+
+namespace {
+
+enum class Mode { Int8, Int8Routed, FakeInt8 };
+
+/// `v` in `element` (a float cast when it differs).
+Value castElement(OpBuilder &b, Location loc, Value v, Type element) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType() == element)
+    return v;
+  auto to = type.clone(element);
+  if (element.getIntOrFloatBitWidth() < type.getElementTypeBitWidth())
+    return arith::TruncFOp::create(b, loc, to, v);
+  return arith::ExtFOp::create(b, loc, to, v);
+}
+
+struct Quantizer {
+  OpBuilder &b;
+  Mode mode;
+  QuantGranularity granularity;
+
+  /// Fake mode's weight: quantized and back, in the weight's type.
+  Value fakeWeight(Location loc, Value w3) {
+    auto q = QuantizeOp::create(b, loc, w3, granularity);
+    Value back = DequantizeOp::create(b, loc, q.getValues(), q.getScales());
+    return castElement(b, loc, back, getElementTypeOrSelf(w3.getType()));
+  }
+
+  /// gmm(rows, w) with float w -> its int8 (or fake int8) form.
+  void rewriteGmm(GmmOp gmm) {
+    b.setInsertionPoint(gmm);
+    Location loc = gmm.getLoc();
+    Value replacement;
+    if (mode == Mode::FakeInt8) {
+      Value rows = FakeQuantOp::create(b, loc, gmm.getLhs());
+      replacement = GmmOp::create(b, loc, rows, fakeWeight(loc, gmm.getRhs()), gmm.getGroupSizes());
+    } else {
+      auto q = QuantizeOp::create(b, loc, gmm.getRhs(), granularity);
+      replacement = GmmOp::create(b, loc, gmm.getLhs(), q.getValues(), gmm.getGroupSizes(),
+                                  q.getScales());
+    }
+    gmm.replaceAllUsesWith(replacement);
+    gmm.erase();
+  }
+
+  /// A shared-expert matmul x @ w from a zero accumulator -> one group of
+  /// every row over w as [1, H, N] (int8), or over fake-quantized operands.
+  void rewriteSharedMatmul(linalg::MatmulOp mm) {
+    b.setInsertionPoint(mm);
+    Location loc = mm.getLoc();
+    Value x = mm.getInputs()[0], w = mm.getInputs()[1];
+    auto wType = cast<RankedTensorType>(w.getType());
+    auto w3Type = RankedTensorType::get({1, wType.getDimSize(0), wType.getDimSize(1)},
+                                        wType.getElementType());
+    SmallVector<ReassociationIndices> groups = {{0, 1}, {2}};
+    Value w3 = tensor::ExpandShapeOp::create(b, loc, w3Type, w, groups);
+    auto resultType = cast<RankedTensorType>(mm.getResult(0).getType());
+    Value result;
+    if (mode == Mode::FakeInt8) {
+      Value fake = tensor::CollapseShapeOp::create(b, loc, wType, fakeWeight(loc, w3), groups);
+      result = matmulF32(b, loc, FakeQuantOp::create(b, loc, x), fake);
+    } else {
+      Value rows = tensor::DimOp::create(b, loc, x, 0);
+      Value count = arith::IndexCastOp::create(b, loc, b.getI32Type(), rows);
+      Value sizes = tensor::FromElementsOp::create(b, loc, RankedTensorType::get({1}, b.getI32Type()),
+                                                   ValueRange{count});
+      auto q = QuantizeOp::create(b, loc, w3, granularity);
+      result = GmmOp::create(b, loc, x, q.getValues(), sizes, q.getScales());
+      result = castElement(b, loc, result, resultType.getElementType());
+    }
+    if (result.getType() != resultType)
+      result = tensor::CastOp::create(b, loc, resultType, result);
+    mm.getResult(0).replaceAllUsesWith(result);
+    mm.erase();
+  }
+};
+
+/// A shared expert's matmul: from a zero accumulator, with plain maps, and
+/// either feeding a swiglu (gate, up) or reading one (down). The router's
+/// matmul does neither.
+bool isSharedExpertMatmul(linalg::MatmulOp mm) {
+  if (mm.hasUserDefinedMaps())
+    return false;
+  auto fill = mm.getOutputs()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+    return false;
+  bool feedsSwiglu = llvm::any_of(mm->getUsers(), [](Operation *u) { return isa<SwigluOp>(u); });
+  bool readsSwiglu = static_cast<bool>(mm.getInputs()[0].getDefiningOp<SwigluOp>());
+  return feedsSwiglu || readsSwiglu;
+}
+
+/// Ops that may move into the prepare function: what turns a weight
+/// argument into a quantized weight.
+bool isWeightPreparation(Operation *op) {
+  return isa<QuantizeOp, DequantizeOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+             arith::TruncFOp, arith::ExtFOp>(op);
+}
+
+struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
+  using MoeQuantizeBase::MoeQuantizeBase;
+
+  /// The chains of `fn` from its arguments to quantized weights, in body
+  /// order: preparation ops whose operands are arguments or earlier chain
+  /// ops, and that lead to or come from a moe.quantize.
+  static SmallVector<Operation *> weightChains(func::FuncOp fn) {
+    DenseSet<Operation *> candidates;
+    SmallVector<Operation *> order;
+    for (Operation &op : fn.getBody().front().without_terminator()) {
+      if (!isWeightPreparation(&op))
+        continue;
+      bool fromWeights = llvm::all_of(op.getOperands(), [&](Value v) {
+        if (auto arg = dyn_cast<BlockArgument>(v))
+          return arg.getOwner()->getParentOp() == fn;
+        return candidates.contains(v.getDefiningOp());
+      });
+      if (fromWeights) {
+        candidates.insert(&op);
+        order.push_back(&op);
+      }
+    }
+    // Keep the candidates connected to a quantize: its producers and users.
+    DenseSet<Operation *> keep;
+    SmallVector<Operation *> work;
+    for (Operation *op : order)
+      if (isa<QuantizeOp>(op))
+        work.push_back(op);
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!keep.insert(op).second)
+        continue;
+      for (Value v : op->getOperands())
+        if (Operation *def = v.getDefiningOp(); def && candidates.contains(def))
+          work.push_back(def);
+      for (Operation *user : op->getUsers())
+        if (candidates.contains(user))
+          work.push_back(user);
+    }
+    SmallVector<Operation *> chains;
+    for (Operation *op : order)
+      if (keep.contains(op))
+        chains.push_back(op);
+    return chains;
+  }
+
+  /// Splits `fn` into <f>_prepare_weights and <f>_prepared (file comment).
+  LogicalResult hoist(func::FuncOp fn, SymbolTable &symbols) {
+    SmallVector<Operation *> chains = weightChains(fn);
+    if (chains.empty())
+      return success();
+    DenseSet<Operation *> inChain(chains.begin(), chains.end());
+    std::string prepareName = (fn.getName() + "_prepare_weights").str();
+    std::string preparedName = (fn.getName() + "_prepared").str();
+    for (StringRef name : {StringRef(prepareName), StringRef(preparedName)})
+      if (symbols.lookup(name))
+        return fn.emitError() << "moe-quantize: cannot hoist the weight quantization of @"
+                              << fn.getName() << ": @" << name << " exists already";
+
+    // What the chains read (arguments) and what the rest reads of them.
+    Block &body = fn.getBody().front();
+    SmallVector<BlockArgument> weightArgs;
+    for (BlockArgument arg : body.getArguments())
+      if (llvm::any_of(arg.getUsers(), [&](Operation *u) { return inChain.contains(u); }))
+        weightArgs.push_back(arg);
+    SmallVector<Value> roots;
+    for (Operation *op : chains)
+      for (Value v : op->getResults())
+        if (llvm::any_of(v.getUsers(), [&](Operation *u) { return !inChain.contains(u); }))
+          roots.push_back(v);
+    // Arguments nothing but the chains read leave the prepared function.
+    SmallVector<BlockArgument> keptArgs;
+    for (BlockArgument arg : body.getArguments())
+      if (!llvm::is_contained(weightArgs, arg) ||
+          llvm::any_of(arg.getUsers(), [&](Operation *u) { return !inChain.contains(u); }))
+        keptArgs.push_back(arg);
+
+    OpBuilder mb(fn);
+    Location loc = fn.getLoc();
+    auto typesOf = [](auto values) {
+      SmallVector<Type> types;
+      for (Value v : values)
+        types.push_back(v.getType());
+      return types;
+    };
+
+    // <f>_prepare_weights(weights) -> (roots).
+    auto prepare = func::FuncOp::create(mb, loc, prepareName,
+                                        mb.getFunctionType(typesOf(weightArgs), typesOf(roots)));
+    {
+      OpBuilder pb(prepare.getContext());
+      Block *entry = prepare.addEntryBlock();
+      pb.setInsertionPointToStart(entry);
+      IRMapping map;
+      for (auto [arg, newArg] : llvm::zip(weightArgs, entry->getArguments()))
+        map.map(arg, newArg);
+      for (Operation *op : chains)
+        pb.clone(*op, map);
+      SmallVector<Value> results;
+      for (Value root : roots)
+        results.push_back(map.lookup(root));
+      func::ReturnOp::create(pb, loc, results);
+    }
+
+    // <f>_prepared(kept arguments, roots): the body, the chains' results
+    // read from the new arguments.
+    SmallVector<Type> preparedInputs = typesOf(keptArgs);
+    llvm::append_range(preparedInputs, typesOf(roots));
+    auto prepared = func::FuncOp::create(
+        mb, loc, preparedName, mb.getFunctionType(preparedInputs, fn.getResultTypes()));
+    {
+      Block *entry = prepared.addEntryBlock();
+      IRMapping map;
+      for (auto [arg, newArg] : llvm::zip(keptArgs, entry->getArguments().take_front(keptArgs.size())))
+        map.map(arg, newArg);
+      for (auto [root, newArg] : llvm::zip(roots, entry->getArguments().drop_front(keptArgs.size())))
+        map.map(root, newArg);
+      OpBuilder pb(prepared.getContext());
+      pb.setInsertionPointToStart(entry);
+      for (Operation &op : body)
+        if (!inChain.contains(&op))
+          pb.clone(op, map);
+    }
+    for (unsigned i = 0; i < keptArgs.size(); ++i)
+      if (DictionaryAttr attrs = fn.getArgAttrDict(keptArgs[i].getArgNumber()))
+        prepared.setArgAttrs(i, attrs);
+
+    // <f> itself: the two calls.
+    body.clear();
+    OpBuilder fb = OpBuilder::atBlockEnd(&body);
+    auto weights = func::CallOp::create(fb, loc, prepare, SmallVector<Value>(weightArgs.begin(), weightArgs.end()));
+    SmallVector<Value> operands(keptArgs.begin(), keptArgs.end());
+    llvm::append_range(operands, weights.getResults());
+    auto call = func::CallOp::create(fb, loc, prepared, operands);
+    func::ReturnOp::create(fb, loc, call.getResults());
+    symbols.insert(prepare);
+    symbols.insert(prepared);
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<Mode> parsedMode = llvm::StringSwitch<std::optional<Mode>>(mode)
+                                         .Case("int8", Mode::Int8)
+                                         .Case("int8_routed", Mode::Int8Routed)
+                                         .Case("fake_int8", Mode::FakeInt8)
+                                         .Default(std::nullopt);
+    if (!parsedMode) {
+      module.emitError() << "moe-quantize: unknown mode '" << mode
+                         << "' (expected int8, int8_routed or fake_int8)";
+      return signalPassFailure();
+    }
+    std::optional<QuantGranularity> parsedScales =
+        llvm::StringSwitch<std::optional<QuantGranularity>>(weightScales)
+            .Case("expert", QuantGranularity::per_expert)
+            .Case("channel", QuantGranularity::per_channel)
+            .Default(std::nullopt);
+    if (!parsedScales) {
+      module.emitError() << "moe-quantize: unknown weight-scales '" << weightScales
+                         << "' (expected expert or channel)";
+      return signalPassFailure();
+    }
+
+    SmallVector<func::FuncOp> functions;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.isExternal())
+        functions.push_back(fn);
+    for (func::FuncOp fn : functions) {
+      if (fn->hasAttr(kMeshAttrName)) {
+        fn.emitError() << "moe-quantize: @" << fn.getName()
+                       << " is one shard's program (moe-partition); int8 on a mesh is not "
+                          "supported yet: quantize a single-device block";
+        return signalPassFailure();
+      }
+    }
+    // The primitives first: the quantized ops replace moe.block's matmuls.
+    OpPassManager expand(func::FuncOp::getOperationName());
+    expand.addPass(createMoeExpandBlock());
+    for (func::FuncOp fn : functions)
+      if (failed(runPipeline(expand, fn)))
+        return signalPassFailure();
+
+    OpBuilder b(&getContext());
+    Quantizer quantizer{b, *parsedMode, *parsedScales};
+    SymbolTable symbols(module);
+    for (func::FuncOp fn : functions) {
+      SmallVector<GmmOp> gmms;
+      SmallVector<linalg::MatmulOp> shared;
+      fn.walk([&](Operation *op) {
+        if (auto gmm = dyn_cast<GmmOp>(op)) {
+          auto rhsElement = getElementTypeOrSelf(gmm.getRhs().getType());
+          if (!gmm.getTransposeRhs() && isa<FloatType>(rhsElement))
+            gmms.push_back(gmm);
+        } else if (auto mm = dyn_cast<linalg::MatmulOp>(op)) {
+          if (*parsedMode != Mode::Int8Routed && isSharedExpertMatmul(mm))
+            shared.push_back(mm);
+        }
+      });
+      for (GmmOp gmm : gmms)
+        quantizer.rewriteGmm(gmm);
+      for (linalg::MatmulOp mm : shared)
+        quantizer.rewriteSharedMatmul(mm);
+      numMatmulsQuantized += gmms.size() + shared.size();
+      if (hoistWeights && fn.isPublic() && (!gmms.empty() || !shared.empty()) &&
+          failed(hoist(fn, symbols)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
