@@ -98,8 +98,8 @@ void PackedGmmTasks::amxTileProduct(Value rowPair, Value colPair, Value firstRow
                                    ValueRange{row, e.mul(ks, e.index(tileDepth))});
   };
   auto product = [&](Value a, Value w, Value c) -> Value {
-    if (p.int8)
-      return amx::TileMulIOp::create(b, accType, a, w, c);
+    if (p.int8) // tdpbusd: the rows are q + 128, unsigned
+      return amx::TileMulIOp::create(b, accType, a, w, c, /*isZextLhs=*/true, /*isZextRhs=*/false);
     return amx::TileMulFOp::create(b, accType, a, w, c);
   };
   Value z = amx::TileZeroOp::create(b, accType);
@@ -138,8 +138,10 @@ void PackedGmmTasks::amxEpilogue(Value r0, Value r1, Value rowPair, Value colPai
     Value v1 = vector::LoadOp::create(b, vecType, s.tileOut, ValueRange{i, e.index(kTileCols)});
     Value r = e.add(first, i);
     if (p.int8) {
-      v0 = dequantizeSums(v0, r, g, tileColumns(c0, colPair, 0));
-      v1 = dequantizeSums(v1, r, g, tileColumns(c0, colPair, 1));
+      Value tile0 = e.mul(colPair, e.index(2));
+      v0 = dequantizeSums(correctedSums(v0, tile0, s), r, g, tileColumns(c0, colPair, 0));
+      v1 = dequantizeSums(correctedSums(v1, e.add(tile0, e.index(1)), s), r, g,
+                          tileColumns(c0, colPair, 1));
     }
     storePair(r, colPair, c0, v0, v1);
   });

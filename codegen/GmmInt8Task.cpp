@@ -4,16 +4,22 @@
 //
 //   rows     every row is quantized once, before the tasks, in parallel: its
 //            largest magnitude, then q = clamp(roundeven(x * 127 / max), -127,
-//            127) (QuantizeLowering.cpp's arithmetic, on zmm vectors) into
-//            rows of paddedDepth bytes (zeros past D), 32 zero rows past the
-//            last so that a 32-row AMX tile pair never reads past the end,
-//            and the row's scale max / 127. Gathered rows are read through
-//            the pack's permutation, as the float kernels read them. Each
-//            row is quantized once however many column blocks read it.
-//   vector   the task for hosts or processes without AMX tiles: i32
-//            multiply-adds of a row's quantized value against 16 weight
-//            columns, the weight read in place. Exact (the same i32 sums as
-//            tdpbssd), for correctness where AMX is missing, not for speed.
+//            127) (QuantizeLowering.cpp's arithmetic, on zmm vectors), stored
+//            as q + 128 (the unsigned operand of tdpbusd and vpdpbusd; the
+//            weights stay signed) into rows of paddedDepth bytes (128, i.e.
+//            q = 0, past D), 32 padding rows past the last so that a 32-row
+//            AMX tile pair never reads past the end, and the row's scale
+//            max / 127. Gathered rows are read through the pack's
+//            permutation, as the float kernels read them. Each row is
+//            quantized once however many column blocks read it.
+//   vnni     the task without AMX tiles: vpdpbusd (4 products a lane) of a
+//            row's 4 depth bytes, broadcast, against a row of a packed weight
+//            tile (the quad layout AMX reads too), on register tiles of 6
+//            rows x 4 zmm of 16 columns; the packed columns' sums take the
+//            128 back out (correctedSums).
+//   vector   the task for a CPU with neither: exact i32 multiply-adds of a
+//            row's value against 16 weight columns read in place; for
+//            correctness, not for speed.
 //
 // The epilogue of both (dequantizeSums, GmmPackedTasks.cpp) multiplies the
 // i32 sums by the row's scale times the weight's (per expert, or per output
@@ -29,6 +35,8 @@
 #include "codegen/Lowerings.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -38,6 +46,8 @@ using namespace mlir::moe::codegen;
 namespace {
 constexpr int64_t kLanes = 16;
 constexpr int64_t kPaddingRows = 32; // an AMX tile pair
+constexpr int64_t kTileRowCount = 6; // rows of a VNNI register tile
+constexpr int64_t kTilesPerRow = 4;  // zmm accumulators per row: 2 column pairs
 } // namespace
 
 void PackedGmmTasks::quantizeRows() {
@@ -47,6 +57,7 @@ void PackedGmmTasks::quantizeRows() {
   auto loadType = VectorType::get({kLanes}, lhsElement);
   auto f32Vec = VectorType::get({kLanes}, f32);
   auto i8Vec = VectorType::get({kLanes}, i8);
+  auto i32Vec = VectorType::get({kLanes}, b.getI32Type());
   Value zero = e.index(0);
   Value rows = p.rowCount;
   Value allocated = e.add(rows, e.index(kPaddingRows));
@@ -54,7 +65,9 @@ void PackedGmmTasks::quantizeRows() {
   rowScales = e.alloc({ShapedType::kDynamic}, f32, {allocated});
   Value steps = e.index(paddedDepth / kLanes);
   Value passThru = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(lhsElement)));
-  Value zeroBytes = arith::ConstantOp::create(b, DenseElementsAttr::get(i8Vec, b.getZeroAttr(i8)));
+  // q + 128 as a byte: 0 is 0x80.
+  Value bias = arith::ConstantOp::create(b, DenseElementsAttr::get(i32Vec, b.getI32IntegerAttr(128)));
+  Value zeroBytes = arith::ConstantOp::create(b, DenseElementsAttr::get(i8Vec, b.getI8IntegerAttr(-128)));
 
   e.forLoop(rows, allocated, [&](Value r) {
     e.store(e.f32(0), rowScales, {r});
@@ -86,7 +99,8 @@ void PackedGmmTasks::quantizeRows() {
     e.store(int8Scale(e, maxAbs), rowScales, {r});
     Value reciprocal = vector::BroadcastOp::create(b, f32Vec, int8Reciprocal(e, maxAbs));
     e.forLoop(zero, steps, [&](Value ks) {
-      Value q = arith::FPToSIOp::create(b, i8Vec, quantizeInt8(e, load(ks), reciprocal));
+      Value q = arith::FPToSIOp::create(b, i32Vec, quantizeInt8(e, load(ks), reciprocal));
+      q = arith::TruncIOp::create(b, i8Vec, arith::AddIOp::create(b, q, bias));
       vector::StoreOp::create(b, q, quantizedRows, ValueRange{r, e.mul(ks, e.index(kLanes))});
     });
   });
@@ -109,7 +123,8 @@ void PackedGmmTasks::int8VectorTask(Value r0, Value r1, Value g, Value cb) {
       SmallVector<Value> sums = e.forLoop(
           zero, e.index(p.depth), ValueRange{zeroSums, zeroSums},
           [&](Value d, ValueRange acc) -> SmallVector<Value> {
-            Value q = arith::ExtSIOp::create(b, b.getI32Type(), e.load(quantizedRows, {r, d}));
+            Value stored = arith::ExtUIOp::create(b, b.getI32Type(), e.load(quantizedRows, {r, d}));
+            Value q = arith::SubIOp::create(b, stored, e.i32(128));
             Value a = vector::BroadcastOp::create(b, i32Vec, q);
             SmallVector<Value> out;
             for (int64_t half = 0; half < 2; ++half) {
@@ -125,4 +140,97 @@ void PackedGmmTasks::int8VectorTask(Value r0, Value r1, Value g, Value cb) {
                 dequantizeSums(sums[1], r, g, tiles[1]));
     });
   });
+}
+
+namespace {
+/// vpdpbusd (AVX512-VNNI: u8 x s8, four products summed into each i32 lane)
+/// as a declaration the LLVM lowering turns into the intrinsic of that name.
+/// Why not x86vector: it has only the AVX-VNNI-INT8 form (vpdpbssd, signed x
+/// signed), which this CPU class lacks. Why not llvm.call_intrinsic: it has
+/// no memory effects declared, which the buffer deallocation pipeline
+/// refuses; a call to a declaration it handles.
+func::FuncOp vpdpbusdFunction(Emitter &e, VectorType sumType, VectorType bytesType) {
+  auto module = e.b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  constexpr StringLiteral name = "llvm.x86.avx512.vpdpbusd.512";
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  OpBuilder mb(module.getBodyRegion());
+  auto fn = func::FuncOp::create(mb, module.getLoc(), name,
+                                 FunctionType::get(e.b.getContext(), {sumType, bytesType, bytesType},
+                                                   {sumType}));
+  fn.setPrivate();
+  return fn;
+}
+} // namespace
+
+void PackedGmmTasks::vnniRegisterTile(Value r0, Value rows, Value ir, Value q, Value colPairs,
+                                      Value c0, Value g, const Scratch &s) {
+  auto &b = e.b;
+  Value zero = e.index(0), one = e.index(1);
+  auto sumType = VectorType::get({kLanes}, b.getI32Type());
+  auto bytesType = VectorType::get({4 * kLanes}, b.getI8Type());
+  auto quadType = VectorType::get({4}, b.getI8Type());
+  auto oneLane = VectorType::get({1}, b.getI32Type());
+  func::FuncOp vpdpbusd = vpdpbusdFunction(e, sumType, bytesType);
+  // Rows past the task's end repeat its last row, the second column pair
+  // past the block's end its last pair: computed, never stored.
+  SmallVector<Value> row;
+  for (int64_t i = 0; i < kTileRowCount; ++i)
+    row.push_back(e.add(r0, e.min(e.add(ir, e.index(i)), e.sub(rows, one))));
+  Value pair0 = e.mul(q, e.index(2));
+  Value pair1 = e.min(e.add(pair0, one), e.sub(colPairs, one));
+  Value tiles[kTilesPerRow] = {e.mul(pair0, e.index(2)), e.add(e.mul(pair0, e.index(2)), one),
+                               e.mul(pair1, e.index(2)), e.add(e.mul(pair1, e.index(2)), one)};
+
+  Value z = arith::ConstantOp::create(b, DenseElementsAttr::get(sumType, b.getI32IntegerAttr(0)));
+  SmallVector<Value> init(kTileRowCount * kTilesPerRow, z);
+  SmallVector<Value> acc = e.forLoop(
+      zero, e.index(paddedDepth / 4), init, [&](Value kq, ValueRange in) -> SmallVector<Value> {
+        Value w[kTilesPerRow];
+        for (int64_t j = 0; j < kTilesPerRow; ++j)
+          w[j] = vector::LoadOp::create(b, bytesType, s.packedWeights, ValueRange{tiles[j], kq, zero});
+        Value depth = e.mul(kq, e.index(4));
+        SmallVector<Value> out(in.begin(), in.end());
+        for (int64_t i = 0; i < kTileRowCount; ++i) {
+          Value quad = vector::LoadOp::create(b, quadType, quantizedRows, ValueRange{row[i], depth});
+          Value lanes = vector::BroadcastOp::create(b, sumType, vector::BitCastOp::create(b, oneLane, quad));
+          Value a = vector::BitCastOp::create(b, bytesType, lanes);
+          for (int64_t j = 0; j < kTilesPerRow; ++j)
+            out[i * kTilesPerRow + j] =
+                func::CallOp::create(b, vpdpbusd, ValueRange{out[i * kTilesPerRow + j], a, w[j]})
+                    .getResult(0);
+        }
+        return out;
+      });
+
+  Value secondPairExists = e.lt(e.add(pair0, one), colPairs);
+  auto store = [&](Value r, Value pair, Value tile, const Value *v) {
+    Value v0 = dequantizeSums(correctedSums(v[0], tile, s), r, g, tileColumns(c0, pair, 0));
+    Value v1 = dequantizeSums(correctedSums(v[1], e.add(tile, one), s), r, g, tileColumns(c0, pair, 1));
+    storePair(r, pair, c0, v0, v1);
+  };
+  for (int64_t i = 0; i < kTileRowCount; ++i) {
+    e.ifThen(e.lt(e.add(ir, e.index(i)), rows), [&] {
+      Value r = e.add(r0, e.add(ir, e.index(i)));
+      const Value *v = &acc[i * kTilesPerRow];
+      store(r, pair0, tiles[0], v);
+      e.ifThen(secondPairExists, [&] { store(r, e.add(pair0, one), tiles[2], v + 2); });
+    });
+  }
+}
+
+void PackedGmmTasks::vnniTask(Value r0, Value r1, Value g, Value cb, const Scratch &s) {
+  Value colPairs = ensureWeights(g, cb, s);
+  Value c0 = firstColumn(cb);
+  Value rows = e.sub(r1, r0);
+  Value quads = e.divs(e.add(colPairs, e.index(1)), e.index(2));
+  // Row tiles outside: a tile's rows stay in L1 while the weight block
+  // streams from L2 under it.
+  e.forLoop(e.index(0), rows, e.index(kTileRowCount), ValueRange{},
+            [&](Value ir, ValueRange) -> SmallVector<Value> {
+              e.forLoop(e.index(0), quads, [&](Value q) {
+                vnniRegisterTile(r0, rows, ir, q, colPairs, c0, g, s);
+              });
+              return {};
+            });
 }

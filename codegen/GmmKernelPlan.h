@@ -40,6 +40,7 @@ struct GmmKernelPlan {
   // products run on AMX int8 tiles (when `amx` and granted) or as int8
   // vector tasks; the scales are [E] or [E, N] (`perChannel`).
   bool int8 = false;
+  bool avx512Vnni = false;    // int8 groups off AMX on vpdpbusd
   Value gateScales, upScales; // upScales may be gateScales (fused w13)
   bool perChannel = false;
 };

@@ -50,7 +50,7 @@ using namespace mlir::moe::codegen;
 namespace {
 constexpr int64_t kLanes = 16;
 // The task kinds, as the task table stores them.
-constexpr int64_t kFmaKind = 0, kAmxKind = 1, kDotKind = 2, kInt8Kind = 3;
+constexpr int64_t kFmaKind = 0, kAmxKind = 1, kDotKind = 2, kInt8Kind = 3, kVnniKind = 4;
 
 /// `omp_get_max_threads`, declared in the module once: the worker count.
 Value maxThreads(Emitter &e, Operation *anchor) {
@@ -310,7 +310,8 @@ void MicrokernelEmitter::emit(Operation *anchor) {
   // chosen per group at run time: AMX for groups of at least
   // PackedGmmTasks::kMinAmxRows rows when tiles are available, else the
   // AVX512_BF16 dot products where compiled in, else FMA. int8: AMX for every
-  // group when tiles are available, else the int8 vector task.
+  // group when tiles are available, else the AVX512-VNNI dot products where
+  // compiled in, else the exact i32 vector task.
   Value maxTasks = e.mul(e.add(e.add(e.divs(rowCount, e.index(minRowBlock)), groups), one),
                          e.index(std::max(colBlocks, packedColBlocks)));
   Value tasks = e.alloc({ShapedType::kDynamic, 5}, indexType, {maxTasks});
@@ -321,7 +322,8 @@ void MicrokernelEmitter::emit(Operation *anchor) {
         Value end = e.min(e.add(acc[0], size), rowCount);
         int64_t minAmxRows = p.int8 ? 1 : PackedGmmTasks::kMinAmxRows;
         Value useAmx = e.andI(amxReady, e.ge(e.sub(end, first), e.index(minAmxRows)));
-        Value kind = e.index(p.int8 ? kInt8Kind : p.avx512Bf16 ? kDotKind : kFmaKind);
+        int64_t int8Kind = p.avx512Vnni ? kVnniKind : kInt8Kind;
+        Value kind = e.index(p.int8 ? int8Kind : p.avx512Bf16 ? kDotKind : kFmaKind);
         bool packed = p.int8 || p.avx512Bf16;
         Value blocks = e.index(packed ? packedColBlocks : colBlocks);
         Value rowBlock = e.index(p.int8         ? PackedGmmTasks::kInt8VectorRows
@@ -385,7 +387,9 @@ void MicrokernelEmitter::emit(Operation *anchor) {
     b.setInsertionPoint(body->getTerminator());
     // One branch per kind compiled in.
     SmallVector<std::pair<int64_t, std::function<void()>>> kinds;
-    if (p.int8)
+    if (p.int8 && p.avx512Vnni)
+      kinds.push_back({kVnniKind, [&] { packedTasks->vnniTask(fields[0], fields[1], fields[2], fields[3], *packedScratch); }});
+    else if (p.int8)
       kinds.push_back({kInt8Kind, [&] { packedTasks->int8VectorTask(fields[0], fields[1], fields[2], fields[3]); }});
     else
       kinds.push_back({kFmaKind, [&] { task(fields[0], fields[1], fields[2], fields[3], packed, partial); }});
@@ -459,15 +463,15 @@ std::optional<PackedKinds> mlir::moe::codegen::packedKindsFor(StringRef strategy
                                                           const MachineModel &host,
                                                           std::string &error) {
   if (strategy == "microkernel")
-    return PackedKinds{host.amxBf16, host.avx512Bf16, host.amxInt8};
+    return PackedKinds{host.amxBf16, host.avx512Bf16, host.amxInt8, host.avx512Vnni};
   // AMX code compiles for any x86-64 target and checks at run time.
   if (strategy == "microkernel-amx")
-    return PackedKinds{true, host.avx512Bf16, true};
+    return PackedKinds{true, host.avx512Bf16, true, host.avx512Vnni};
   if (strategy == "microkernel-avx512bf16") {
     // No run-time check can save code that uses an instruction the CPU
     // lacks: refuse it here.
     if (host.avx512Bf16)
-      return PackedKinds{false, true, false};
+      return PackedKinds{false, true, false, host.avx512Vnni};
     error = "gmm-strategy=microkernel-avx512bf16 needs a CPU with AVX512_BF16, which this host "
             "does not have (use microkernel or microkernel-fma)";
     return std::nullopt;
@@ -498,6 +502,7 @@ void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate,
   bf16Operands &= !plan.transposeRhs;
   plan.amx = plan.int8 ? packedKinds.amxInt8 : packedKinds.amx && bf16Operands;
   plan.avx512Bf16 = packedKinds.avx512Bf16 && bf16Operands;
+  plan.avx512Vnni = packedKinds.avx512Vnni && plan.int8;
   auto type = cast<RankedTensorType>(root->getResult(0).getType());
   SmallVector<Value> dyn;
   if (type.isDynamicDim(0))

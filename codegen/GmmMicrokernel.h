@@ -19,7 +19,8 @@ namespace mlir::moe::codegen {
 struct PackedKinds {
   bool amx = false;        // bf16 on AMX tiles
   bool avx512Bf16 = false; // bf16 dot products
-  bool amxInt8 = false;    // int8 on AMX tiles (else the int8 vector task)
+  bool amxInt8 = false;    // int8 on AMX tiles
+  bool avx512Vnni = false; // int8 dot products (else the exact i32 vector task)
 };
 /// The bf16 kinds gmm-strategy `strategy` compiles in for `host` (none for
 /// microkernel-fma and reference); nullopt with `error` set for an unknown

@@ -69,6 +69,8 @@ PackedGmmTasks::Scratch PackedGmmTasks::allocScratch() {
   }
   if (p.avx512Bf16)
     s.dotRows = e.alloc({kDotRows, paddedDepth / 2}, b.getI32Type(), {});
+  if (p.int8)
+    s.columnSums = e.alloc({physicalColumns / kTileCols, kTileCols}, b.getI32Type(), {});
   return s;
 }
 
@@ -91,13 +93,21 @@ Value PackedGmmTasks::requestTileState(Emitter &e, Operation *anchor) {
   return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rc, constant(0));
 }
 
-void PackedGmmTasks::packWeights(Value g, Value c0, Value colPairs, Value packed) {
+void PackedGmmTasks::packWeights(Value g, Value c0, Value colPairs, Value packed,
+                                 Value columnSums) {
   auto &b = e.b;
   Type element = cast<MemRefType>(packed.getType()).getElementType();
   auto columnsType = VectorType::get({kLanes}, element);
   Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(columnsType, b.getZeroAttr(element)));
   Value noLanes = lanesBelow(e, e.index(0), e.index(0), kLanes);
   Value depth = e.index(p.depth);
+  auto sumType = VectorType::get({kLanes}, b.getI32Type());
+  if (columnSums) {
+    Value none = arith::ConstantOp::create(b, DenseElementsAttr::get(sumType, b.getZeroAttr(b.getI32Type())));
+    e.forLoop(e.index(0), e.mul(colPairs, e.index(2)), [&](Value tile) {
+      vector::StoreOp::create(b, none, columnSums, ValueRange{tile, e.index(0)});
+    });
+  }
   // Groups of depthPerLane depth rows outside, columns inside: the weight is
   // read row by row.
   e.forLoop(e.index(0), e.index(paddedDepth / depthPerLane), [&](Value kp) {
@@ -116,15 +126,24 @@ void PackedGmmTasks::packWeights(Value g, Value c0, Value colPairs, Value packed
                                               mask, zeros)
               .getResult();
         };
+        SmallVector<Value> rows;
+        for (int64_t i = 0; i < depthPerLane; ++i)
+          rows.push_back(rowOf(i));
         // Pairs: r0 r1 per column. Quads: (r0 r2)(r1 r3) interleaved gives
         // r0 r1 r2 r3 per column.
         Value lanes = depthPerLane == 2
-                          ? vector::InterleaveOp::create(b, rowOf(0), rowOf(1)).getResult()
+                          ? vector::InterleaveOp::create(b, rows[0], rows[1]).getResult()
                           : vector::InterleaveOp::create(
-                                b, vector::InterleaveOp::create(b, rowOf(0), rowOf(2)),
-                                vector::InterleaveOp::create(b, rowOf(1), rowOf(3)))
+                                b, vector::InterleaveOp::create(b, rows[0], rows[2]),
+                                vector::InterleaveOp::create(b, rows[1], rows[3]))
                                 .getResult();
         Value tile = e.add(e.mul(pair, e.index(2)), e.index(half));
+        if (columnSums) {
+          Value sum = vector::LoadOp::create(b, sumType, columnSums, ValueRange{tile, e.index(0)});
+          for (Value row : rows)
+            sum = arith::AddIOp::create(b, sum, arith::ExtSIOp::create(b, sumType, row));
+          vector::StoreOp::create(b, sum, columnSums, ValueRange{tile, e.index(0)});
+        }
         vector::StoreOp::create(b, lanes, packed, ValueRange{tile, kp, e.index(0)});
       }
     });
@@ -165,7 +184,7 @@ Value PackedGmmTasks::ensureWeights(Value g, Value cb, const Scratch &s) {
   auto repack = scf::IfOp::create(b, TypeRange{}, held, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(repack.elseBlock()->getTerminator());
-  packWeights(g, c0, colPairs, s.packedWeights);
+  packWeights(g, c0, colPairs, s.packedWeights, s.columnSums);
   e.store(g, s.weightKey, {zero});
   e.store(cb, s.weightKey, {one});
   return colPairs;
@@ -213,4 +232,12 @@ Value PackedGmmTasks::dequantizeSums(Value sums, Value r, Value g, const TileCol
     scale = vector::BroadcastOp::create(b, vecType, e.fmul(rowScale, e.load(tile.scales, {g})));
   }
   return arith::MulFOp::create(b, v, scale);
+}
+
+Value PackedGmmTasks::correctedSums(Value sums, Value tile, const Scratch &s) {
+  auto &b = e.b;
+  auto sumType = VectorType::get({kLanes}, b.getI32Type());
+  Value columnSum = vector::LoadOp::create(b, sumType, s.columnSums, ValueRange{tile, e.index(0)});
+  Value bias = arith::ConstantOp::create(b, DenseElementsAttr::get(sumType, b.getI32IntegerAttr(128)));
+  return arith::SubIOp::create(b, sums, arith::MulIOp::create(b, columnSum, bias));
 }

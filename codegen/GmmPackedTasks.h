@@ -18,8 +18,10 @@ class Emitter;
 ///   - AVX512_BF16 (GmmDotTask.cpp): vdpbf16ps on zmm register tiles, for the
 ///     small bf16 groups (a 16-row tile would mostly multiply padding) and for
 ///     every bf16 group where AMX is not allowed or not granted;
-///   - int8 vector (GmmInt8Task.cpp): i32 multiply-adds on zmm registers, for
-///     int8 where AMX is not allowed or not granted.
+///   - AVX512-VNNI (GmmInt8Task.cpp): vpdpbusd on zmm register tiles, for
+///     int8 where AMX is not allowed or not granted;
+///   - int8 vector (GmmInt8Task.cpp): exact i32 multiply-adds, for int8 on a
+///     CPU with neither.
 /// AMX and AVX512_BF16 read the same packed weight block (GmmPackedTasks.cpp):
 /// 16 columns x depth pairs (bf16) or quads (int8), interleaved as both
 /// instructions take them, cached per worker across consecutive tasks of one
@@ -27,7 +29,10 @@ class Emitter;
 /// `columnBlock()` output columns, over the whole depth.
 ///
 /// int8 rows are quantized once, before any task (quantizeRows): every task
-/// reads the quantized rows and their scales.
+/// reads the quantized rows and their scales. They are stored offset by 128
+/// (q + 128, 1..255: the unsigned operand tdpbusd and vpdpbusd take), and
+/// the packed weights keep each column's sum, so the products subtract 128
+/// times it (correctedSums).
 class PackedGmmTasks {
 public:
   static constexpr int64_t kMinAmxRows = 16;
@@ -56,11 +61,13 @@ public:
     Value packedWeights, weightKey;
     Value amxRows, tileOut;
     Value dotRows;
+    Value columnSums; // int8: i32 [tiles, 16], each packed column's sum
   };
   Scratch allocScratch();
   void amxTask(Value r0, Value r1, Value g, Value cb, const Scratch &s);
   void dotTask(Value r0, Value r1, Value g, Value cb, const Scratch &s);
   void int8VectorTask(Value r0, Value r1, Value g, Value cb);
+  void vnniTask(Value r0, Value r1, Value g, Value cb, const Scratch &s);
 
   /// int8: quantizes every row (through the permutation when gathered) into
   /// [rows + padding, paddedDepth] i8 and their scales, in parallel, before
@@ -87,7 +94,8 @@ private:
     Value weight, column, limit, scales;
   };
   TileColumns tileColumns(Value c0, Value pair, int64_t half);
-  void packWeights(Value g, Value c0, Value colPairs, Value packed);
+  /// Packs the block; int8 also sums each column into `columnSums`.
+  void packWeights(Value g, Value c0, Value colPairs, Value packed, Value columnSums);
   /// The output of row `r` for column pair `pair` of the block at `c0`,
   /// from the f32 sums of its two tiles: SwiGLU, zero for a padding row,
   /// rounding to the output type, masked to the columns that exist.
@@ -95,6 +103,10 @@ private:
   /// int8: the i32 sums of row `r` for the 16 columns of `tile` times the
   /// row's and the weight's scales, as f32.
   Value dequantizeSums(Value sums, Value r, Value g, const TileColumns &tile);
+  /// sum_d (q + 128) w - 128 sum_d w for packed weight tile `tile`.
+  Value correctedSums(Value sums, Value tile, const Scratch &s);
+  void vnniRegisterTile(Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0, Value g,
+                        const Scratch &s);
   Value firstColumn(Value cb);
 
   void packAmxRows(Value r0, Value r1, Value rowsPadded, Value packed);

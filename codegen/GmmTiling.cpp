@@ -79,6 +79,7 @@ MachineModel MachineModel::host() {
   m.amxBf16 = features.lookup("amx-tile") && features.lookup("amx-bf16");
   m.amxInt8 = features.lookup("amx-tile") && features.lookup("amx-int8");
   m.avx512Bf16 = features.lookup("avx512bf16");
+  m.avx512Vnni = features.lookup("avx512vnni");
   return m;
 }
 

@@ -51,6 +51,8 @@ struct MachineModel {
   bool amxBf16 = false;
   /// AMX tiles with int8 products (amx-tile, amx-int8).
   bool amxInt8 = false;
+  /// vpdpbusd: int8 dot products on zmm registers.
+  bool avx512Vnni = false;
   /// vdpbf16ps (avx512bf16): bf16 dot products on zmm registers.
   bool avx512Bf16 = false;
   /// The host's caches (from sysconf where it reports them) and features.
