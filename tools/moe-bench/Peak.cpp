@@ -78,6 +78,25 @@ __attribute__((target("avx512f,avx512bf16"))) float dotChains512(long rounds) {
 #undef SUM
 }
 
+/// The same chains on vpdpbusd: each i32 lane adds four u8 x s8 products a
+/// round.
+__attribute__((target("avx512f,avx512vnni"))) float vnniChains512(long rounds) {
+#define DECL(i) __m512i c##i = _mm512_set1_epi32(i);
+#define STEP(i) c##i = _mm512_dpbusd_epi32(c##i, a, b);
+#define SUM(i) s = _mm512_add_epi32(s, c##i);
+  MOEBENCH_X24(DECL)
+  __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-5);
+  for (long r = 0; r < rounds; ++r) {
+    MOEBENCH_X24(STEP)
+  }
+  __m512i s = _mm512_setzero_si512();
+  MOEBENCH_X24(SUM)
+  return static_cast<float>(_mm512_reduce_add_epi32(s));
+#undef DECL
+#undef STEP
+#undef SUM
+}
+
 /// The tile configuration ldtilecfg reads (palette 1): eight 16 x 64-byte
 /// tiles.
 struct alignas(64) TileConfig {
@@ -87,9 +106,11 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
-/// Four independent accumulator tiles, each updated by tdpbf16ps from
-/// operand tiles that never change: the tile unit's rate, no memory.
-__attribute__((target("amx-tile,amx-bf16"))) float amxChains(long rounds) {
+/// Four independent accumulator tiles, each updated by tdpbf16ps (or, with
+/// `int8`, tdpbssd) from operand tiles that never change: the tile unit's
+/// rate, no memory.
+template <bool int8>
+__attribute__((target("amx-tile,amx-bf16,amx-int8"))) float amxChains(long rounds) {
   TileConfig config;
   for (int t = 0; t < 8; ++t) {
     config.rows[t] = 16;
@@ -108,10 +129,17 @@ __attribute__((target("amx-tile,amx-bf16"))) float amxChains(long rounds) {
   _tile_zero(2);
   _tile_zero(3);
   for (long r = 0; r < rounds; ++r) {
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
+    if constexpr (int8) {
+      _tile_dpbssd(0, 4, 6);
+      _tile_dpbssd(1, 4, 7);
+      _tile_dpbssd(2, 5, 6);
+      _tile_dpbssd(3, 5, 7);
+    } else {
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
   }
   _tile_stored(0, out, 64);
   float sum = out[0];
@@ -154,7 +182,7 @@ double moebench::measureAmxBf16PeakGflops(unsigned threads, double seconds) {
     return 0;
   constexpr double kFlopsPerRound = 4 * 16 * 16 * 32 * 2.0;
   long rounds = static_cast<long>(seconds * 1000e9 / kFlopsPerRound);
-  return bestOfFive(threads, rounds, kFlopsPerRound, amxChains);
+  return bestOfFive(threads, rounds, kFlopsPerRound, amxChains<false>);
 }
 
 double moebench::measureAvx512Bf16PeakGflops(unsigned threads, double seconds) {
@@ -172,4 +200,20 @@ double moebench::measureFp32PeakGflops(unsigned threads, double seconds) {
   // Rounds for `seconds` at about 100 GFLOP/s a thread, then the real runs.
   long rounds = static_cast<long>(seconds * 100e9 / (24.0 * lanes * 2));
   return bestOfFive(threads, rounds, 24.0 * lanes * 2, run);
+}
+
+double moebench::measureAmxInt8PeakGops(unsigned threads, double seconds) {
+  if (!amxTilesGranted())
+    return 0;
+  constexpr double kOpsPerRound = 4 * 16 * 16 * 64 * 2.0;
+  long rounds = static_cast<long>(seconds * 2000e9 / kOpsPerRound);
+  return bestOfFive(threads, rounds, kOpsPerRound, amxChains<true>);
+}
+
+double moebench::measureVnniPeakGops(unsigned threads, double seconds) {
+  if (!__builtin_cpu_supports("avx512vnni"))
+    return 0;
+  constexpr double kOpsPerRound = 24 * 16 * 4 * 2.0;
+  long rounds = static_cast<long>(seconds * 400e9 / kOpsPerRound);
+  return bestOfFive(threads, rounds, kOpsPerRound, vnniChains512);
 }

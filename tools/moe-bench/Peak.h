@@ -21,6 +21,13 @@ double measureAmxBf16PeakGflops(unsigned threads, double seconds = 0.3);
 /// against), best of five; 0 where the CPU has no AVX512_BF16.
 double measureAvx512Bf16PeakGflops(unsigned threads, double seconds = 0.3);
 
+/// GOP/s (one multiply and one add counted per int8 product, as FLOPs are)
+/// of `threads` threads each running tdpbssd on four accumulator tiles; 0
+/// where the process may not use AMX tiles.
+double measureAmxInt8PeakGops(unsigned threads, double seconds = 0.3);
+/// GOP/s of vpdpbusd chains on zmm registers (what int8 gmms off AMX are
+/// measured against); 0 where the CPU has no AVX512-VNNI.
+double measureVnniPeakGops(unsigned threads, double seconds = 0.3);
 /// Whether Linux grants this process the AMX tile state (arch_prctl
 /// ARCH_REQ_XCOMP_PERM): false on a CPU or kernel without AMX.
 bool amxTilesGranted();

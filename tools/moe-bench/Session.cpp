@@ -166,3 +166,8 @@ void moebench::fillUniform(moec::Buffer &b, uint64_t seed, float scale) {
       b.as<float>()[i] = v;
   }
 }
+
+const moec::FunctionSignature *Compiled::signature(const std::string &function) const {
+  auto it = signatures.find(function);
+  return it == signatures.end() ? nullptr : &it->second;
+}

@@ -55,6 +55,8 @@ public:
   /// Where per-shard `function` runs (nullptr: not a per-shard function).
   const moec::MeshLayout *layout(const std::string &function) const;
 
+  /// The tensor signature of public `function` (nullptr: none such).
+  const moec::FunctionSignature *signature(const std::string &function) const;
   /// moe-remat's decision for `function` (nullopt: no remat ran on it).
   std::optional<RematChoice> remat(const std::string &function) const;
 

@@ -35,6 +35,7 @@ const AxisFlag kAxes[] = {
     {"topk", "topk", {"topk", "topk-list"}},
     {"null", "null-route-frac", {"null-route-frac", "null-route-frac-list", "null-route-sweep"}},
     {"dtype", "dtype", {"dtype"}},
+    {"quant", "quant-mode", {"quant-mode"}},
     {"parallel", "parallel-mode", {"parallel-mode"}},
     {"ep_dispatch", "ep-dispatch", {"ep-dispatch"}},
     {"pass", "bench-pass", {"bench-pass"}},
@@ -293,7 +294,7 @@ int moebench::runSweep(const SweepRequest &request) {
       columns.push_back(a.name);
     std::vector<std::string> fields = {
         "distribution", "mode",         "pass",       "impl",        "backend",
-        "dtype",        "tokens",       "hidden",     "mlp_dim",     "experts",
+        "dtype",        "quant",        "rel_error",  "tokens",       "hidden",     "mlp_dim",     "experts",
         "topk",         "null_target",  "null_realized", "null_assignments",
         "real_assignments", "parallel", "mesh",
         "median_s",     "tflops",       "tokens_per_s", "peak_pct",  "peak_gflops", "peak_kind"};

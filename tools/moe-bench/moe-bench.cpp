@@ -13,6 +13,7 @@
 #include "Parallel.h"
 #include "Peak.h"
 #include "Program.h"
+#include "Quant.h"
 #include "Session.h"
 #include "Sweep.h"
 #include "Tune.h"
@@ -171,10 +172,21 @@ cl::opt<bool> renormalizeRealAfterNull("renormalize-real-after-null",
                                        cl::desc("Renormalise each token's real weights to sum 1 "
                                                 "after nulling"),
                                        cl::cat(category));
+cl::opt<std::string> quantMode(
+    "quant-mode",
+    cl::desc("none | int8 (routed and shared matmuls on int8 kernels) | int8_routed | fake_int8 "
+             "(int8 rounding, float kernels): the weights are quantized once before the timed "
+             "runs, and the outputs compared with the f32 block's"),
+    cl::init("none"), cl::cat(category));
+cl::opt<std::string> quantWeightScales("quant-weight-scales",
+                                       cl::desc("int8 weight scales: channel (per expert output "
+                                                "column) | expert"),
+                                       cl::init("channel"), cl::cat(category));
 cl::opt<std::string> sweepSpec(
     "sweep",
     cl::desc("Run every point of a grid, one process each: 'axis=v,v; axis=v,..' over tokens, "
-             "hidden, mlp_dim, experts, topk, null, dtype, parallel, ep_dispatch, pass, impl; "
+             "hidden, mlp_dim, experts, topk, null, dtype, quant, parallel, ep_dispatch, pass, "
+             "impl; "
              "results to --json (default moe-bench-sweep.json) and --csv"),
     cl::cat(category));
 cl::opt<std::string> csvFile("csv", cl::desc("With --sweep: also write the results as CSV"),
@@ -248,6 +260,8 @@ struct Result {
   int64_t shards = 1;
   double predictedS = 0, commCountedBytes = 0, commModelledBytes = 0;
   double shardTflopsMin = 0, shardTflopsMax = 0;
+  // --quant-mode: each result's relative error against the f32 block.
+  std::vector<std::pair<std::string, double>> relErrors;
 };
 
 /// What the peak is of: "FP32 FMA" or "AMX BF16".
@@ -280,6 +294,14 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
          << ", \"comm_bytes_modelled\": " << r.commModelledBytes
          << ", \"shard_tflops_min\": " << r.shardTflopsMin
          << ", \"shard_tflops_max\": " << r.shardTflopsMax;
+    os << ", \"quant\": \"" << quantMode << "\"";
+    if (!r.relErrors.empty()) {
+      os << ", \"quant_weight_scales\": \"" << quantWeightScales
+         << "\", \"rel_error\": " << r.relErrors.front().second << ", \"rel_errors\": {";
+      for (size_t e = 0; e < r.relErrors.size(); ++e)
+        os << (e ? ", " : "") << "\"" << r.relErrors[e].first << "\": " << r.relErrors[e].second;
+      os << "}";
+    }
     if (!r.remat.empty())
       os << ", \"remat\": \"" << r.remat << "\", \"kept_bytes\": " << r.keptBytes
          << ", \"recomputed_flops\": " << r.recomputedFlops;
@@ -358,6 +380,11 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
                      oneOf(dtype, {"f32", "bf16"}, "dtype")})
     if (!check.empty())
       return check;
+  if (std::string why = QuantChoice{quantMode, quantWeightScales}.validate(); !why.empty())
+    return why;
+  if (quantMode != "none" && (stageTiming || queueMode != "full"))
+    return "--stage-timing and --queue-mode prequeue time the float block's stages; give them "
+           "without --quant-mode";
   if (benchPass != "forward" && benchPass != "forward_backward")
     return "--bench-pass must be forward or forward_backward (got '" + benchPass + "')";
   policies.clear();
@@ -504,18 +531,34 @@ int main(int argc, char **argv) {
                                                 kindsError);
   if (!kinds)
     return fail(kindsError);
-  bool amxCode = dtype == "bf16" && kinds->amx && amxTilesGranted();
-  bool dotCode = !amxCode && dtype == "bf16" && kinds->avx512Bf16;
+  // int8 gmms against the int8 unit's: AMX INT8 tiles where granted, else
+  // the AVX512-VNNI dot products (one multiply and one add per product,
+  // counted as FLOPs are).
+  QuantChoice quant{quantMode, quantWeightScales};
+  bool amxInt8Code = quant.realInt8() && kinds->amxInt8 && amxTilesGranted();
+  bool vnniCode = quant.realInt8() && !amxInt8Code && kinds->avx512Vnni;
+  bool int8Code = amxInt8Code || vnniCode;
+  bool amxCode = !int8Code && dtype == "bf16" && kinds->amx && amxTilesGranted();
+  bool dotCode = !int8Code && !amxCode && dtype == "bf16" && kinds->avx512Bf16;
   auto measurePeak = [&] {
+    if (amxInt8Code)
+      return measureAmxInt8PeakGops(threads);
+    if (vnniCode)
+      return measureVnniPeakGops(threads);
     if (amxCode)
       return measureAmxBf16PeakGflops(threads);
     return dotCode ? measureAvx512Bf16PeakGflops(threads) : measureFp32PeakGflops(threads);
   };
   double peak = peakOption > 0 ? double(peakOption) : measurePeak();
-  const char *peakKind = amxCode ? "AMX BF16" : dotCode ? "AVX512_BF16" : "FP32 FMA";
+  const char *peakKind = amxInt8Code ? "AMX INT8"
+                         : vnniCode  ? "AVX512_VNNI"
+                         : amxCode   ? "AMX BF16"
+                         : dotCode   ? "AVX512_BF16"
+                                     : "FP32 FMA";
   peakKindName = peakKind;
-  outs() << format("peak: %.1f GFLOP/s %s, %u threads (%s)\n", peak, peakKind, unsigned(threads),
-                   peakOption > 0 ? "given" : "measured now");
+  const char *peakUnit = int8Code ? "GOP/s" : "GFLOP/s";
+  outs() << format("peak: %.1f %s %s, %u threads (%s)\n", peak, peakUnit, peakKind,
+                   unsigned(threads), peakOption > 0 ? "given" : "measured now");
   outs().flush();
 
   // The plan: one device, or a mesh of shards (docs/sharding.md), chosen
@@ -582,6 +625,9 @@ int main(int argc, char **argv) {
                 "give them without --parallel-mode");
   if (sharded && tune)
     return fail("--tune tunes the single-device block: run it without --parallel-mode first");
+  if (sharded && quant.enabled())
+    return fail("--quant-mode runs the single-device block: int8 on a mesh is not supported "
+                "yet (give it without --parallel-mode)");
   if (!sharded && launcher == "mpi")
     return fail("--launcher mpi runs a sharded block: give --parallel-mode dp, ep or auto");
   moec::ShardComm *mpiComm = nullptr;
@@ -688,6 +734,8 @@ int main(int argc, char **argv) {
       Variant v;
       v.policy = policy;
       std::string prepare;
+      if (quant.enabled())
+        prepare = quant.pipeline(!policy.empty()) + (policy.empty() ? "" : ",");
       if (sharded)
         prepare = "moe-partition{mesh=" + meshOption(plan) + " ep-dispatch=" +
                   (plan.mode == "dp" ? std::string("compact") : plan.mode.substr(3)) +
@@ -712,6 +760,18 @@ int main(int argc, char **argv) {
       variants.push_back(std::move(v));
     }
     double compileS = variants.front().compileS;
+    // --quant-mode: the f32 block (or its forward_backward), the reference
+    // the outputs are compared with.
+    std::unique_ptr<Compiled> reference;
+    if (quant.enabled()) {
+      BlockConfig f32 = c;
+      f32.dtype = "f32";
+      double referenceCompileS = 0;
+      reference = Compiled::build(blockProgram(f32), gmm, referenceCompileS, error,
+                                  benchPass == "forward_backward" ? "moe-generate-backward" : "");
+      if (!reference)
+        return fail(error);
+    }
     std::unique_ptr<Compiled> stages;
     bool needStages = stageTiming || queueMode != "full";
     if (needStages && !(stages = Compiled::build(stageProgram(c), gmm, stageCompileS, error)))
@@ -723,8 +783,8 @@ int main(int argc, char **argv) {
       double again = measurePeak();
       if (again > peak) {
         peak = again;
-        outs() << format("peak: %.1f GFLOP/s %s, %u threads (measured again, higher)\n", peak,
-                         peakKind, unsigned(threads));
+        outs() << format("peak: %.1f %s %s, %u threads (measured again, higher)\n", peak,
+                         peakUnit, peakKind, unsigned(threads));
       }
     }
     for (const std::string &dist : dists) {
@@ -826,6 +886,39 @@ int main(int argc, char **argv) {
         }
         std::string entry = training ? "moe_block_forward_backward" : "moe_block";
         std::vector<std::string> entryResults = training ? fbResults : std::vector<std::string>{"y"};
+        std::vector<std::string> referenceArgs = blockArgs;
+        std::vector<std::string> quantized; // the prepared weights' names
+        if (quant.enabled() && !training) {
+          // Once, as a host loading the weights would: the timed calls run
+          // @moe_block_prepared on the int8 weights and scales.
+          std::vector<std::string> floatWeights =
+              quant.mode == "int8_routed" ? expertWeights : weightNames;
+          const moec::FunctionSignature *prepareSig =
+              block->signature("moe_block_prepare_weights");
+          if (!prepareSig)
+            return fail("moe-quantize left no @moe_block_prepare_weights");
+          for (size_t q = 0; q < prepareSig->results.size(); ++q)
+            quantized.push_back("q" + std::to_string(q));
+          double s = block->call("moe_block_prepare_weights", pool, floatWeights, quantized, error);
+          if (s < 0)
+            return fail(error);
+          double floatBytes = 0, quantBytes = 0;
+          for (const std::string &w : floatWeights)
+            floatBytes += pool[w].numBytes();
+          for (const std::string &q : quantized)
+            quantBytes += pool[q].numBytes();
+          outs() << format("quant: mode=%s weight_scales=%s; weights quantized once in %.1f ms "
+                           "(%.1f MiB -> %.1f MiB with scales)\n",
+                           quant.mode.c_str(), quant.weightScales.c_str(), s * 1e3,
+                           floatBytes / 1048576.0, quantBytes / 1048576.0);
+          entry = "moe_block_prepared";
+          blockArgs.erase(std::remove_if(blockArgs.begin(), blockArgs.end(),
+                                         [&](const std::string &a) {
+                                           return llvm::is_contained(floatWeights, a);
+                                         }),
+                          blockArgs.end());
+          blockArgs.insert(blockArgs.end(), quantized.begin(), quantized.end());
+        }
         // Sharded: each rank's times and the last call's counters.
         std::vector<std::vector<double>> rankTimes;
         std::vector<moec::RankStats> rankStats;
@@ -845,11 +938,35 @@ int main(int argc, char **argv) {
               rankTimes[rk].push_back(rankStats[rk].seconds);
           }
         }
+        Result r;
+        if (quant.enabled()) {
+          // The f32 block on the same inputs (bf16 ones widened exactly).
+          std::map<std::string, moec::Buffer> widened;
+          std::map<std::string, moec::Buffer> &referencePool = dtype == "f32" ? pool : widened;
+          if (dtype != "f32")
+            for (const std::string &name : referenceArgs)
+              widened[name] = widenToF32(pool[name]);
+          std::vector<std::string> referenceResults;
+          for (const std::string &name : entryResults)
+            referenceResults.push_back("f32_" + name);
+          if (reference->call(entry == "moe_block_prepared" ? "moe_block" : entry, referencePool,
+                              referenceArgs, referenceResults, error) < 0)
+            return fail(error);
+          std::string line = "quant: relative error against f32:";
+          for (size_t i = 0; i < entryResults.size(); ++i) {
+            double err = relativeError(pool[entryResults[i]], referencePool[referenceResults[i]]);
+            r.relErrors.push_back({entryResults[i], err});
+            line += formatv(" {0} {1:E3}", entryResults[i], err).str();
+            referencePool.erase(referenceResults[i]);
+          }
+          outs() << line << "\n";
+        }
+        for (const std::string &q : quantized)
+          pool.erase(q);
         pool.erase("rows");
         for (const std::string &name : fbResults)
           pool.erase(name);
         double med = median(times);
-        Result r;
         r.distribution = dist, r.mode = mode, r.impl = impl, r.k = k;
         r.remat = variant.policy, r.keptBytes = variant.remat.keptBytes;
         r.recomputedFlops = variant.remat.recomputedFlops;
@@ -984,6 +1101,11 @@ int main(int argc, char **argv) {
         if (c.nullRouting())
           rematFields += formatv(" null_mode={0} renormalize_real_after_null={1}",
                                  nullRoutingMode, renormalizeRealAfterNull ? "true" : "false")
+                             .str();
+        rematFields += " quant=" + quant.mode;
+        if (!r.relErrors.empty())
+          rematFields += formatv(" quant_weight_scales={0} rel_error={1:E3}", quant.weightScales,
+                                 r.relErrors.front().second)
                              .str();
         outs() << format("RESULT distribution=%s mode=%s pass=%s impl=%s backend=%s topk=%lld "
                          "null_target=%.4g null_realized=%.4f null_assignments=%lld "

@@ -1,0 +1,42 @@
+//===- Quant.h - moe-bench's int8 modes -----------------------------------===//
+//
+// --quant-mode: the block compiled through moe-quantize, its weights
+// quantized once before the timed runs (<f>_prepare_weights, as a serving
+// host would at load time), and its outputs compared with the f32 block's
+// on the same inputs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEC_TOOLS_MOEBENCH_QUANT_H
+#define MOEC_TOOLS_MOEBENCH_QUANT_H
+
+#include "runtime/Buffer.h"
+
+#include <string>
+
+namespace moebench {
+
+/// none, int8, int8_routed or fake_int8.
+struct QuantChoice {
+  std::string mode = "none";
+  std::string weightScales = "channel"; // expert | channel
+
+  bool enabled() const { return mode != "none"; }
+  /// int8 arithmetic (the others run float kernels).
+  bool realInt8() const { return mode == "int8" || mode == "int8_routed"; }
+  /// "" when valid, else why not.
+  std::string validate() const;
+  /// The moe-quantize pass for it; training keeps the weights' quantization
+  /// in the function (they change every step).
+  std::string pipeline(bool training) const;
+};
+
+/// ||a - ref||_2 / ||ref||_2 over every element, in double (0 when both are
+/// zero); -1 when the shapes differ.
+double relativeError(const moec::Buffer &a, const moec::Buffer &ref);
+
+/// `b` as f32 (a copy; bf16 widened exactly).
+moec::Buffer widenToF32(const moec::Buffer &b);
+
+} // namespace moebench
+
+#endif
