@@ -19,6 +19,10 @@
 //   out = scale_rows(in, s)         d in = scale_rows(d out, s)
 //   C = matmul(A, B) (shared expert) d A = d C B^T, d B = A^T d C
 //   truncf / extf / addf            the cast back / both operands
+//   out = gmm(lhs, quantize(w))     int8, straight-through: d lhs = gmm(d out,
+//                                   dequantize(w), transpose_rhs), d w =
+//                                   tgmm(lhs, d out) in float
+//   fake_quant, dequantize(quantize) the identity (straight-through)
 //   psum / all_gather / reduce_scatter / all_to_all (per shard, loss summed
 //                                   over shards): psum / reduce_scatter /
 //                                   all_gather / all_to_all back by recv_counts
@@ -491,6 +495,23 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
         })
         .Case([&](GmmOp o) {
           Value dout = grad(o.getOut());
+          if (o.isQuantized()) {
+            // The training form of int8 (straight-through estimator): the
+            // rounding of rows and weights passes gradients as the identity
+            // would. The rows' gradient goes through the int8 weights the
+            // forward multiplied by (dequantized); the float weights that
+            // moe.quantize read get theirs in float, from the float rows.
+            auto lhsType = cast<RankedTensorType>(o.getLhs().getType());
+            auto rhsType = cast<RankedTensorType>(o.getRhs().getType());
+            Value weights = castTo(b, loc, DequantizeOp::create(b, loc, o.getRhs(), o.getRhsScales()),
+                                   rhsType.clone(lhsType.getElementType()));
+            adjoints.add(loc, o.getLhs(), GmmOp::create(b, loc, dout, weights, o.getGroupSizes(),
+                                                        /*transpose_rhs=*/true));
+            if (auto quantize = o.getRhs().getDefiningOp<QuantizeOp>())
+              adjoints.add(loc, quantize.getInput(),
+                           TgmmOp::create(b, loc, o.getLhs(), dout, o.getGroupSizes()));
+            return success();
+          }
           if (!o.getTransposeRhs()) {
             adjoints.add(loc, o.getLhs(), GmmOp::create(b, loc, dout, o.getRhs(), o.getGroupSizes(),
                                                         /*transpose_rhs=*/true));
@@ -563,6 +584,30 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
         .Case([&](arith::AddFOp o) {
           adjoints.add(loc, o.getLhs(), grad(o.getResult()));
           adjoints.add(loc, o.getRhs(), grad(o.getResult()));
+          return success();
+        })
+        // int8's fake quantization and quantize-dequantize chains: the
+        // straight-through estimator (the rounding's gradient is taken as 1).
+        .Case([&](FakeQuantOp o) {
+          adjoints.add(loc, o.getInput(), grad(o.getOut()));
+          return success();
+        })
+        .Case([&](DequantizeOp o) {
+          if (auto quantize = o.getValues().getDefiningOp<QuantizeOp>())
+            adjoints.add(loc, quantize.getInput(), grad(o.getOut()));
+          return success();
+        })
+        // The shared expert's weights as one group (moe-quantize).
+        .Case([&](tensor::ExpandShapeOp o) {
+          adjoints.add(loc, o.getSrc(),
+                       tensor::CollapseShapeOp::create(b, loc, o.getSrcType(), grad(o.getResult()),
+                                                       o.getReassociationIndices()));
+          return success();
+        })
+        .Case([&](tensor::CollapseShapeOp o) {
+          adjoints.add(loc, o.getSrc(),
+                       tensor::ExpandShapeOp::create(b, loc, o.getSrcType(), grad(o.getResult()),
+                                                     o.getReassociationIndices()));
           return success();
         })
         .Case<arith::TruncFOp, arith::ExtFOp>([&](Operation *o) {

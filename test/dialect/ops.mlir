@@ -119,3 +119,19 @@ func.func @block(%x: tensor<?x64xf32>, %l: tensor<?x8xf32>, %r: tensor<64x10xf32
          shared_gate_up(%sw13 : tensor<64x48xf32>) shared_down(%sw2 : tensor<24x64xf32>) top 2 : tensor<?x64xf32>
   return %1, %2 : tensor<?x64xf32>, tensor<?x64xf32>
 }
+
+// CHECK-LABEL: func @int8
+func.func @int8(%x: tensor<?x64xf32>, %w: tensor<6x64x32xf32>, %wb: tensor<6x64x32xbf16>, %sizes: tensor<6xi32>)
+    -> (tensor<?x32xf32>, tensor<6x64x32xf32>, tensor<?x64xf32>, tensor<6xf32>) {
+  // CHECK: %[[Q:.*]], %[[S:.*]] = moe.quantize %{{.*}} per_channel : tensor<6x64x32xf32>
+  %q, %s = moe.quantize %w per_channel : tensor<6x64x32xf32>
+  // CHECK: moe.quantize %{{.*}} per_expert : tensor<6x64x32xbf16>
+  %qe, %se = moe.quantize %wb per_expert : tensor<6x64x32xbf16>
+  // CHECK: moe.gmm %{{.*}}, %[[Q]], %{{.*}} scales(%[[S]] : tensor<6x32xf32>) : tensor<?x64xf32>, tensor<6x64x32xi8>, tensor<6xi32>
+  %y = moe.gmm %x, %q, %sizes scales(%s : tensor<6x32xf32>) : tensor<?x64xf32>, tensor<6x64x32xi8>, tensor<6xi32>
+  // CHECK: moe.dequantize %[[Q]], %[[S]] : tensor<6x64x32xi8>, tensor<6x32xf32>
+  %d = moe.dequantize %q, %s : tensor<6x64x32xi8>, tensor<6x32xf32>
+  // CHECK: moe.fake_quant %{{.*}} : tensor<?x64xf32>
+  %f = moe.fake_quant %x : tensor<?x64xf32>
+  return %y, %d, %f, %se : tensor<?x32xf32>, tensor<6x64x32xf32>, tensor<?x64xf32>, tensor<6xf32>
+}
