@@ -328,6 +328,10 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
   ExecutionEngineOptions options;
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // MOEC_PERF_JIT=1: tell `perf` where the generated functions are (perf
+  // record -k 1, then perf inject --jit; docs/performance.md).
+  if (const char *perf = std::getenv("MOEC_PERF_JIT"); perf && std::string(perf) == "1")
+    options.enablePerfNotificationListener = true;
   // Parallel loops call into libomp.
   std::string libomp = openMPLibraryDir() + "/libomp.so";
   llvm::StringRef libs[] = {libomp};

@@ -40,8 +40,8 @@ constexpr int64_t kTileCols = 16; // f32 (i32) columns of an accumulator tile
 constexpr int64_t kLanes = 16;
 } // namespace
 
-Value PackedGmmTasks::amxRowBlockFor(Value groupRows) {
-  Value cap = e.index(kMaxAmxRows), granule = e.index(kAmxRowGranule), one = e.index(1);
+Value PackedGmmTasks::rowBlockFor(Value groupRows, int64_t maxRows, int64_t rowGranule) {
+  Value cap = e.index(maxRows), granule = e.index(rowGranule), one = e.index(1);
   auto ceilDiv = [&](Value a, Value d) { return e.divs(e.add(a, e.sub(d, one)), d); };
   Value blocks = e.max(ceilDiv(groupRows, cap), one);
   return e.mul(ceilDiv(ceilDiv(groupRows, blocks), granule), granule);
@@ -98,8 +98,8 @@ void PackedGmmTasks::amxTileProduct(Value rowPair, Value colPair, Value firstRow
                                    ValueRange{row, e.mul(ks, e.index(tileDepth))});
   };
   auto product = [&](Value a, Value w, Value c) -> Value {
-    if (p.int8) // tdpbusd: the rows are q + 128, unsigned
-      return amx::TileMulIOp::create(b, accType, a, w, c, /*isZextLhs=*/true, /*isZextRhs=*/false);
+    if (p.int8) // tdpbsud: signed rows, weights offset to unsigned
+      return amx::TileMulIOp::create(b, accType, a, w, c, /*isZextLhs=*/false, /*isZextRhs=*/true);
     return amx::TileMulFOp::create(b, accType, a, w, c);
   };
   Value z = amx::TileZeroOp::create(b, accType);
@@ -138,10 +138,8 @@ void PackedGmmTasks::amxEpilogue(Value r0, Value r1, Value rowPair, Value colPai
     Value v1 = vector::LoadOp::create(b, vecType, s.tileOut, ValueRange{i, e.index(kTileCols)});
     Value r = e.add(first, i);
     if (p.int8) {
-      Value tile0 = e.mul(colPair, e.index(2));
-      v0 = dequantizeSums(correctedSums(v0, tile0, s), r, g, tileColumns(c0, colPair, 0));
-      v1 = dequantizeSums(correctedSums(v1, e.add(tile0, e.index(1)), s), r, g,
-                          tileColumns(c0, colPair, 1));
+      v0 = dequantizeSums(withoutWeightOffset(v0, r), r, g, tileColumns(c0, colPair, 0));
+      v1 = dequantizeSums(withoutWeightOffset(v1, r), r, g, tileColumns(c0, colPair, 1));
     }
     storePair(r, colPair, c0, v0, v1);
   });

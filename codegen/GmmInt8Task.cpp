@@ -4,19 +4,21 @@
 //
 //   rows     every row is quantized once, before the tasks, in parallel: its
 //            largest magnitude, then q = clamp(roundeven(x * 127 / max), -127,
-//            127) (QuantizeLowering.cpp's arithmetic, on zmm vectors), stored
-//            as q + 128 (the unsigned operand of tdpbusd and vpdpbusd; the
-//            weights stay signed) into rows of paddedDepth bytes (128, i.e.
-//            q = 0, past D), 32 padding rows past the last so that a 32-row
-//            AMX tile pair never reads past the end, and the row's scale
-//            max / 127. Gathered rows are read through the pack's
-//            permutation, as the float kernels read them. Each row is
-//            quantized once however many column blocks read it.
-//   vnni     the task without AMX tiles: vpdpbusd (4 products a lane) of a
-//            row's 4 depth bytes, broadcast, against a row of a packed weight
-//            tile (the quad layout AMX reads too), on register tiles of 6
-//            rows x 4 zmm of 16 columns; the packed columns' sums take the
-//            128 back out (correctedSums).
+//            127) (QuantizeLowering.cpp's arithmetic, on zmm vectors) into
+//            rows of paddedDepth bytes (zeros past D), 32 zero rows past the
+//            last so that a 32-row AMX tile pair never reads past the end,
+//            the row's scale max / 127 and the row's sum of q. Gathered rows
+//            are read through the pack's permutation, as the float kernels
+//            read them. Each row is quantized once however many column
+//            blocks read it.
+//   vnni     the task without AMX tiles: vpdpbusd (4 products a lane: an
+//            unsigned times a signed byte) of a row of a packed weight tile
+//            (the quad layout AMX reads too, offset to w + 128) against a
+//            row's 4 depth bytes, broadcast, on register tiles of 6 rows x 4
+//            zmm of 16 columns; 128 times the row's sum takes the offset back
+//            out (withoutWeightOffset). The offset goes on the weights, not
+//            on the rows: their sums come for free with the quantization,
+//            where per-column sums would cost the packing a pass.
 //   vector   the task for a CPU with neither: exact i32 multiply-adds of a
 //            row's value against 16 weight columns read in place; for
 //            correctness, not for speed.
@@ -46,8 +48,13 @@ using namespace mlir::moe::codegen;
 namespace {
 constexpr int64_t kLanes = 16;
 constexpr int64_t kPaddingRows = 32; // an AMX tile pair
-constexpr int64_t kTileRowCount = 6; // rows of a VNNI register tile
-constexpr int64_t kTilesPerRow = 4;  // zmm accumulators per row: 2 column pairs
+// A VNNI register tile: kVnniRows rows x kVnniPairs column pairs (two zmm of
+// 16 columns each): 24 accumulators, a broadcast of 4 depth bytes per row
+// and one weight vector at a time. Measured on a 4096 x 2048 x 1408 gmm
+// (best of 6): 6 x 2 17.0 ms, 3 x 4 19.8 ms (8 weight vectors), and 6 x 2
+// with all four weight vectors loaded first 19.4 ms.
+constexpr int64_t kVnniRows = 6;
+constexpr int64_t kVnniPairs = 2;
 } // namespace
 
 void PackedGmmTasks::quantizeRows() {
@@ -63,14 +70,15 @@ void PackedGmmTasks::quantizeRows() {
   Value allocated = e.add(rows, e.index(kPaddingRows));
   quantizedRows = e.alloc({ShapedType::kDynamic, paddedDepth}, i8, {allocated});
   rowScales = e.alloc({ShapedType::kDynamic}, f32, {allocated});
+  rowSums = e.alloc({ShapedType::kDynamic}, b.getI32Type(), {allocated});
   Value steps = e.index(paddedDepth / kLanes);
   Value passThru = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(lhsElement)));
-  // q + 128 as a byte: 0 is 0x80.
-  Value bias = arith::ConstantOp::create(b, DenseElementsAttr::get(i32Vec, b.getI32IntegerAttr(128)));
-  Value zeroBytes = arith::ConstantOp::create(b, DenseElementsAttr::get(i8Vec, b.getI8IntegerAttr(-128)));
+  Value zeroBytes = arith::ConstantOp::create(b, DenseElementsAttr::get(i8Vec, b.getZeroAttr(i8)));
+  Value zeroSums = arith::ConstantOp::create(b, DenseElementsAttr::get(i32Vec, b.getI32IntegerAttr(0)));
 
   e.forLoop(rows, allocated, [&](Value r) {
     e.store(e.f32(0), rowScales, {r});
+    e.store(e.i32(0), rowSums, {r});
     e.forLoop(zero, steps, [&](Value ks) {
       vector::StoreOp::create(b, zeroBytes, quantizedRows, ValueRange{r, e.mul(ks, e.index(kLanes))});
     });
@@ -98,11 +106,14 @@ void PackedGmmTasks::quantizeRows() {
     Value maxAbs = vector::ReductionOp::create(b, vector::CombiningKind::MAXNUMF, maxima);
     e.store(int8Scale(e, maxAbs), rowScales, {r});
     Value reciprocal = vector::BroadcastOp::create(b, f32Vec, int8Reciprocal(e, maxAbs));
-    e.forLoop(zero, steps, [&](Value ks) {
-      Value q = arith::FPToSIOp::create(b, i32Vec, quantizeInt8(e, load(ks), reciprocal));
-      q = arith::TruncIOp::create(b, i8Vec, arith::AddIOp::create(b, q, bias));
-      vector::StoreOp::create(b, q, quantizedRows, ValueRange{r, e.mul(ks, e.index(kLanes))});
-    });
+    Value sums = e.forLoop(zero, steps, ValueRange{zeroSums},
+                           [&](Value ks, ValueRange acc) -> SmallVector<Value> {
+                             Value q = arith::FPToSIOp::create(b, i32Vec, quantizeInt8(e, load(ks), reciprocal));
+                             vector::StoreOp::create(b, arith::TruncIOp::create(b, i8Vec, q), quantizedRows,
+                                                     ValueRange{r, e.mul(ks, e.index(kLanes))});
+                             return {arith::AddIOp::create(b, acc[0], q)};
+                           })[0];
+    e.store(vector::ReductionOp::create(b, vector::CombiningKind::ADD, sums), rowSums, {r});
   });
 }
 
@@ -123,8 +134,7 @@ void PackedGmmTasks::int8VectorTask(Value r0, Value r1, Value g, Value cb) {
       SmallVector<Value> sums = e.forLoop(
           zero, e.index(p.depth), ValueRange{zeroSums, zeroSums},
           [&](Value d, ValueRange acc) -> SmallVector<Value> {
-            Value stored = arith::ExtUIOp::create(b, b.getI32Type(), e.load(quantizedRows, {r, d}));
-            Value q = arith::SubIOp::create(b, stored, e.i32(128));
+            Value q = arith::ExtSIOp::create(b, b.getI32Type(), e.load(quantizedRows, {r, d}));
             Value a = vector::BroadcastOp::create(b, i32Vec, q);
             SmallVector<Value> out;
             for (int64_t half = 0; half < 2; ++half) {
@@ -172,49 +182,57 @@ void PackedGmmTasks::vnniRegisterTile(Value r0, Value rows, Value ir, Value q, V
   auto quadType = VectorType::get({4}, b.getI8Type());
   auto oneLane = VectorType::get({1}, b.getI32Type());
   func::FuncOp vpdpbusd = vpdpbusdFunction(e, sumType, bytesType);
-  // Rows past the task's end repeat its last row, the second column pair
-  // past the block's end its last pair: computed, never stored.
-  SmallVector<Value> row;
-  for (int64_t i = 0; i < kTileRowCount; ++i)
+  constexpr int64_t kTiles = 2 * kVnniPairs;
+  // Rows past the task's end repeat its last row, column pairs past the
+  // block's end its last pair: computed, never stored.
+  SmallVector<Value> row, pair, tiles;
+  for (int64_t i = 0; i < kVnniRows; ++i)
     row.push_back(e.add(r0, e.min(e.add(ir, e.index(i)), e.sub(rows, one))));
-  Value pair0 = e.mul(q, e.index(2));
-  Value pair1 = e.min(e.add(pair0, one), e.sub(colPairs, one));
-  Value tiles[kTilesPerRow] = {e.mul(pair0, e.index(2)), e.add(e.mul(pair0, e.index(2)), one),
-                               e.mul(pair1, e.index(2)), e.add(e.mul(pair1, e.index(2)), one)};
+  Value firstPair = e.mul(q, e.index(kVnniPairs));
+  for (int64_t j = 0; j < kVnniPairs; ++j) {
+    pair.push_back(e.min(e.add(firstPair, e.index(j)), e.sub(colPairs, one)));
+    tiles.push_back(e.mul(pair.back(), e.index(2)));
+    tiles.push_back(e.add(tiles.back(), one));
+  }
 
   Value z = arith::ConstantOp::create(b, DenseElementsAttr::get(sumType, b.getI32IntegerAttr(0)));
-  SmallVector<Value> init(kTileRowCount * kTilesPerRow, z);
+  SmallVector<Value> init(kVnniRows * kTiles, z);
   SmallVector<Value> acc = e.forLoop(
       zero, e.index(paddedDepth / 4), init, [&](Value kq, ValueRange in) -> SmallVector<Value> {
-        Value w[kTilesPerRow];
-        for (int64_t j = 0; j < kTilesPerRow; ++j)
-          w[j] = vector::LoadOp::create(b, bytesType, s.packedWeights, ValueRange{tiles[j], kq, zero});
+        // The rows' broadcasts first, then one weight vector at a time
+        // against every row: 24 accumulators + 3 broadcasts + 1 weight live.
         Value depth = e.mul(kq, e.index(4));
-        SmallVector<Value> out(in.begin(), in.end());
-        for (int64_t i = 0; i < kTileRowCount; ++i) {
+        Value a[kVnniRows];
+        for (int64_t i = 0; i < kVnniRows; ++i) {
           Value quad = vector::LoadOp::create(b, quadType, quantizedRows, ValueRange{row[i], depth});
           Value lanes = vector::BroadcastOp::create(b, sumType, vector::BitCastOp::create(b, oneLane, quad));
-          Value a = vector::BitCastOp::create(b, bytesType, lanes);
-          for (int64_t j = 0; j < kTilesPerRow; ++j)
-            out[i * kTilesPerRow + j] =
-                func::CallOp::create(b, vpdpbusd, ValueRange{out[i * kTilesPerRow + j], a, w[j]})
-                    .getResult(0);
+          a[i] = vector::BitCastOp::create(b, bytesType, lanes);
+        }
+        SmallVector<Value> out(in.begin(), in.end());
+        for (int64_t j = 0; j < kTiles; ++j) {
+          Value w = vector::LoadOp::create(b, bytesType, s.packedWeights, ValueRange{tiles[j], kq, zero});
+          for (int64_t i = 0; i < kVnniRows; ++i)
+            out[i * kTiles + j] =
+                func::CallOp::create(b, vpdpbusd, ValueRange{out[i * kTiles + j], w, a[i]}).getResult(0);
         }
         return out;
       });
 
-  Value secondPairExists = e.lt(e.add(pair0, one), colPairs);
-  auto store = [&](Value r, Value pair, Value tile, const Value *v) {
-    Value v0 = dequantizeSums(correctedSums(v[0], tile, s), r, g, tileColumns(c0, pair, 0));
-    Value v1 = dequantizeSums(correctedSums(v[1], e.add(tile, one), s), r, g, tileColumns(c0, pair, 1));
-    storePair(r, pair, c0, v0, v1);
-  };
-  for (int64_t i = 0; i < kTileRowCount; ++i) {
+  for (int64_t i = 0; i < kVnniRows; ++i) {
     e.ifThen(e.lt(e.add(ir, e.index(i)), rows), [&] {
       Value r = e.add(r0, e.add(ir, e.index(i)));
-      const Value *v = &acc[i * kTilesPerRow];
-      store(r, pair0, tiles[0], v);
-      e.ifThen(secondPairExists, [&] { store(r, e.add(pair0, one), tiles[2], v + 2); });
+      for (int64_t j = 0; j < kVnniPairs; ++j) {
+        auto store = [&, j] {
+          const Value *v = &acc[i * kTiles + 2 * j];
+          Value v0 = dequantizeSums(withoutWeightOffset(v[0], r), r, g, tileColumns(c0, pair[j], 0));
+          Value v1 = dequantizeSums(withoutWeightOffset(v[1], r), r, g, tileColumns(c0, pair[j], 1));
+          storePair(r, pair[j], c0, v0, v1);
+        };
+        if (j == 0)
+          store();
+        else
+          e.ifThen(e.lt(e.add(firstPair, e.index(j)), colPairs), store);
+      }
     });
   }
 }
@@ -223,12 +241,12 @@ void PackedGmmTasks::vnniTask(Value r0, Value r1, Value g, Value cb, const Scrat
   Value colPairs = ensureWeights(g, cb, s);
   Value c0 = firstColumn(cb);
   Value rows = e.sub(r1, r0);
-  Value quads = e.divs(e.add(colPairs, e.index(1)), e.index(2));
+  Value pairGroups = e.divs(e.add(colPairs, e.index(kVnniPairs - 1)), e.index(kVnniPairs));
   // Row tiles outside: a tile's rows stay in L1 while the weight block
   // streams from L2 under it.
-  e.forLoop(e.index(0), rows, e.index(kTileRowCount), ValueRange{},
+  e.forLoop(e.index(0), rows, e.index(kVnniRows), ValueRange{},
             [&](Value ir, ValueRange) -> SmallVector<Value> {
-              e.forLoop(e.index(0), quads, [&](Value q) {
+              e.forLoop(e.index(0), pairGroups, [&](Value q) {
                 vnniRegisterTile(r0, rows, ir, q, colPairs, c0, g, s);
               });
               return {};

@@ -296,7 +296,7 @@ void MicrokernelEmitter::emit(Operation *anchor) {
   }
   if (p.int8) {
     packedTasks->quantizeRows();
-    minRowBlock = std::min(minRowBlock, PackedGmmTasks::kInt8VectorRows);
+    minRowBlock = std::min(minRowBlock, PackedGmmTasks::kInt8RowGranule);
   }
   if (p.amx) {
     amxReady = PackedGmmTasks::requestTileState(e, anchor);
@@ -326,13 +326,16 @@ void MicrokernelEmitter::emit(Operation *anchor) {
         Value kind = e.index(p.int8 ? int8Kind : p.avx512Bf16 ? kDotKind : kFmaKind);
         bool packed = p.int8 || p.avx512Bf16;
         Value blocks = e.index(packed ? packedColBlocks : colBlocks);
-        Value rowBlock = e.index(p.int8         ? PackedGmmTasks::kInt8VectorRows
-                                 : p.avx512Bf16 ? PackedGmmTasks::kDotRows
-                                                : t.rowBlock);
+        Value rowBlock = p.int8 ? packedTasks->rowBlockFor(e.sub(end, first), PackedGmmTasks::kMaxInt8Rows,
+                                                           PackedGmmTasks::kInt8RowGranule)
+                                : e.index(p.avx512Bf16 ? PackedGmmTasks::kDotRows : t.rowBlock);
         if (p.amx) {
           kind = e.select(useAmx, e.index(kAmxKind), kind);
           blocks = e.select(useAmx, e.index(packedColBlocks), blocks);
-          rowBlock = e.select(useAmx, packedTasks->amxRowBlockFor(e.sub(end, first)), rowBlock);
+          rowBlock = e.select(useAmx,
+                              packedTasks->rowBlockFor(e.sub(end, first), PackedGmmTasks::kMaxAmxRows,
+                                                       PackedGmmTasks::kAmxRowGranule),
+                              rowBlock);
         }
         Value n = e.forLoop(zero, blocks, ValueRange{acc[1]},
                             [&](Value cb, ValueRange c) -> SmallVector<Value> {

@@ -29,10 +29,10 @@ class Emitter;
 /// `columnBlock()` output columns, over the whole depth.
 ///
 /// int8 rows are quantized once, before any task (quantizeRows): every task
-/// reads the quantized rows and their scales. They are stored offset by 128
-/// (q + 128, 1..255: the unsigned operand tdpbusd and vpdpbusd take), and
-/// the packed weights keep each column's sum, so the products subtract 128
-/// times it (correctedSums).
+/// reads the quantized rows, their scales and their sums. The packed int8
+/// weights are offset by 128 (w + 128, 1..255: the unsigned operand tdpbsud
+/// and vpdpbusd take beside the signed rows), so the products subtract 128
+/// times the row's sum (withoutWeightOffset).
 class PackedGmmTasks {
 public:
   static constexpr int64_t kMinAmxRows = 16;
@@ -46,13 +46,19 @@ public:
   static constexpr int64_t kMaxAmxRows = 256;
   /// AVX512_BF16 rows per task: a small group is one task per column block.
   static constexpr int64_t kDotRows = 48;
-  /// int8 vector task rows (the fallback without AMX).
-  static constexpr int64_t kInt8VectorRows = 48;
+  /// int8 rows per task off AMX: the rows are quantized before the tasks, so
+  /// a task is as large as a group allows (each worker packs each weight
+  /// block it multiplies: one task per block packs it once), split so that
+  /// a hot expert still spreads over the workers.
+  static constexpr int64_t kMaxInt8Rows = 768;
+  static constexpr int64_t kInt8RowGranule = 6; // a VNNI register tile
 
   PackedGmmTasks(Emitter &e, const GmmKernelPlan &plan, int64_t l2Bytes);
 
   int64_t columnBlock() const { return p.swiglu ? physicalColumns / 2 : physicalColumns; }
-  Value amxRowBlockFor(Value groupRows);
+  /// Rows per task for a group of `groupRows`: the group split evenly into
+  /// blocks of at most `maxRows`, each a multiple of `granule`.
+  Value rowBlockFor(Value groupRows, int64_t maxRows, int64_t granule);
 
   /// Per worker: the packed weight block and which (group, column block) it
   /// holds; the AMX task's packed rows (bf16) and accumulator stores; the
@@ -61,7 +67,6 @@ public:
     Value packedWeights, weightKey;
     Value amxRows, tileOut;
     Value dotRows;
-    Value columnSums; // int8: i32 [tiles, 16], each packed column's sum
   };
   Scratch allocScratch();
   void amxTask(Value r0, Value r1, Value g, Value cb, const Scratch &s);
@@ -94,8 +99,8 @@ private:
     Value weight, column, limit, scales;
   };
   TileColumns tileColumns(Value c0, Value pair, int64_t half);
-  /// Packs the block; int8 also sums each column into `columnSums`.
-  void packWeights(Value g, Value c0, Value colPairs, Value packed, Value columnSums);
+  /// Packs the block (int8: offset by 128).
+  void packWeights(Value g, Value c0, Value colPairs, Value packed);
   /// The output of row `r` for column pair `pair` of the block at `c0`,
   /// from the f32 sums of its two tiles: SwiGLU, zero for a padding row,
   /// rounding to the output type, masked to the columns that exist.
@@ -103,8 +108,9 @@ private:
   /// int8: the i32 sums of row `r` for the 16 columns of `tile` times the
   /// row's and the weight's scales, as f32.
   Value dequantizeSums(Value sums, Value r, Value g, const TileColumns &tile);
-  /// sum_d (q + 128) w - 128 sum_d w for packed weight tile `tile`.
-  Value correctedSums(Value sums, Value tile, const Scratch &s);
+  /// sum_d q (w + 128) - 128 sum_d q: the sums of row `r` against the
+  /// offset packed weights, without the offset.
+  Value withoutWeightOffset(Value sums, Value r);
   void vnniRegisterTile(Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0, Value g,
                         const Scratch &s);
   Value firstColumn(Value cb);
@@ -128,6 +134,7 @@ private:
   int64_t physicalColumns; // weight columns per task (gate and up with SwiGLU)
   Value quantizedRows;     // int8: i8 [rows + 32, paddedDepth]
   Value rowScales;         // int8: f32 [rows + 32]
+  Value rowSums;           // int8: i32 [rows + 32], sum_d q[r, d]
 };
 
 } // namespace mlir::moe::codegen

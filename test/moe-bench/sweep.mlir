@@ -30,8 +30,8 @@
 // CHECK: sweep: configuration 8 of 8 (topk=2 null=0.5 dtype=bf16) done
 // CHECK: sweep: 8 results written to {{.*}}s.json and {{.*}}s.csv
 
-// CSV: sweep_topk,sweep_null,sweep_dtype,distribution,mode,pass,impl,backend,dtype,tokens,hidden,mlp_dim,experts,topk,null_target,null_realized,null_assignments,real_assignments,median_s,tflops,tokens_per_s,peak_pct,peak_gflops,peak_kind
-// CSV-NEXT: 1,0,f32,random,full,forward,fused_w13,microkernel,f32,64,32,24,6,1,0,0,0,64,
+// CSV: sweep_topk,sweep_null,sweep_dtype,distribution,mode,pass,impl,backend,dtype,quant,tokens,hidden,mlp_dim,experts,topk,null_target,null_realized,null_assignments,real_assignments,median_s,tflops,tokens_per_s,peak_pct,peak_gflops,peak_kind
+// CSV-NEXT: 1,0,f32,random,full,forward,fused_w13,microkernel,f32,none,64,32,24,6,1,0,0,0,64,
 // CSV-COUNT-7: {{^[12],0(.5)?,(f32|bf16),random,full}}
 // Each result carries its point and the peak it was measured against (bf16
 // and f32 differ); the sweep's axes come last (keys are sorted).

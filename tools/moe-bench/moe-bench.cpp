@@ -22,6 +22,7 @@
 #include "codegen/GmmTiling.h"
 #include "passes/Remat.h"
 #include "runtime/AtomicFile.h"
+#include "runtime/HostMemory.h"
 #include "runtime/Npy.h"
 #ifdef MOEC_HAVE_MPI
 #include "runtime/MpiComm.h"
@@ -482,6 +483,7 @@ bool takeThreads(int &argc, char **argv, std::string &error) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  moec::keepFreedMemory();
   std::vector<std::string> rawArgs(argv + 1, argv + argc);
   if (std::string error; !takeThreads(argc, argv, error))
     return fail(error);

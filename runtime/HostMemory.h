@@ -1,0 +1,20 @@
+//===- HostMemory.h - how the hosts ask glibc to keep freed memory -*- C++ -*-===//
+#ifndef MOEC_RUNTIME_HOSTMEMORY_H
+#define MOEC_RUNTIME_HOSTMEMORY_H
+
+namespace moec {
+
+/// Makes glibc's malloc serve every size from its heap and keep what is
+/// freed instead of returning it to the kernel. Each call of a generated
+/// function allocates its results and scratch afresh; with the defaults
+/// every block of 32 MiB or more (and, after a free, the top of the heap) is
+/// a fresh mapping whose every page faults on first touch, a fixed cost per
+/// call that the benchmarks would time as the block's (9 ms of a 28 ms gmm
+/// here). A serving runtime pools its buffers the same way. Call once, at
+/// start, before the large allocations. moe-bench does; moec run does not:
+/// its peak-RSS report holds the memory plan to the allocations as made.
+void keepFreedMemory();
+
+} // namespace moec
+
+#endif
