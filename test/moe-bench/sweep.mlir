@@ -55,7 +55,7 @@
 // FAIL: sweep: 1 results written
 // FAIL: moe-bench: error: 1 of 2 configurations failed
 // FAILJSON: "failed": 1
-// AXIS: moe-bench: error: --sweep: unknown axis 'width' (axes: tokens, hidden, mlp_dim, experts, topk, null, dtype, parallel, ep_dispatch, pass, impl)
+// AXIS: moe-bench: error: --sweep: unknown axis 'width' (axes: tokens, hidden, mlp_dim, experts, topk, null, dtype, quant, parallel, ep_dispatch, pass, impl)
 // TWICE: moe-bench: error: --sweep: axis 'topk' given twice
 // FORM: moe-bench: error: --sweep: 'topk' is not axis=value,value
 // BOTH: moe-bench: error: --sweep sets --topk (axis topk); do not give --topk as well
