@@ -39,6 +39,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 
 namespace mlir::moe {
@@ -348,6 +349,12 @@ struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
         quantizer.rewriteGmm(gmm);
       for (linalg::MatmulOp mm : shared)
         quantizer.rewriteSharedMatmul(mm);
+      // The replaced matmuls' zero accumulators (and what sized them).
+      SmallVector<Operation *> ops;
+      fn.walk([&](Operation *op) { ops.push_back(op); });
+      for (Operation *op : llvm::reverse(ops))
+        if (isOpTriviallyDead(op))
+          op->erase();
       numMatmulsQuantized += gmms.size() + shared.size();
       if (hoistWeights && fn.isPublic() && (!gmms.empty() || !shared.empty()) &&
           failed(hoist(fn, symbols)))

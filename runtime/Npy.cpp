@@ -124,7 +124,7 @@ std::optional<Buffer> moec::toBuffer(const NpyArray &array, DType want,
   const std::string &t = array.descr;
   bool isFloat = t == "<f4" || t == "<f8";
   bool isInt = t == "<i4" || t == "<i8";
-  bool isByte = t == "|i1";
+  bool isByte = t == "|i1" || t == "<i1";
   bool wantInt = want == DType::I32 || want == DType::I8;
   if ((want == DType::I8 && !isByte) || (want == DType::I32 && !isInt) || (!wantInt && !isFloat)) {
     error = "stored dtype '" + t + "' cannot be read as " + dtypeName(want) +

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes and prints .npy files without NumPy, for the moec lit tests.
 
-  npy.py write FILE DTYPE SHAPE V0 V1 ...   (DTYPE f4, f8, i4 or i8; SHAPE like 2x3)
+  npy.py write FILE DTYPE SHAPE V0 V1 ...   (DTYPE f4, f8, i4, i8 or i1; SHAPE like 2x3)
   npy.py print FILE                         (dtype, shape, then the values)
   npy.py compare A B TOL                    (same shape; every |a - b| <= TOL * (1 + |b|),
                                              else exit 1; prints the largest difference)
@@ -13,7 +13,7 @@ import os
 import struct
 import sys
 
-FORMATS = {"f4": "f", "f8": "d", "i4": "i", "i8": "q"}
+FORMATS = {"f4": "f", "f8": "d", "i4": "i", "i8": "q", "i1": "b"}
 
 
 def write(path, dtype, shape, values):

@@ -1,0 +1,32 @@
+// moe-quantize's refusals, each with a message.
+// RUN: not moe-opt %s -moe-quantize=mode=int4 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: not moe-opt %s -moe-quantize=weight-scales=row 2>&1 | FileCheck %s --check-prefix=SCALES
+// RUN: moe-opt %s -split-input-file -verify-diagnostics -moe-quantize
+
+// MODE: error: moe-quantize: unknown mode 'int4' (expected int8, int8_routed or fake_int8)
+// SCALES: error: moe-quantize: unknown weight-scales 'row' (expected expert or channel)
+
+func.func @f(%rows: tensor<?x8xf32>, %w: tensor<2x8x8xf32>, %s: tensor<2xi32>) -> tensor<?x8xf32> {
+  %h = moe.gmm %rows, %w, %s : tensor<?x8xf32>, tensor<2x8x8xf32>, tensor<2xi32>
+  return %h : tensor<?x8xf32>
+}
+
+// -----
+
+// The split's names are taken.
+// expected-error @+1 {{moe-quantize: cannot hoist the weight quantization of @g: @g_prepared exists already}}
+func.func @g(%rows: tensor<?x8xf32>, %w: tensor<2x8x8xf32>, %s: tensor<2xi32>) -> tensor<?x8xf32> {
+  %h = moe.gmm %rows, %w, %s : tensor<?x8xf32>, tensor<2x8x8xf32>, tensor<2xi32>
+  return %h : tensor<?x8xf32>
+}
+func.func private @g_prepared()
+
+// -----
+
+// One shard's program.
+shard.grid @mesh(shape = 2) {moe.axes = ["expert"]}
+// expected-error @+1 {{moe-quantize: @shard is one shard's program (moe-partition); int8 on a mesh is not supported yet: quantize a single-device block}}
+func.func @shard(%rows: tensor<?x8xf32>, %w: tensor<2x8x8xf32>, %s: tensor<2xi32>) -> tensor<?x8xf32> attributes {moe.mesh = @mesh} {
+  %h = moe.gmm %rows, %w, %s : tensor<?x8xf32>, tensor<2x8x8xf32>, tensor<2xi32>
+  return %h : tensor<?x8xf32>
+}
