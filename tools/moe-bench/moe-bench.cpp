@@ -255,6 +255,7 @@ struct Result {
   double nullTarget = 0;
   double seconds = 0, tflops = 0, tokensPerS = 0, peakPct = 0, compileS = 0;
   std::vector<std::pair<std::string, double>> stages;
+  double upGops = 0, downGops = 0; // --stage-timing: the routed gmms' rates
   // Sharded runs: the plan, the model's prediction, counted and modelled
   // bytes of the busiest shard, the slowest and fastest shard's TF/s.
   std::string parallel, mesh;
@@ -310,7 +311,7 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
       os << ", \"stages_s\": {";
       for (size_t s = 0; s < r.stages.size(); ++s)
         os << (s ? ", " : "") << "\"" << r.stages[s].first << "\": " << r.stages[s].second;
-      os << "}";
+      os << "}, \"gmm_up_gops\": " << r.upGops << ", \"gmm_down_gops\": " << r.downGops;
     }
     os << "}" << (i + 1 < results.size() ? "," : "") << "\n";
   }
@@ -383,9 +384,9 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
       return check;
   if (std::string why = QuantChoice{quantMode, quantWeightScales}.validate(); !why.empty())
     return why;
-  if (quantMode != "none" && (stageTiming || queueMode != "full"))
-    return "--stage-timing and --queue-mode prequeue time the float block's stages; give them "
-           "without --quant-mode";
+  if (quantMode != "none" && queueMode != "full")
+    return "--queue-mode prequeue times the float block without its gather; give it without "
+           "--quant-mode";
   if (benchPass != "forward" && benchPass != "forward_backward")
     return "--bench-pass must be forward or forward_backward (got '" + benchPass + "')";
   policies.clear();
@@ -776,7 +777,8 @@ int main(int argc, char **argv) {
     }
     std::unique_ptr<Compiled> stages;
     bool needStages = stageTiming || queueMode != "full";
-    if (needStages && !(stages = Compiled::build(stageProgram(c), gmm, stageCompileS, error)))
+    if (needStages && !(stages = Compiled::build(stageProgram(c), gmm, stageCompileS, error,
+                                                 quant.enabled() ? quant.pipeline(false) : "")))
       return fail(error);
 
     // Measured again before each configuration: the best of the run so far
@@ -1035,16 +1037,45 @@ int main(int argc, char **argv) {
         if (stageTiming && mode == "full") {
           // Each stage on the previous stage's results, medians of iters.
           std::vector<double> tPack, tUp, tDown, tCombine;
-          std::vector<std::string> upArgs = {"x", "perm", "sizes"};
+          std::vector<std::string> upArgs = {"x", "perm", "sizes"}, upWeights;
           for (const std::string &w : expertWeights)
             if (w != "w2")
-              upArgs.push_back(w);
-          if (c.preweight())
-            upArgs.push_back("sw");
+              upWeights.push_back(w);
+          std::vector<std::string> downArgs = {"act", "sizes"};
+          std::string upStage = "up", downStage = "down";
+          if (quant.enabled()) {
+            // The stages' own prepared weights (after the floats' other
+            // arguments, as moe-quantize orders them), made once.
+            auto prepareStage = [&](const std::string &stage, const std::vector<std::string> &weights,
+                                    std::vector<std::string> &args) {
+              const moec::FunctionSignature *sig = stages->signature(stage + "_prepare_weights");
+              if (!sig) {
+                error = "moe-quantize left no @" + stage + "_prepare_weights";
+                return false;
+              }
+              std::vector<std::string> names;
+              for (size_t q = 0; q < sig->results.size(); ++q)
+                names.push_back(stage + "_q" + std::to_string(q));
+              if (stages->call(stage + "_prepare_weights", pool, weights, names, error) < 0)
+                return false;
+              args.insert(args.end(), names.begin(), names.end());
+              return true;
+            };
+            if (c.preweight())
+              upArgs.push_back("sw");
+            if (!prepareStage("up", upWeights, upArgs) || !prepareStage("down", {"w2"}, downArgs))
+              return fail(error);
+            upStage = "up_prepared", downStage = "down_prepared";
+          } else {
+            upArgs.insert(upArgs.end(), upWeights.begin(), upWeights.end());
+            if (c.preweight())
+              upArgs.push_back("sw");
+            downArgs.push_back("w2");
+          }
           for (int i = 0; i < warmup + iters; ++i) {
             double a = stages->call("pack", pool, {"x", "ids", "w"}, {"sw", "perm", "sizes"}, error);
-            double b = a < 0 ? a : stages->call("up", pool, upArgs, {"act"}, error);
-            double d = b < 0 ? b : stages->call("down", pool, {"act", "sizes", "w2"}, {"d"}, error);
+            double b = a < 0 ? a : stages->call(upStage, pool, upArgs, {"act"}, error);
+            double d = b < 0 ? b : stages->call(downStage, pool, downArgs, {"d"}, error);
             double e = d < 0 ? d : stages->call("combine", pool, {"d", "perm", "w"}, {"ys"}, error);
             if (e < 0)
               return fail(error);
@@ -1052,6 +1083,10 @@ int main(int argc, char **argv) {
               tPack.push_back(a), tUp.push_back(b), tDown.push_back(d), tCombine.push_back(e);
           }
           pool.erase("act"), pool.erase("d"), pool.erase("ys");
+          for (const std::vector<std::string> *args : {&upArgs, &downArgs})
+            for (const std::string &name : *args)
+              if (StringRef(name).contains("_q"))
+                pool.erase(name);
           // Route runs inside the block; time it on its own too.
           std::vector<double> tRoute;
           for (int i = 0; i < iters; ++i) {
@@ -1077,6 +1112,13 @@ int main(int argc, char **argv) {
             ls << format(" shared+rest %.2f ms", (med - sum) * 1e3);
           outs() << ls.str() << format("; pack+combine %.1f%% of the stages\n",
                                    100 * (parts[1] + parts[4]) / sum);
+          // The routed gmms alone: up (gate and up, 4HM per row) and down
+          // (2MH per row), over the real rows.
+          double upOps = 4.0 * c.hidden * c.mlp * real, downOps = 2.0 * c.mlp * c.hidden * real;
+          outs() << format("gmm: up %.1f %s, down %.1f %s, %.1f%% and %.1f%% of peak\n",
+                           upOps / parts[2] / 1e9, peakUnit, downOps / parts[3] / 1e9, peakUnit,
+                           100 * upOps / parts[2] / 1e9 / peak, 100 * downOps / parts[3] / 1e9 / peak);
+          r.upGops = upOps / parts[2] / 1e9, r.downGops = downOps / parts[3] / 1e9;
         }
         if (training && variant.policy == "none")
           noneSeconds = med;
