@@ -57,3 +57,13 @@
 // NULLLIST: moe-bench: error: --null-route-frac-list: 'half' is not a number
 // NULLMODE: moe-bench: error: --null-routing-mode must be independent or take_until_null (got 'first')
 // NULLNONE: moe-bench: error: --null-routing-mode and --renormalize-real-after-null apply to null routing
+
+// int8 flags.
+// RUN: not moe-bench --quant-mode int4 2>&1 | FileCheck %s --check-prefix=QMODE
+// RUN: not moe-bench --quant-mode int8 --quant-weight-scales row 2>&1 | FileCheck %s --check-prefix=QSCALES
+// RUN: not moe-bench --quant-mode int8 --queue-mode prequeue 2>&1 | FileCheck %s --check-prefix=QQUEUE
+// RUN: not moe-bench --quant-mode int8 --parallel-mode ep --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=QMESH
+// QMODE: moe-bench: error: --quant-mode must be one of none, int8, int8_routed, fake_int8 (got 'int4')
+// QSCALES: moe-bench: error: --quant-weight-scales must be expert or channel (got 'row')
+// QQUEUE: moe-bench: error: --queue-mode prequeue times the float block without its gather; give it without --quant-mode
+// QMESH: moe-bench: error: --quant-mode runs the single-device block: int8 on a mesh is not supported yet (give it without --parallel-mode)
