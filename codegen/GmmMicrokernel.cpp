@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <functional>
@@ -68,6 +69,33 @@ Value maxThreads(Emitter &e, Operation *anchor) {
   return e.max(e.toIndex(n), e.index(1));
 }
 
+} // namespace
+
+namespace {
+/// Moves the AMX task's code into a function of its own, called from
+/// `region`. LLVM configures the tile registers (ldtilecfg) and releases them
+/// (tilerelease) in the prologue and epilogue of every function that uses
+/// tiles: left in the kernel's function, those run on every call, and a CPU
+/// without AMX stops with SIGILL before the run-time check that would have
+/// chosen another task kind. Called only for AMX tasks, they run only there.
+void outlineTileCode(Region &region, Operation *anchor) {
+  auto module = anchor->getParentOfType<ModuleOp>();
+  std::string name;
+  for (int i = 0;; ++i) {
+    name = "moe_amx_task_" + std::to_string(i);
+    if (!module.lookupSymbol(name))
+      break;
+  }
+  IRRewriter rewriter(anchor->getContext());
+  auto outlined = outlineSingleBlockRegion(rewriter, region.getLoc(), region, name);
+  if (failed(outlined))
+    llvm::report_fatal_error("moe-lower-to-loops: cannot outline the AMX task");
+  outlined->setPrivate();
+  // Kept a call: LLVM would inline a private function called once. (As
+  // `passthrough`: convert-func-to-llvm carries it to the llvm.func, not
+  // `no_inline`.)
+  (*outlined)->setAttr("passthrough", rewriter.getArrayAttr({rewriter.getStringAttr("noinline")}));
+}
 } // namespace
 
 Value mlir::moe::codegen::lanesBelow(Emitter &e, Value col, Value limit, int64_t lanes) {
@@ -407,6 +435,8 @@ void MicrokernelEmitter::emit(Operation *anchor) {
                                       /*withElseRegion=*/true);
       b.setInsertionPoint(kindIf.thenBlock()->getTerminator());
       body();
+      if (kind == kAmxKind)
+        outlineTileCode(kindIf.getThenRegion(), anchor);
       b.setInsertionPoint(kindIf.elseBlock()->getTerminator());
     }
     kinds.front().second();

@@ -8,9 +8,22 @@
 // has them (gmm-avx512bf16.mlir) and the FMA register tiles. An AMX task packs the weight
 // block into row-pair (VNNI) tiles unless it already holds it, packs its
 // rows (through the pack's gather), keeps 2x2 accumulator tiles over the
-// depth, and hands them to the fused SwiGLU epilogue.
+// depth, and hands them to the fused SwiGLU epilogue. It is a function of
+// its own, never inlined: LLVM configures and releases the tile registers in
+// the prologue and epilogue of a function that uses them, which must run
+// only once the run-time check chose AMX (a CPU without it stops on them).
 // CHECK-LABEL: llvm.func @syscall(i64, ...) -> i64
+// CHECK-LABEL: func.func private @moe_amx_task_0
+// CHECK-SAME: attributes {passthrough = ["noinline"]}
+// CHECK:   vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
+// CHECK:   amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK:   amx.tile_load {{.*}} into !amx.tile<16x32xbf16>
+// CHECK:   amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK:   amx.tile_store
+// CHECK:   math.exp {{.*}} : vector<16xf32>
+// CHECK:   arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
 // CHECK-LABEL: func @pack_gmm_swiglu_bf16
+// CHECK-NOT: amx.
 // CHECK-DAG: %[[SYS:.*]] = arith.constant 158 : i64
 // CHECK-DAG: %[[PERM:.*]] = arith.constant 4131 : i64
 // CHECK-DAG: %[[TILEDATA:.*]] = arith.constant 18 : i64
@@ -20,22 +33,19 @@
 // CHECK:   arith.andi %[[GRANTED]]
 // CHECK: scf.parallel
 // CHECK:   scf.while
-// CHECK:     scf.if
-// CHECK:       vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
-// CHECK:       amx.tile_zero : !amx.tile<16x16xf32>
-// CHECK:       amx.tile_load {{.*}} into !amx.tile<16x32xbf16>
-// CHECK:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
-// CHECK:       amx.tile_store
-// CHECK:       math.exp {{.*}} : vector<16xf32>
-// CHECK:       arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK:     func.call @moe_amx_task_0(
 // CHECK:     } else {
 // CHECK:       vector.fma
 // FMA-LABEL: func @pack_gmm_swiglu_bf16
 // FMA-NOT: amx.
 // FMA-NOT: @syscall
 // FMA: vector.fma
-// LLVM-LABEL: llvm.func @pack_gmm_swiglu_bf16
+// LLVM-LABEL: llvm.func @moe_amx_task_0
+// LLVM-SAME: passthrough = ["noinline"]
 // LLVM: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// LLVM-LABEL: llvm.func @pack_gmm_swiglu_bf16
+// LLVM-NOT: llvm.x86.t
+// LLVM: llvm.call @moe_amx_task_0(
 // LLVM-NOT: amx.
 func.func @pack_gmm_swiglu_bf16(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
                                 %w13: tensor<6x64x40xbf16>) -> tensor<?x20xbf16> {
@@ -56,5 +66,28 @@ func.func @pack_gmm_swiglu_bf16(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w
 // LLVM-NOT: tdpbf16ps
 func.func @f32_gmm(%rows: tensor<?x32xf32>, %w: tensor<4x32x24xf32>, %sizes: tensor<4xi32>) -> tensor<?x24xf32> {
   %h = moe.gmm %rows, %w, %sizes : tensor<?x32xf32>, tensor<4x32x24xf32>, tensor<4xi32>
+  return %h : tensor<?x24xf32>
+}
+
+// -----
+
+// int8 weights: the rows quantized once before the tasks (signed, with their
+// sums), then tdpbsud (signed rows, weights packed offset to unsigned) in the
+// AMX task, and off AMX vpdpbusd where compiled in (the host's AVX512-VNNI,
+// not checked here) or the exact i32 vector task; both scale in the epilogue.
+// CHECK-LABEL: func.func private @moe_amx_task_0
+// CHECK: arith.xori {{.*}} : vector<64xi8>
+// CHECK: amx.tile_muli {{.*}}, {{.*}} zext, {{.*}} : !amx.tile<16x64xi8>, !amx.tile<16x64xi8>, !amx.tile<16x16xi32>
+// CHECK: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK-LABEL: func @int8_gmm
+// CHECK: math.roundeven {{.*}} : vector<16xf32>
+// CHECK: vector.reduction <add>
+// CHECK: func.call @moe_amx_task_0(
+// LLVM-LABEL: llvm.func @moe_amx_task_0
+// LLVM: llvm.call_intrinsic "llvm.x86.tdpbsud.internal"
+// LLVM-LABEL: llvm.func @int8_gmm
+// LLVM-NOT: llvm.x86.t
+func.func @int8_gmm(%rows: tensor<?x32xf32>, %q: tensor<4x32x24xi8>, %s: tensor<4x24xf32>, %sizes: tensor<4xi32>) -> tensor<?x24xf32> {
+  %h = moe.gmm %rows, %q, %sizes scales(%s : tensor<4x24xf32>) : tensor<?x32xf32>, tensor<4x32x24xi8>, tensor<4xi32>
   return %h : tensor<?x24xf32>
 }

@@ -471,3 +471,143 @@ std::vector<float> moec::reference::routerLogits(const std::vector<float> &x,
     }
   return logits;
 }
+
+namespace {
+/// One weight matrix [D, N] quantized: q row-major, one scale per column or
+/// one for all.
+struct Int8Matrix {
+  int64_t depth = 0, width = 0;
+  std::vector<int32_t> q;
+  std::vector<float> scales; // [N] per channel, else [1]
+  float scale(int64_t n) const { return scales.size() == 1 ? scales[0] : scales[n]; }
+};
+
+float int8Reciprocal(float maxAbs) { return maxAbs > 0 ? 127.0f / maxAbs : 0.0f; }
+int32_t quantizeInt8(float v, float reciprocal) {
+  float q = std::nearbyint(v * reciprocal); // half to even, the default rounding mode
+  return static_cast<int32_t>(std::min(127.0f, std::max(-127.0f, q)));
+}
+
+/// w(d, n) for d < depth, n < width.
+template <typename At>
+Int8Matrix quantizeMatrix(At w, int64_t depth, int64_t width, bool perChannel) {
+  Int8Matrix m;
+  m.depth = depth, m.width = width;
+  std::vector<float> maxAbs(perChannel ? width : 1, 0.0f);
+  for (int64_t d = 0; d < depth; ++d)
+    for (int64_t n = 0; n < width; ++n) {
+      float &mx = maxAbs[perChannel ? n : 0];
+      mx = std::max(mx, std::fabs(w(d, n)));
+    }
+  for (float mx : maxAbs)
+    m.scales.push_back(mx / 127.0f);
+  m.q.resize(depth * width);
+  for (int64_t d = 0; d < depth; ++d)
+    for (int64_t n = 0; n < width; ++n)
+      m.q[d * width + n] = quantizeInt8(w(d, n), int8Reciprocal(maxAbs[perChannel ? n : 0]));
+  return m;
+}
+
+/// row [D] (float values) times m, as the int8 moe.gmm computes it.
+std::vector<float> int8RowTimes(const float *row, const Int8Matrix &m) {
+  float maxAbs = 0;
+  for (int64_t d = 0; d < m.depth; ++d)
+    maxAbs = std::max(maxAbs, std::fabs(row[d]));
+  float reciprocal = int8Reciprocal(maxAbs), rowScale = maxAbs / 127.0f;
+  std::vector<int64_t> sums(m.width, 0);
+  for (int64_t d = 0; d < m.depth; ++d) {
+    int64_t q = quantizeInt8(row[d], reciprocal);
+    for (int64_t n = 0; n < m.width; ++n)
+      sums[n] += q * m.q[d * m.width + n];
+  }
+  std::vector<float> out(m.width);
+  for (int64_t n = 0; n < m.width; ++n)
+    out[n] = static_cast<float>(sums[n]) * (rowScale * m.scale(n));
+  return out;
+}
+
+/// One expert (or the shared one) in int8: gate/up as one matrix [H, 2W]
+/// when fused, else two [H, W]; down [W, H].
+struct Int8Expert {
+  std::vector<Int8Matrix> gateUp;
+  Int8Matrix down;
+  int64_t width = 0;
+
+  /// silu(g) * u in float, then the down projection.
+  std::vector<float> apply(const float *x) const {
+    std::vector<float> g, u;
+    if (gateUp.size() == 1) {
+      std::vector<float> h = int8RowTimes(x, gateUp[0]);
+      g.assign(h.begin(), h.begin() + width);
+      u.assign(h.begin() + width, h.end());
+    } else {
+      g = int8RowTimes(x, gateUp[0]);
+      u = int8RowTimes(x, gateUp[1]);
+    }
+    std::vector<float> act(width);
+    for (int64_t j = 0; j < width; ++j)
+      act[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
+    return int8RowTimes(act.data(), down);
+  }
+};
+} // namespace
+
+std::vector<double> moec::reference::blockInt8(const std::vector<float> &x, const Routing &routing,
+                                               const BlockShape &s, const BlockWeights &w, int64_t k,
+                                               const Int8Config &config) {
+  int64_t H = s.hidden, M = s.mlp, E = s.experts, S = s.shared;
+  bool perChannel = config.perChannel;
+  std::vector<Int8Expert> experts(E);
+  for (int64_t e = 0; e < E; ++e) {
+    Int8Expert &ex = experts[e];
+    ex.width = M;
+    if (s.fusedW13)
+      ex.gateUp.push_back(quantizeMatrix(
+          [&](int64_t h, int64_t j) { return w.w13[(e * H + h) * 2 * M + j]; }, H, 2 * M, perChannel));
+    else
+      for (const std::vector<float> *half : {&w.w1, &w.w3})
+        ex.gateUp.push_back(quantizeMatrix(
+            [&](int64_t h, int64_t j) { return (*half)[(e * H + h) * M + j]; }, H, M, perChannel));
+    ex.down = quantizeMatrix([&](int64_t j, int64_t h) { return w.w2[(e * M + j) * H + h]; }, M, H,
+                             perChannel);
+  }
+  Int8Expert shared;
+  bool sharedInt8 = S > 0 && !config.routedOnly;
+  if (sharedInt8) {
+    shared.width = S;
+    if (s.sharedFused)
+      shared.gateUp.push_back(
+          quantizeMatrix([&](int64_t h, int64_t j) { return w.sw13[h * 2 * S + j]; }, H, 2 * S, perChannel));
+    else
+      for (const std::vector<float> *half : {&w.sw1, &w.sw3})
+        shared.gateUp.push_back(
+            quantizeMatrix([&](int64_t h, int64_t j) { return (*half)[h * S + j]; }, H, S, perChannel));
+    shared.down = quantizeMatrix([&](int64_t j, int64_t h) { return w.sw2[j * H + h]; }, S, H, perChannel);
+  }
+  // The float block for the shared expert when it stays float.
+  std::vector<double> y;
+  if (S > 0 && !sharedInt8) {
+    Routing none{std::vector<int32_t>(routing.ids.size(), int32_t(E)),
+                 std::vector<double>(routing.weights.size(), 0.0)};
+    y = block(x, none, s, w, k);
+  } else {
+    y.assign(s.tokens * H, 0.0);
+  }
+  for (int64_t t = 0; t < s.tokens; ++t) {
+    const float *xt = &x[t * H];
+    for (int64_t slot = 0; slot < k; ++slot) {
+      int64_t e = routing.ids[t * k + slot];
+      if (e < 0 || e >= E)
+        continue;
+      std::vector<float> out = experts[e].apply(xt);
+      for (int64_t h = 0; h < H; ++h)
+        y[t * H + h] += routing.weights[t * k + slot] * out[h];
+    }
+    if (sharedInt8) {
+      std::vector<float> out = shared.apply(xt);
+      for (int64_t h = 0; h < H; ++h)
+        y[t * H + h] += out[h];
+    }
+  }
+  return y;
+}

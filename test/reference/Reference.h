@@ -136,6 +136,25 @@ BlockGradients blockBackward(const std::vector<double> &x, const Routing &routin
                              const BlockShape &shape, const BlockWeightsF64 &w,
                              int64_t k, const std::vector<double> &dy);
 
+/// int8 (semantics doc, section 7): symmetric, no zero point; rows scaled
+/// per row, weights per expert or per output channel; q = clamp(
+/// nearbyint(v * (127 / max|v|)), -127, 127), scale max|v| / 127 (q = 0 for
+/// an all-zero row or column), exact integer sums, dequantised as
+/// float(sum) * (row scale * weight scale) in float.
+struct Int8Config {
+  bool perChannel = true; // else one scale per expert (per weight matrix)
+  bool routedOnly = false; // the shared expert stays float
+};
+
+/// The block of block() with its routed (and, unless routedOnly, shared)
+/// matmuls in int8: each gate/up projection quantizes the token's row, the
+/// down projection the activation row (float, silu(g) * u in float); the
+/// shared expert's weights are one-expert matrices. What moe-quantize's int8
+/// modes compute (fake_int8 too, up to float rounding).
+std::vector<double> blockInt8(const std::vector<float> &x, const Routing &routing,
+                              const BlockShape &shape, const BlockWeights &w, int64_t k,
+                              const Int8Config &config);
+
 /// The harness's forward_backward loss, mean(y^2) over all T * H elements,
 /// and its cotangent dL/dy = 2 y / (T * H).
 double meanSquare(const std::vector<double> &y);
