@@ -178,20 +178,37 @@ bool moebench::amxTilesGranted() {
   return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
 }
 
-double moebench::measureAmxBf16PeakGflops(unsigned threads, double seconds) {
-  if (!amxTilesGranted())
+namespace {
+/// `kernel`'s rate over `threads` threads for about `seconds` (rounds sized
+/// from `expectedRate` ops/s a thread), or 0 when the unit is not `available`.
+template <typename Kernel>
+double unitPeak(bool available, unsigned threads, double seconds, double opsPerRound,
+                double expectedRate, Kernel kernel) {
+  if (!available)
     return 0;
-  constexpr double kFlopsPerRound = 4 * 16 * 16 * 32 * 2.0;
-  long rounds = static_cast<long>(seconds * 1000e9 / kFlopsPerRound);
-  return bestOfFive(threads, rounds, kFlopsPerRound, amxChains<false>);
+  long rounds = static_cast<long>(seconds * expectedRate / opsPerRound);
+  return bestOfFive(threads, rounds, opsPerRound, kernel);
+}
+} // namespace
+
+double moebench::measureAmxBf16PeakGflops(unsigned threads, double seconds) {
+  return unitPeak(amxTilesGranted(), threads, seconds, 4 * 16 * 16 * 32 * 2.0, 1000e9,
+                  amxChains<false>);
 }
 
 double moebench::measureAvx512Bf16PeakGflops(unsigned threads, double seconds) {
-  if (!__builtin_cpu_supports("avx512bf16"))
-    return 0;
-  constexpr double kFlopsPerRound = 24 * 16 * 2 * 2.0;
-  long rounds = static_cast<long>(seconds * 200e9 / kFlopsPerRound);
-  return bestOfFive(threads, rounds, kFlopsPerRound, dotChains512);
+  return unitPeak(__builtin_cpu_supports("avx512bf16"), threads, seconds, 24 * 16 * 2 * 2.0,
+                  200e9, dotChains512);
+}
+
+double moebench::measureAmxInt8PeakGops(unsigned threads, double seconds) {
+  return unitPeak(amxTilesGranted(), threads, seconds, 4 * 16 * 16 * 64 * 2.0, 2000e9,
+                  amxChains<true>);
+}
+
+double moebench::measureVnniPeakGops(unsigned threads, double seconds) {
+  return unitPeak(__builtin_cpu_supports("avx512vnni"), threads, seconds, 24 * 16 * 4 * 2.0,
+                  400e9, vnniChains512);
 }
 
 double moebench::measureFp32PeakGflops(unsigned threads, double seconds) {
@@ -203,18 +220,3 @@ double moebench::measureFp32PeakGflops(unsigned threads, double seconds) {
   return bestOfFive(threads, rounds, 24.0 * lanes * 2, run);
 }
 
-double moebench::measureAmxInt8PeakGops(unsigned threads, double seconds) {
-  if (!amxTilesGranted())
-    return 0;
-  constexpr double kOpsPerRound = 4 * 16 * 16 * 64 * 2.0;
-  long rounds = static_cast<long>(seconds * 2000e9 / kOpsPerRound);
-  return bestOfFive(threads, rounds, kOpsPerRound, amxChains<true>);
-}
-
-double moebench::measureVnniPeakGops(unsigned threads, double seconds) {
-  if (!__builtin_cpu_supports("avx512vnni"))
-    return 0;
-  constexpr double kOpsPerRound = 24 * 16 * 4 * 2.0;
-  long rounds = static_cast<long>(seconds * 400e9 / kOpsPerRound);
-  return bestOfFive(threads, rounds, kOpsPerRound, vnniChains512);
-}
