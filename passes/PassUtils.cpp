@@ -135,3 +135,28 @@ Value mlir::moe::buildSharedExpert(OpBuilder &b, Location loc, BlockOp block, Va
                                   cast<RankedTensorType>(out.getType()).clone(element), out);
   return out;
 }
+
+bool mlir::moe::isSharedExpertMatmul(linalg::MatmulOp mm) {
+  if (mm.hasUserDefinedMaps())
+    return false;
+  auto fill = mm.getOutputs()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+    return false;
+  bool feedsSwiglu = llvm::any_of(mm->getUsers(), [](Operation *u) { return isa<SwigluOp>(u); });
+  bool readsSwiglu = static_cast<bool>(mm.getInputs()[0].getDefiningOp<SwigluOp>());
+  return feedsSwiglu || readsSwiglu;
+}
+
+mlir::moe::OneGroup mlir::moe::asOneGroup(OpBuilder &b, Location loc, Value x, Value w) {
+  auto wType = cast<RankedTensorType>(w.getType());
+  auto w3Type = RankedTensorType::get({1, wType.getDimSize(0), wType.getDimSize(1)},
+                                      wType.getElementType());
+  SmallVector<ReassociationIndices> groups = {{0, 1}, {2}};
+  OneGroup g;
+  g.weights = tensor::ExpandShapeOp::create(b, loc, w3Type, w, groups);
+  Value rows = tensor::DimOp::create(b, loc, x, 0);
+  Value count = arith::IndexCastOp::create(b, loc, b.getI32Type(), rows);
+  g.sizes = tensor::FromElementsOp::create(b, loc, RankedTensorType::get({1}, b.getI32Type()),
+                                           ValueRange{count});
+  return g;
+}

@@ -4,6 +4,7 @@
 
 #include "dialect/MoeOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
@@ -56,6 +57,19 @@ Routing buildRoute(OpBuilder &b, Location loc, BlockOp block, Value x = {},
 /// The shared expert over `x`: silu(x @ sw1) * (x @ sw3) @ sw2, in f32,
 /// returned in the element type of x.
 Value buildSharedExpert(OpBuilder &b, Location loc, BlockOp block, Value x);
+
+/// A shared expert's matmul (buildSharedExpert's): from a zero accumulator,
+/// with plain maps, either feeding a swiglu (gate, up) or reading one
+/// (down). The router's matmul does neither.
+bool isSharedExpertMatmul(linalg::MatmulOp mm);
+
+/// A dense matmul `x [T, K] @ w [K, N]` as a grouped one: `w` as one
+/// expert `[1, K, N]` and one group of all T rows.
+struct OneGroup {
+  Value weights; // [1, K, N]
+  Value sizes;   // i32 [1] = {T}
+};
+OneGroup asOneGroup(OpBuilder &b, Location loc, Value x, Value w);
 
 
 } // namespace mlir::moe

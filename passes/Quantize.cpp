@@ -100,23 +100,17 @@ struct Quantizer {
     b.setInsertionPoint(mm);
     Location loc = mm.getLoc();
     Value x = mm.getInputs()[0], w = mm.getInputs()[1];
-    auto wType = cast<RankedTensorType>(w.getType());
-    auto w3Type = RankedTensorType::get({1, wType.getDimSize(0), wType.getDimSize(1)},
-                                        wType.getElementType());
-    SmallVector<ReassociationIndices> groups = {{0, 1}, {2}};
-    Value w3 = tensor::ExpandShapeOp::create(b, loc, w3Type, w, groups);
+    OneGroup group = asOneGroup(b, loc, x, w);
     auto resultType = cast<RankedTensorType>(mm.getResult(0).getType());
     Value result;
     if (mode == Mode::FakeInt8) {
-      Value fake = tensor::CollapseShapeOp::create(b, loc, wType, fakeWeight(loc, w3), groups);
+      SmallVector<ReassociationIndices> groups = {{0, 1}, {2}};
+      Value fake = tensor::CollapseShapeOp::create(b, loc, w.getType(), fakeWeight(loc, group.weights),
+                                                   groups);
       result = matmulF32(b, loc, FakeQuantOp::create(b, loc, x), fake);
     } else {
-      Value rows = tensor::DimOp::create(b, loc, x, 0);
-      Value count = arith::IndexCastOp::create(b, loc, b.getI32Type(), rows);
-      Value sizes = tensor::FromElementsOp::create(b, loc, RankedTensorType::get({1}, b.getI32Type()),
-                                                   ValueRange{count});
-      auto q = QuantizeOp::create(b, loc, w3, granularity);
-      result = GmmOp::create(b, loc, x, q.getValues(), sizes, q.getScales());
+      auto q = QuantizeOp::create(b, loc, group.weights, granularity);
+      result = GmmOp::create(b, loc, x, q.getValues(), group.sizes, q.getScales());
       result = castElement(b, loc, result, resultType.getElementType());
     }
     if (result.getType() != resultType)
@@ -125,20 +119,6 @@ struct Quantizer {
     mm.erase();
   }
 };
-
-/// A shared expert's matmul: from a zero accumulator, with plain maps, and
-/// either feeding a swiglu (gate, up) or reading one (down). The router's
-/// matmul does neither.
-bool isSharedExpertMatmul(linalg::MatmulOp mm) {
-  if (mm.hasUserDefinedMaps())
-    return false;
-  auto fill = mm.getOutputs()[0].getDefiningOp<linalg::FillOp>();
-  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
-    return false;
-  bool feedsSwiglu = llvm::any_of(mm->getUsers(), [](Operation *u) { return isa<SwigluOp>(u); });
-  bool readsSwiglu = static_cast<bool>(mm.getInputs()[0].getDefiningOp<SwigluOp>());
-  return feedsSwiglu || readsSwiglu;
-}
 
 /// Ops that may move into the prepare function: what turns a weight
 /// argument into a quantized weight.

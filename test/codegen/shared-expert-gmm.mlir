@@ -1,0 +1,35 @@
+// The microkernel strategies run the shared expert's matmuls as one-group
+// gmms (the tiled kernel, SwiGLU fused) instead of scalar loops; bf16
+// operands widened to f32 first (the matmul's f32 accumulation and result);
+// the router's matmul stays a linalg.matmul. The reference strategy keeps
+// them all.
+// RUN: moe-opt %s -moe-expand-block -moe-lower-to-loops | FileCheck %s
+// RUN: moe-opt %s -moe-expand-block -moe-lower-to-loops=gmm-strategy=reference | FileCheck %s --check-prefix=REF
+
+// CHECK-LABEL: func @shared_f32
+// The router: x @ w_router.
+// CHECK: linalg.matmul
+// CHECK-NOT: linalg.matmul
+// CHECK: return
+// REF-LABEL: func @shared_f32
+// REF-COUNT-3: linalg.matmul
+func.func @shared_f32(%x: tensor<?x32xf32>, %wr: tensor<32x4xf32>, %w13: tensor<4x32x16xf32>,
+                      %w2: tensor<4x8x32xf32>, %sw13: tensor<32x24xf32>, %sw2: tensor<12x32xf32>) -> tensor<?x32xf32> {
+  %y = moe.block %x router(%wr : tensor<32x4xf32>) gate_up(%w13 : tensor<4x32x16xf32>)
+         down(%w2 : tensor<4x8x32xf32>) shared_gate_up(%sw13 : tensor<32x24xf32>)
+         shared_down(%sw2 : tensor<12x32xf32>) top 2 : tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}
+
+// CHECK-LABEL: func @shared_bf16
+// CHECK: arith.extf {{.*}} : tensor<?x32xbf16> to tensor<?x32xf32>
+// CHECK: arith.extf {{.*}} : tensor<32x24xbf16> to tensor<32x24xf32>
+// CHECK-NOT: linalg.matmul
+// CHECK: return
+func.func @shared_bf16(%x: tensor<?x32xbf16>, %logits: tensor<?x4xf32>, %w13: tensor<4x32x16xbf16>,
+                       %w2: tensor<4x8x32xbf16>, %sw13: tensor<32x24xbf16>, %sw2: tensor<12x32xbf16>) -> tensor<?x32xbf16> {
+  %y = moe.block %x logits(%logits : tensor<?x4xf32>) gate_up(%w13 : tensor<4x32x16xbf16>)
+         down(%w2 : tensor<4x8x32xbf16>) shared_gate_up(%sw13 : tensor<32x24xbf16>)
+         shared_down(%sw2 : tensor<12x32xbf16>) top 2 : tensor<?x32xbf16>
+  return %y : tensor<?x32xbf16>
+}
