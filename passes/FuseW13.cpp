@@ -31,6 +31,11 @@ struct FuseGateUpGmms : OpRewritePattern<SwigluOp> {
         gate.getGroupSizes() != up.getGroupSizes() || gate.getTransposeRhs() ||
         up.getTransposeRhs() || !gate->hasOneUse() || !up->hasOneUse())
       return failure();
+    // int8 weights keep their own scales (per expert ones cannot be
+    // concatenated); the microkernel fuses the two-gmm form as it is. Fuse
+    // before moe-quantize instead.
+    if (gate.isQuantized() || up.isQuantized())
+      return failure();
     // At the later of the two, where every operand of both is defined.
     rewriter.setInsertionPoint(gate->isBeforeInBlock(up) ? up : gate);
     Value w13 = concatWeights(rewriter, op.getLoc(), gate.getRhs(), up.getRhs(), /*dim=*/2);

@@ -47,3 +47,16 @@ func.func @kept(%r1: tensor<?x16xf32>, %r2: tensor<?x16xf32>, %w1: tensor<4x16x8
   %b = moe.swiglu %g2, %u2 : tensor<?x8xf32>, tensor<?x8xf32>
   return %a, %b, %g2 : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
 }
+
+// -----
+
+// int8 gate and up (after moe-quantize) are left as they are.
+// CHECK-LABEL: func @int8
+// CHECK-COUNT-2: moe.gmm
+// CHECK: moe.swiglu %{{.*}}, %{{.*}} :
+func.func @int8(%rows: tensor<?x16xf32>, %q1: tensor<4x16x8xi8>, %q3: tensor<4x16x8xi8>, %s1: tensor<4xf32>, %s3: tensor<4xf32>, %s: tensor<4xi32>) -> tensor<?x8xf32> {
+  %g = moe.gmm %rows, %q1, %s scales(%s1 : tensor<4xf32>) : tensor<?x16xf32>, tensor<4x16x8xi8>, tensor<4xi32>
+  %u = moe.gmm %rows, %q3, %s scales(%s3 : tensor<4xf32>) : tensor<?x16xf32>, tensor<4x16x8xi8>, tensor<4xi32>
+  %a = moe.swiglu %g, %u : tensor<?x8xf32>, tensor<?x8xf32>
+  return %a : tensor<?x8xf32>
+}
