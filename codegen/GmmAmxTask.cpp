@@ -3,7 +3,7 @@
 // bf16 x bf16 -> f32 on AMX tile registers (tdpbf16ps: a 16x32 bf16 tile
 // times a 32x16 bf16 tile, the latter in the pair layout of the packed
 // weight block, GmmPackedTasks.cpp, accumulated into a 16x16 f32 tile), and
-// int8 x int8 -> i32 (tdpbssd: 16x64 times 64x16 in the quad layout):
+// int8 x int8 -> i32 (tdpbsud: 16x64 times 64x16 in the quad layout):
 //
 //   rows     bf16: the task's rows (through the pack's permutation when
 //            gathered) are packed into 16-row x 32-depth tiles, zero past D
@@ -44,7 +44,8 @@ Value PackedGmmTasks::rowBlockFor(Value groupRows, int64_t maxRows, int64_t rowG
   Value cap = e.index(maxRows), granule = e.index(rowGranule), one = e.index(1);
   auto ceilDiv = [&](Value a, Value d) { return e.divs(e.add(a, e.sub(d, one)), d); };
   Value blocks = e.max(ceilDiv(groupRows, cap), one);
-  return e.mul(ceilDiv(ceilDiv(groupRows, blocks), granule), granule);
+  // At least one granule: an empty group's loop must still have a step.
+  return e.max(e.mul(ceilDiv(ceilDiv(groupRows, blocks), granule), granule), granule);
 }
 
 void PackedGmmTasks::packAmxRows(Value r0, Value r1, Value rowsPadded, Value packed) {

@@ -2,7 +2,7 @@
 //
 // The weight block the bf16 and int8 products read (tdpbf16ps on AMX tiles
 // and vdpbf16ps on zmm registers take the same operand layout: for each of
-// 16 columns, two consecutive depth elements side by side; tdpbssd takes
+// 16 columns, two consecutive depth elements side by side; tdpbsud takes
 // four int8 depth elements side by side), its per-worker cache, and the
 // epilogue store of a column pair.
 //

@@ -12,7 +12,7 @@ class Emitter;
 
 /// The task kinds of the fast gmm that read a packed weight block: bf16 x
 /// bf16 -> f32 without widening the operands first, and int8 x int8 -> i32:
-///   - AMX (GmmAmxTask.cpp): tdpbf16ps, or tdpbssd for int8, on tile
+///   - AMX (GmmAmxTask.cpp): tdpbf16ps, or tdpbsud for int8, on tile
 ///     registers; bf16 groups of at least kMinAmxRows rows, every int8 group
 ///     (a padded tile still beats every other int8 path);
 ///   - AVX512_BF16 (GmmDotTask.cpp): vdpbf16ps on zmm register tiles, for the

@@ -93,25 +93,17 @@ void sharedMatmulsAsGmms(ModuleOp module) {
       shared.push_back(mm);
   });
   OpBuilder b(module.getContext());
+  OneGroupRows rows;
+  Type f32 = b.getF32Type();
   for (linalg::MatmulOp mm : shared) {
     b.setInsertionPoint(mm);
     Location loc = mm.getLoc();
-    auto widened = [&](Value v) -> Value {
-      auto type = cast<RankedTensorType>(v.getType());
-      if (type.getElementType().isF32())
-        return v;
-      return arith::ExtFOp::create(b, loc, type.clone(b.getF32Type()), v);
-    };
-    Value x = widened(mm.getInputs()[0]);
-    OneGroup group = asOneGroup(b, loc, x, widened(mm.getInputs()[1]));
-    Value y = GmmOp::create(b, loc, x, group.weights, group.sizes);
-    if (y.getType() != mm.getResult(0).getType())
-      y = tensor::CastOp::create(b, loc, mm.getResult(0).getType(), y);
-    mm.getResult(0).replaceAllUsesWith(y);
-    Value init = mm.getOutputs()[0];
-    mm.erase();
-    if (Operation *fill = init.getDefiningOp(); fill && fill->use_empty())
-      fill->erase();
+    Value w = mm.getInputs()[1];
+    auto wType = cast<RankedTensorType>(w.getType());
+    if (!wType.getElementType().isF32())
+      w = arith::ExtFOp::create(b, loc, wType.clone(f32), w);
+    auto [x, sizes] = rows.get(b, loc, mm.getInputs()[0], f32);
+    replaceMatmul(b, mm, GmmOp::create(b, loc, x, asOneExpert(b, loc, w), sizes));
   }
 }
 

@@ -9,7 +9,7 @@
 // with q = 0 where max|x| is 0. The reciprocal is computed once per row (or
 // expert, or channel) and multiplied, not divided per element: the fast
 // kernel quantizes every gathered row it multiplies, and the C++ reference
-// (test/unit/Reference.cpp) computes the same expression.
+// (test/reference/Reference.cpp) computes the same expression.
 //
 // The weights' quantization runs once per load (moe-quantize hoists it into
 // <f>_prepare_weights), so plain loops are enough here.

@@ -388,6 +388,9 @@ LogicalResult DequantizeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Loc
 }
 
 LogicalResult DequantizeOp::verify() {
+  auto type = cast<RankedTensorType>(getValues().getType());
+  if (!type.hasStaticShape())
+    return emitOpError() << "weights must have a static shape, got " << type;
   return verifyWeightScales(*this, getValues(), getScales());
 }
 

@@ -137,26 +137,59 @@ Value mlir::moe::buildSharedExpert(OpBuilder &b, Location loc, BlockOp block, Va
 }
 
 bool mlir::moe::isSharedExpertMatmul(linalg::MatmulOp mm) {
-  if (mm.hasUserDefinedMaps())
+  if (mm.hasUserDefinedMaps() ||
+      !cast<RankedTensorType>(mm.getInputs()[1].getType()).hasStaticShape())
     return false;
   auto fill = mm.getOutputs()[0].getDefiningOp<linalg::FillOp>();
   if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
     return false;
   bool feedsSwiglu = llvm::any_of(mm->getUsers(), [](Operation *u) { return isa<SwigluOp>(u); });
-  bool readsSwiglu = static_cast<bool>(mm.getInputs()[0].getDefiningOp<SwigluOp>());
+  // The down projection reads the activation, through a truncf for bf16.
+  Value act = mm.getInputs()[0];
+  if (auto trunc = act.getDefiningOp<arith::TruncFOp>())
+    act = trunc.getIn();
+  bool readsSwiglu = static_cast<bool>(act.getDefiningOp<SwigluOp>());
   return feedsSwiglu || readsSwiglu;
 }
 
-mlir::moe::OneGroup mlir::moe::asOneGroup(OpBuilder &b, Location loc, Value x, Value w) {
+Value mlir::moe::asOneExpert(OpBuilder &b, Location loc, Value w) {
   auto wType = cast<RankedTensorType>(w.getType());
   auto w3Type = RankedTensorType::get({1, wType.getDimSize(0), wType.getDimSize(1)},
                                       wType.getElementType());
-  SmallVector<ReassociationIndices> groups = {{0, 1}, {2}};
-  OneGroup g;
-  g.weights = tensor::ExpandShapeOp::create(b, loc, w3Type, w, groups);
-  Value rows = tensor::DimOp::create(b, loc, x, 0);
-  Value count = arith::IndexCastOp::create(b, loc, b.getI32Type(), rows);
-  g.sizes = tensor::FromElementsOp::create(b, loc, RankedTensorType::get({1}, b.getI32Type()),
-                                           ValueRange{count});
-  return g;
+  return tensor::ExpandShapeOp::create(b, loc, w3Type, w,
+                                       ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+}
+
+std::pair<Value, Value> mlir::moe::OneGroupRows::get(OpBuilder &b, Location loc, Value x,
+                                                     Type element) {
+  auto [it, inserted] = made.try_emplace({x, element});
+  if (!inserted)
+    return it->second;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfterValue(x);
+  Value rows = x;
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getElementType() != element)
+    rows = arith::ExtFOp::create(b, loc, type.clone(element), x);
+  Value count = arith::IndexCastOp::create(b, loc, b.getI32Type(), tensor::DimOp::create(b, loc, x, 0));
+  Value sizes = tensor::FromElementsOp::create(b, loc, RankedTensorType::get({1}, b.getI32Type()),
+                                               ValueRange{count});
+  return it->second = {rows, sizes};
+}
+
+void mlir::moe::replaceMatmul(OpBuilder &b, linalg::MatmulOp mm, Value result) {
+  Type type = mm.getResult(0).getType();
+  if (result.getType() != type) {
+    b.setInsertionPoint(mm);
+    result = tensor::CastOp::create(b, mm.getLoc(), type, result);
+  }
+  mm.getResult(0).replaceAllUsesWith(result);
+  Value init = mm.getOutputs()[0];
+  mm.erase();
+  if (auto fill = init.getDefiningOp<linalg::FillOp>(); fill && fill->use_empty()) {
+    Value empty = fill.getOutputs()[0];
+    fill.erase();
+    if (Operation *def = empty.getDefiningOp(); def && isa<tensor::EmptyOp>(def) && def->use_empty())
+      def->erase();
+  }
 }

@@ -59,17 +59,32 @@ Routing buildRoute(OpBuilder &b, Location loc, BlockOp block, Value x = {},
 Value buildSharedExpert(OpBuilder &b, Location loc, BlockOp block, Value x);
 
 /// A shared expert's matmul (buildSharedExpert's): from a zero accumulator,
-/// with plain maps, either feeding a swiglu (gate, up) or reading one
-/// (down). The router's matmul does neither.
+/// with plain maps and static weights, either feeding a swiglu (gate, up)
+/// or reading one, maybe truncated to bf16 (down). The router's matmul does
+/// neither.
 bool isSharedExpertMatmul(linalg::MatmulOp mm);
 
+/// Replaces matmul `mm` by `result` (cast to its type when only the static
+/// sizes differ) and erases it, with its zero accumulator (fill, empty) when
+/// nothing else reads that.
+void replaceMatmul(OpBuilder &b, linalg::MatmulOp mm, Value result);
+
 /// A dense matmul `x [T, K] @ w [K, N]` as a grouped one: `w` as one
-/// expert `[1, K, N]` and one group of all T rows.
-struct OneGroup {
-  Value weights; // [1, K, N]
-  Value sizes;   // i32 [1] = {T}
+/// expert `[1, K, N]` (asOneExpert) and one group of all T rows.
+Value asOneExpert(OpBuilder &b, Location loc, Value w);
+
+/// The rows of one-group gmms and their group sizes ({T}), made once per
+/// row tensor and element type, right after the rows are defined: two
+/// matmuls of the same rows (the shared expert's gate and up) then read the
+/// same values, which the SwiGLU fusion of moe-lower-to-loops requires.
+class OneGroupRows {
+public:
+  /// `x` in `element` (widened if needed) and its sizes.
+  std::pair<Value, Value> get(OpBuilder &b, Location loc, Value x, Type element);
+
+private:
+  DenseMap<std::pair<Value, Type>, std::pair<Value, Value>> made;
 };
-OneGroup asOneGroup(OpBuilder &b, Location loc, Value x, Value w);
 
 
 } // namespace mlir::moe

@@ -69,6 +69,7 @@ struct Quantizer {
   OpBuilder &b;
   Mode mode;
   QuantGranularity granularity;
+  OneGroupRows sharedRows;
 
   /// Fake mode's weight: quantized and back, in the weight's type.
   Value fakeWeight(Location loc, Value w3) {
@@ -95,28 +96,26 @@ struct Quantizer {
   }
 
   /// A shared-expert matmul x @ w from a zero accumulator -> one group of
-  /// every row over w as [1, H, N] (int8), or over fake-quantized operands.
+  /// every row over w as [1, H, N] (int8; bf16 rows widened first, so that
+  /// the f32 result the matmul returned is not rounded to bf16 on the way),
+  /// or over fake-quantized operands.
   void rewriteSharedMatmul(linalg::MatmulOp mm) {
     b.setInsertionPoint(mm);
     Location loc = mm.getLoc();
     Value x = mm.getInputs()[0], w = mm.getInputs()[1];
-    OneGroup group = asOneGroup(b, loc, x, w);
-    auto resultType = cast<RankedTensorType>(mm.getResult(0).getType());
+    Value expert = asOneExpert(b, loc, w);
+    Type element = getElementTypeOrSelf(mm.getResult(0).getType());
     Value result;
     if (mode == Mode::FakeInt8) {
-      SmallVector<ReassociationIndices> groups = {{0, 1}, {2}};
-      Value fake = tensor::CollapseShapeOp::create(b, loc, w.getType(), fakeWeight(loc, group.weights),
-                                                   groups);
+      Value fake = tensor::CollapseShapeOp::create(b, loc, w.getType(), fakeWeight(loc, expert),
+                                                   ArrayRef<ReassociationIndices>{{0, 1}, {2}});
       result = matmulF32(b, loc, FakeQuantOp::create(b, loc, x), fake);
     } else {
-      auto q = QuantizeOp::create(b, loc, group.weights, granularity);
-      result = GmmOp::create(b, loc, x, q.getValues(), group.sizes, q.getScales());
-      result = castElement(b, loc, result, resultType.getElementType());
+      auto q = QuantizeOp::create(b, loc, expert, granularity);
+      auto [rows, sizes] = sharedRows.get(b, loc, x, element);
+      result = GmmOp::create(b, loc, rows, q.getValues(), sizes, q.getScales());
     }
-    if (result.getType() != resultType)
-      result = tensor::CastOp::create(b, loc, resultType, result);
-    mm.getResult(0).replaceAllUsesWith(result);
-    mm.erase();
+    replaceMatmul(b, mm, result);
   }
 };
 
@@ -124,7 +123,7 @@ struct Quantizer {
 /// argument into a quantized weight.
 bool isWeightPreparation(Operation *op) {
   return isa<QuantizeOp, DequantizeOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-             arith::TruncFOp, arith::ExtFOp>(op);
+             tensor::ConcatOp, arith::TruncFOp, arith::ExtFOp>(op);
 }
 
 struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
@@ -330,11 +329,11 @@ struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
       for (linalg::MatmulOp mm : shared)
         quantizer.rewriteSharedMatmul(mm);
       // The replaced matmuls' zero accumulators (and what sized them).
-      SmallVector<Operation *> ops;
-      fn.walk([&](Operation *op) { ops.push_back(op); });
-      for (Operation *op : llvm::reverse(ops))
-        if (isOpTriviallyDead(op))
-          op->erase();
+      // Top-level ops only, last first: erasing one erases its regions, so a
+      // walk into them would visit freed ops.
+      for (Operation &op : llvm::make_early_inc_range(llvm::reverse(fn.getBody().front())))
+        if (isOpTriviallyDead(&op))
+          op.erase();
       numMatmulsQuantized += gmms.size() + shared.size();
       if (hoistWeights && fn.isPublic() && (!gmms.empty() || !shared.empty()) &&
           failed(hoist(fn, symbols)))

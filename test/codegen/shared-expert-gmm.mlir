@@ -6,17 +6,25 @@
 // RUN: moe-opt %s -moe-expand-block -moe-lower-to-loops | FileCheck %s
 // RUN: moe-opt %s -moe-expand-block -moe-lower-to-loops=gmm-strategy=reference | FileCheck %s --check-prefix=REF
 
+// Gate and up as two weights: one group of the same rows, so the SwiGLU
+// still fuses into the gmm's epilogue (no scalar exp of a separate swiglu).
 // CHECK-LABEL: func @shared_f32
 // The router: x @ w_router.
 // CHECK: linalg.matmul
+// Four kernels (each asks OpenMP for its workers once): routed up (SwiGLU
+// fused), routed down, shared gate and up together (SwiGLU fused), shared
+// down. Unfused, gate and up would be a kernel each.
+// CHECK-COUNT-4: call @omp_get_max_threads
+// CHECK-NOT: call @omp_get_max_threads
 // CHECK-NOT: linalg.matmul
 // CHECK: return
 // REF-LABEL: func @shared_f32
-// REF-COUNT-3: linalg.matmul
+// REF-COUNT-4: linalg.matmul
 func.func @shared_f32(%x: tensor<?x32xf32>, %wr: tensor<32x4xf32>, %w13: tensor<4x32x16xf32>,
-                      %w2: tensor<4x8x32xf32>, %sw13: tensor<32x24xf32>, %sw2: tensor<12x32xf32>) -> tensor<?x32xf32> {
+                      %w2: tensor<4x8x32xf32>, %sw1: tensor<32x12xf32>, %sw3: tensor<32x12xf32>,
+                      %sw2: tensor<12x32xf32>) -> tensor<?x32xf32> {
   %y = moe.block %x router(%wr : tensor<32x4xf32>) gate_up(%w13 : tensor<4x32x16xf32>)
-         down(%w2 : tensor<4x8x32xf32>) shared_gate_up(%sw13 : tensor<32x24xf32>)
+         down(%w2 : tensor<4x8x32xf32>) shared_gate_up(%sw1, %sw3 : tensor<32x12xf32>, tensor<32x12xf32>)
          shared_down(%sw2 : tensor<12x32xf32>) top 2 : tensor<?x32xf32>
   return %y : tensor<?x32xf32>
 }

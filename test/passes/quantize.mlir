@@ -29,14 +29,14 @@ func.func @block(%x: tensor<?x16xf32>, %logits: tensor<?x4xf32>, %w13: tensor<4x
 // CHECK-LABEL: func.func @block_prepared
 // CHECK-SAME: (%[[X:.*]]: tensor<?x16xf32>, %[[L:.*]]: tensor<?x4xf32>, %[[Q13:.*]]: tensor<4x16x16xi8>, %[[S13:.*]]: tensor<4x16xf32>, %[[Q2:.*]]: tensor<4x8x16xi8>, %[[S2:.*]]: tensor<4x16xf32>, %[[SQ13:.*]]: tensor<1x16x12xi8>, %[[SS13:.*]]: tensor<1x12xf32>, %[[SQ2:.*]]: tensor<1x6x16xi8>, %[[SS2:.*]]: tensor<1x16xf32>)
 // CHECK-NOT: moe.quantize
+// The shared expert's group: every token (made where x is defined).
+// CHECK: %[[T:.*]] = tensor.dim %[[X]]
+// CHECK: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
+// CHECK: %[[ONE:.*]] = tensor.from_elements %[[T32]] : tensor<1xi32>
 // CHECK: moe.route %[[L]]
 // CHECK: %[[ROWS:.*]], %{{.*}}, %{{.*}}, %[[SIZES:.*]] = moe.pack %[[X]]
 // CHECK: moe.gmm %[[ROWS]], %[[Q13]], %[[SIZES]] scales(%[[S13]] : tensor<4x16xf32>) : tensor<?x16xf32>, tensor<4x16x16xi8>, tensor<4xi32>
 // CHECK: moe.gmm %{{.*}}, %[[Q2]], %[[SIZES]] scales(%[[S2]] : tensor<4x16xf32>)
-// The shared expert: one group of every token.
-// CHECK: %[[T:.*]] = tensor.dim %[[X]]
-// CHECK: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
-// CHECK: %[[ONE:.*]] = tensor.from_elements %[[T32]] : tensor<1xi32>
 // CHECK: moe.gmm %[[X]], %[[SQ13]], %[[ONE]] scales(%[[SS13]] : tensor<1x12xf32>)
 // CHECK: moe.gmm %{{.*}}, %[[SQ2]], %{{.*}} scales(%[[SS2]] : tensor<1x16xf32>)
 // CHECK-NOT: linalg.matmul
@@ -87,10 +87,16 @@ func.func @block(%x: tensor<?x16xf32>, %logits: tensor<?x4xf32>, %w13: tensor<4x
 
 // -----
 
-// bf16: the shared matmul's f32 result is the int8 gmm's bf16 result widened.
+// bf16: the shared matmuls return f32, so their rows are widened first (the
+// down projection's through the truncation of the activation) and the int8
+// gmms return f32 too.
 // CHECK-LABEL: func.func @shared_bf16_prepared
-// CHECK: %[[G:.*]] = moe.gmm %{{.*}}, %{{.*}}, %{{.*}} scales(%{{.*}} : tensor<1x8xf32>) : tensor<?x8xbf16>, tensor<1x8x8xi8>, tensor<1xi32>
-// CHECK: arith.extf %[[G]] : tensor<?x8xbf16> to tensor<?x8xf32>
+// CHECK: %[[X32:.*]] = arith.extf %arg0 : tensor<?x8xbf16> to tensor<?x8xf32>
+// CHECK: moe.gmm %[[X32]], %{{.*}}, %{{.*}} scales(%{{.*}} : tensor<1x8xf32>) : tensor<?x8xf32>, tensor<1x8x8xi8>, tensor<1xi32>
+// CHECK: %[[A:.*]] = arith.truncf
+// CHECK: %[[A32:.*]] = arith.extf %[[A]] : tensor<?x4xbf16> to tensor<?x4xf32>
+// CHECK: moe.gmm %[[A32]], %{{.*}}, %{{.*}} scales(%{{.*}} : tensor<1x8xf32>) : tensor<?x4xf32>, tensor<1x4x8xi8>, tensor<1xi32>
+// CHECK-NOT: linalg.matmul
 func.func @shared_bf16(%x: tensor<?x8xbf16>, %w: tensor<8x8xbf16>, %w2: tensor<4x8xbf16>) -> tensor<?x8xf32> {
   %c0 = arith.constant 0 : index
   %t = tensor.dim %x, %c0 : tensor<?x8xbf16>

@@ -92,7 +92,14 @@ __attribute__((target("avx512f,avx512vnni"))) float vnniChains512(long rounds) {
   }
   __m512i s = _mm512_setzero_si512();
   MOEBENCH_X24(SUM)
-  return static_cast<float>(_mm512_reduce_add_epi32(s));
+  // The lanes wrap around (as the hardware's sums do): added unsigned, not
+  // with _mm512_reduce_add_epi32's signed int arithmetic (UBSan: overflow).
+  alignas(64) uint32_t lanes[16];
+  _mm512_store_si512(lanes, s);
+  uint32_t total = 0;
+  for (uint32_t lane : lanes)
+    total += lane;
+  return static_cast<float>(total);
 #undef DECL
 #undef STEP
 #undef SUM

@@ -269,6 +269,16 @@ struct Result {
 /// What the peak is of: "FP32 FMA" or "AMX BF16".
 std::string peakKindName = "FP32 FMA";
 
+/// A number for the JSON: null when not finite (an output that is all zero
+/// in f32 but not in int8 has an infinite relative error).
+std::string jsonNumber(double v) {
+  if (!std::isfinite(v))
+    return "null";
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
 std::string jsonOf(const std::vector<Result> &results, double peak) {
   std::ostringstream os;
   os << "{\n  \"peak_gflops\": " << peak << ",\n  \"peak_kind\": \"" << peakKindName
@@ -299,9 +309,9 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
     os << ", \"quant\": \"" << quantMode << "\"";
     if (!r.relErrors.empty()) {
       os << ", \"quant_weight_scales\": \"" << quantWeightScales
-         << "\", \"rel_error\": " << r.relErrors.front().second << ", \"rel_errors\": {";
+         << "\", \"rel_error\": " << jsonNumber(r.relErrors.front().second) << ", \"rel_errors\": {";
       for (size_t e = 0; e < r.relErrors.size(); ++e)
-        os << (e ? ", " : "") << "\"" << r.relErrors[e].first << "\": " << r.relErrors[e].second;
+        os << (e ? ", " : "") << "\"" << r.relErrors[e].first << "\": " << jsonNumber(r.relErrors[e].second);
       os << "}";
     }
     if (!r.remat.empty())
@@ -959,6 +969,9 @@ int main(int argc, char **argv) {
           std::string line = "quant: relative error against f32:";
           for (size_t i = 0; i < entryResults.size(); ++i) {
             double err = relativeError(pool[entryResults[i]], referencePool[referenceResults[i]]);
+            if (err < 0)
+              return fail("--quant-mode: '" + entryResults[i] + "' has another shape than the f32 "
+                          "block's");
             r.relErrors.push_back({entryResults[i], err});
             line += formatv(" {0} {1:E3}", entryResults[i], err).str();
             referencePool.erase(referenceResults[i]);
