@@ -62,20 +62,6 @@ using namespace mlir::moe;
 
 namespace {
 
-/// `v` as a tensor of `type`'s element type (same shape): the adjoint of a
-/// value has the value's type, while the backward computes in f32 where the
-/// forward accumulated in f32.
-Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
-  auto from = cast<RankedTensorType>(v.getType());
-  auto to = cast<RankedTensorType>(type);
-  if (from.getElementType() == to.getElementType())
-    return v;
-  auto target = from.clone(to.getElementType());
-  if (from.getElementType().getIntOrFloatBitWidth() < to.getElementType().getIntOrFloatBitWidth())
-    return arith::ExtFOp::create(b, loc, target, v);
-  return arith::TruncFOp::create(b, loc, target, v);
-}
-
 /// A new tensor shaped like `like` with element type `element`.
 Value emptyLike(OpBuilder &b, Location loc, Value like, Type element) {
   return tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, like), element);

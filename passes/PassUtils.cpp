@@ -193,3 +193,14 @@ void mlir::moe::replaceMatmul(OpBuilder &b, linalg::MatmulOp mm, Value result) {
       def->erase();
   }
 }
+
+Value mlir::moe::castTo(OpBuilder &b, Location loc, Value v, Type type) {
+  auto from = cast<RankedTensorType>(v.getType());
+  auto to = cast<RankedTensorType>(type);
+  if (from.getElementType() == to.getElementType())
+    return v;
+  auto target = from.clone(to.getElementType());
+  if (from.getElementType().getIntOrFloatBitWidth() < to.getElementType().getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, target, v);
+  return arith::TruncFOp::create(b, loc, target, v);
+}

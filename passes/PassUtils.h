@@ -20,6 +20,11 @@ Value concatWeights(OpBuilder &b, Location loc, Value a, Value c, int64_t dim);
 /// type.
 func::FuncOp declareRuntimeFunction(Operation *op, StringRef name, FunctionType type);
 
+/// `v` as a tensor of `type`'s element type (same shape), by extf or truncf:
+/// the backward's adjoints take their value's type, and moe-quantize's
+/// dequantized weights their float weight's.
+Value castTo(OpBuilder &b, Location loc, Value v, Type type);
+
 /// lhs [T, K] @ rhs [K, N] with an f32 accumulator whatever the storage
 /// type, as upstream's linalg.matmul (nothing MoE-specific about it).
 Value matmulF32(OpBuilder &b, Location loc, Value lhs, Value rhs);

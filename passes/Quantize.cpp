@@ -54,17 +54,6 @@ namespace {
 
 enum class Mode { Int8, Int8Routed, FakeInt8 };
 
-/// `v` in `element` (a float cast when it differs).
-Value castElement(OpBuilder &b, Location loc, Value v, Type element) {
-  auto type = cast<RankedTensorType>(v.getType());
-  if (type.getElementType() == element)
-    return v;
-  auto to = type.clone(element);
-  if (element.getIntOrFloatBitWidth() < type.getElementTypeBitWidth())
-    return arith::TruncFOp::create(b, loc, to, v);
-  return arith::ExtFOp::create(b, loc, to, v);
-}
-
 struct Quantizer {
   OpBuilder &b;
   Mode mode;
@@ -75,7 +64,7 @@ struct Quantizer {
   Value fakeWeight(Location loc, Value w3) {
     auto q = QuantizeOp::create(b, loc, w3, granularity);
     Value back = DequantizeOp::create(b, loc, q.getValues(), q.getScales());
-    return castElement(b, loc, back, getElementTypeOrSelf(w3.getType()));
+    return castTo(b, loc, back, w3.getType());
   }
 
   /// gmm(rows, w) with float w -> its int8 (or fake int8) form.

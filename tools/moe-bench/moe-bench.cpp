@@ -907,13 +907,7 @@ int main(int argc, char **argv) {
           // @moe_block_prepared on the int8 weights and scales.
           std::vector<std::string> floatWeights =
               quant.mode == "int8_routed" ? expertWeights : weightNames;
-          const moec::FunctionSignature *prepareSig =
-              block->signature("moe_block_prepare_weights");
-          if (!prepareSig)
-            return fail("moe-quantize left no @moe_block_prepare_weights");
-          for (size_t q = 0; q < prepareSig->results.size(); ++q)
-            quantized.push_back("q" + std::to_string(q));
-          double s = block->call("moe_block_prepare_weights", pool, floatWeights, quantized, error);
+          double s = prepareWeights(*block, "moe_block", pool, floatWeights, "q", quantized, error);
           if (s < 0)
             return fail(error);
           double floatBytes = 0, quantBytes = 0;
@@ -1059,24 +1053,10 @@ int main(int argc, char **argv) {
           if (quant.enabled()) {
             // The stages' own prepared weights (after the floats' other
             // arguments, as moe-quantize orders them), made once.
-            auto prepareStage = [&](const std::string &stage, const std::vector<std::string> &weights,
-                                    std::vector<std::string> &args) {
-              const moec::FunctionSignature *sig = stages->signature(stage + "_prepare_weights");
-              if (!sig) {
-                error = "moe-quantize left no @" + stage + "_prepare_weights";
-                return false;
-              }
-              std::vector<std::string> names;
-              for (size_t q = 0; q < sig->results.size(); ++q)
-                names.push_back(stage + "_q" + std::to_string(q));
-              if (stages->call(stage + "_prepare_weights", pool, weights, names, error) < 0)
-                return false;
-              args.insert(args.end(), names.begin(), names.end());
-              return true;
-            };
             if (c.preweight())
               upArgs.push_back("sw");
-            if (!prepareStage("up", upWeights, upArgs) || !prepareStage("down", {"w2"}, downArgs))
+            if (prepareWeights(*stages, "up", pool, upWeights, "up_q", upArgs, error) < 0 ||
+                prepareWeights(*stages, "down", pool, {"w2"}, "down_q", downArgs, error) < 0)
               return fail(error);
             upStage = "up_prepared", downStage = "down_prepared";
           } else {
