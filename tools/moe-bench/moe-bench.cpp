@@ -455,6 +455,12 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
   double need = double(bytes) * copies * (3.0 * experts * hidden * mlpDim + 3.0 * hidden * sharedDim +
                                           tokens * hidden * 3.0) +
                 4.0 * copies * tokens * kMax * (2.0 * mlpDim + 2.0 * hidden);
+  // --quant-mode: the prepared int8 weights beside the float ones, and for a
+  // bf16 block the f32 copies the reference runs on.
+  if (quantMode != "none") {
+    double weights = 3.0 * experts * hidden * mlpDim + 3.0 * hidden * sharedDim;
+    need += weights * (1.0 + (bytes == 2 ? 4.0 : 0.0));
+  }
   double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
   if (have > 0 && need > 0.9 * have && !predictOnly)  // a prediction allocates nothing
     return "this configuration needs about " + std::to_string(int64_t(need / 1e9)) +
