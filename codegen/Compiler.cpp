@@ -1,6 +1,7 @@
 //===- Compiler.cpp - from a moe program to native code -------------------===//
 
 #include "codegen/Compiler.h"
+#include "runtime/CompilerBuiltins.h"
 #include "codegen/Passes.h"
 #include "runtime/Invoke.h"
 #include "runtime/ShardComm.h"
@@ -37,6 +38,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -62,6 +64,10 @@ void moec::registerCompilerDialects(DialectRegistry &registry) {
 }
 
 std::string moec::openMPLibraryDir() { return MOEC_OPENMP_LIBRARY_DIR; }
+
+std::string moec::compilerRtBuiltins() {
+  return llvm::sys::fs::exists(MOEC_COMPILER_RT_BUILTINS) ? MOEC_COMPILER_RT_BUILTINS : "";
+}
 
 static std::optional<TensorSignature> tensorSignature(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -346,6 +352,10 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
     for (auto [name, address] : shardRuntimeSymbols())
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                 llvm::JITSymbolFlags::Exported};
+    // And the compiler-rt builtins LLVM may call that libgcc 12 lacks.
+    for (auto [name, address] : compilerBuiltinSymbols())
       symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
                                  llvm::JITSymbolFlags::Exported};
     return symbols;

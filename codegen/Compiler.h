@@ -36,6 +36,11 @@ namespace moec {
 /// call (LLVM's; libomp-22-dev).
 std::string openMPLibraryDir();
 
+/// compiler-rt's builtins archive, which a library moec links needs for the
+/// bf16 libcalls libgcc 12 lacks (runtime/CompilerBuiltins.h); empty when
+/// it is not installed (libclang-rt-22-dev).
+std::string compilerRtBuiltins();
+
 /// Every dialect, interface and translation compiling a moe program needs.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 

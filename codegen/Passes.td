@@ -120,6 +120,29 @@ def MoeApproximateVectorMath : Pass<"moe-approximate-vector-math"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
 }
 
+def MoeExpandBf16Truncation : Pass<"moe-expand-bf16-truncation"> {
+  let summary = "f32 -> bf16 truncations LLVM would make libcalls of, as integer rounding";
+  let description = [{
+    LLVM's x86 backend lowers a scalar `fptrunc float to bfloat` (and so
+    scalar bf16 arithmetic, which it promotes to f32), and on a CPU without
+    AVX512_BF16 a vector one too, to calls of `__truncsfbf2`, which libgcc
+    only has from GCC 13 on (Debian 12 ships GCC 12): neither the JIT nor a
+    user linking moec's object finds it. This pass rewrites those
+    truncations with upstream's expansion (arith-expand{include-bf16}):
+    round to nearest even on the bits, NaN kept quiet, the rounding Buffer's
+    f32ToBf16 does. Vector truncations on a CPU with AVX512_BF16 stay, for
+    its native vcvtneps2bf16. moe-to-llvm runs upstream's
+    arith-emulate-unsupported-floats (bf16 ops as f32 between extf and
+    truncf) first, then this.
+  }];
+  let options = [
+    Option<"vectors", "vectors", "std::string", "\"auto\"",
+           "expand vector truncations too: auto (when the host has no AVX512_BF16), "
+           "true or false">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def MoeConvertAmxToLLVM : Pass<"moe-convert-amx-to-llvm", "::mlir::ModuleOp"> {
   let summary = "amx tile ops to LLVM intrinsics, with the control flow that carries tiles";
   let description = [{

@@ -22,6 +22,7 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -55,6 +56,12 @@ static constexpr llvm::StringLiteral kToLLVM =
     "convert-scf-to-openmp,"
     "convert-linalg-to-loops,"
     "expand-strided-metadata,lower-affine,"
+    // bf16 arithmetic as f32 between extf and truncf, then the truncations
+    // LLVM cannot do natively as integer rounding: no __truncsfbf2 calls
+    // (Passes.td); before convert-vector-to-llvm, which converts arith
+    // ops on vectors too.
+    "func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
+    "moe-expand-bf16-truncation),"
     // The microkernel's vector ops (AVX-512 with the host's features;
     // x86vector for the AVX512_BF16 dot products).
     "moe-approximate-vector-math,convert-vector-to-llvm{enable-x86vector},"
@@ -106,6 +113,7 @@ void mlir::moe::registerCodegenPassesAndPipelines() {
   registerConvertSCFToOpenMPPass();
   registerConvertOpenMPToLLVMPass();
   registerReconcileUnrealizedCastsPass();
+  arith::registerArithEmulateUnsupportedFloatsPass();
   PassPipelineRegistration<ToLLVMOptions>(
       "moe-to-llvm",
       "From the moe dialect to the LLVM dialect: expand blocks, lower the "

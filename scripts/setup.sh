@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libfmt-dev libomp-22-dev
   libopenmpi-dev openmpi-bin
   python3-matplotlib
+  clang-22 libclang-rt-22-dev
 )
 
 missing=()

@@ -29,7 +29,7 @@
 // FAKE: RESULT {{.*}} dtype=bf16 {{.*}} quant=fake_int8
 
 // STAGES: stages: route {{.*}} up {{.*}} down
-// STAGES: gmm: up {{[0-9.]+}} GOP/s, down {{[0-9.]+}} GOP/s
+// STAGES: gmm: up {{[0-9.]+}} G{{OP|FLOP}}/s, down {{[0-9.]+}} G{{OP|FLOP}}/s
 // STAGES: RESULT {{.*}} quant=int8
 
 // The training form: every output of the forward_backward compared.

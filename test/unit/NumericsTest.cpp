@@ -10,6 +10,7 @@
 #include "codegen/Compiler.h"
 #include "codegen/GmmTiling.h"
 #include "passes/Remat.h"
+#include "differential/BlockCase.h"
 #include "reference/Reference.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -26,134 +27,14 @@ using namespace moec;
 
 namespace {
 
-struct Config {
-  std::string name;
-  int64_t tokens = 16, hidden = 32, mlp = 24, experts = 8, k = 2, shared = 0;
-  bool bf16 = false, dynamicTokens = true, fusedW13 = true, sharedFused = true;
-  bool routerWeight = false, preweight = false, scatter = false;
-  reference::RouteConfig route;
-  const char *packStrategy = nullptr;
-  std::string passes;      // pipeline before moe-to-llvm (fusions), if any
-  std::string toLLVM;      // moe-to-llvm options (gmm strategy and tiles)
-  int64_t hotExpert = -1;  // every token's top choice, when >= 0
-  bool nullsWin = false;   // null experts score highest
-  bool needsAvx512Bf16 = false; // skipped on a host without it
-  bool routingGrad = false;     // gradients through the router (f32)
-  double nullFraction = -1;     // >= 0: benchmark null routing over draws
-  std::string quant;            // moe-quantize mode (int8, int8_routed, fake_int8), f32 only
-  bool perExpertScales = false; // with quant: one weight scale per expert
-};
-
-std::string tensorType(std::vector<int64_t> shape, const std::string &element) {
-  std::string s = "tensor<";
-  for (int64_t d : shape)
-    s += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
-  return s + element + ">";
-}
-
-/// The block as MLIR, with the function's arguments in order:
-/// x, router (logits or weight), expert weights, shared weights.
-std::string program(const Config &c) {
-  std::string dt = c.bf16 ? "bf16" : "f32";
-  int64_t T = c.dynamicTokens ? -1 : c.tokens, H = c.hidden, M = c.mlp,
-          E = c.experts, S = c.shared, C = E + c.route.nullExperts;
-  std::vector<std::pair<std::string, std::string>> args;
-  args.push_back({"%x", tensorType({T, H}, dt)});
-  args.push_back({"%r", c.routerWeight ? tensorType({H, C}, dt) : tensorType({T, C}, "f32")});
-  if (c.nullFraction >= 0)
-    args.push_back({"%u", tensorType({T, c.k}, "f32")});
-  if (c.fusedW13)
-    args.push_back({"%w13", tensorType({E, H, 2 * M}, dt)});
-  else {
-    args.push_back({"%w1", tensorType({E, H, M}, dt)});
-    args.push_back({"%w3", tensorType({E, H, M}, dt)});
-  }
-  args.push_back({"%w2", tensorType({E, M, H}, dt)});
-  if (S > 0) {
-    if (c.sharedFused)
-      args.push_back({"%sw13", tensorType({H, 2 * S}, dt)});
-    else {
-      args.push_back({"%sw1", tensorType({H, S}, dt)});
-      args.push_back({"%sw3", tensorType({H, S}, dt)});
-    }
-    args.push_back({"%sw2", tensorType({S, H}, dt)});
-  }
-  std::ostringstream os;
-  os << "func.func @moe_block(";
-  for (size_t i = 0; i < args.size(); ++i)
-    os << (i ? ", " : "") << args[i].first << ": " << args[i].second;
-  std::string out = tensorType({T, H}, dt);
-  os << ") -> " << out << " {\n  %y = moe.block %x "
-     << (c.routerWeight ? "router" : "logits") << "(%r : " << args[1].second << ") ";
-  size_t i = 2;
-  if (c.nullFraction >= 0)
-    os << "null_draws(%u : " << args[i++].second << ") ";
-  if (c.fusedW13)
-    os << "gate_up(%w13 : " << args[i++].second << ") ";
-  else {
-    os << "gate_up(%w1, %w3 : " << args[i].second << ", " << args[i + 1].second << ") ";
-    i += 2;
-  }
-  os << "down(%w2 : " << args[i++].second << ") ";
-  if (S > 0) {
-    if (c.sharedFused)
-      os << "shared_gate_up(%sw13 : " << args[i++].second << ") ";
-    else {
-      os << "shared_gate_up(%sw1, %sw3 : " << args[i].second << ", " << args[i + 1].second << ") ";
-      i += 2;
-    }
-    os << "shared_down(%sw2 : " << args[i++].second << ") ";
-  }
-  os << "top " << c.k;
-  if (c.route.sigmoid)
-    os << " scoring sigmoid";
-  if (c.route.softmaxThenTopk)
-    os << " order softmax_then_topk";
-  if (c.route.renormalize)
-    os << " renormalize";
-  if (c.route.nullExperts)
-    os << " null_experts " << c.route.nullExperts;
-  if (c.route.takeUntilNull)
-    os << " null_policy take_until_null";
-  if (c.nullFraction >= 0)
-    os << " null_fraction " << std::to_string(c.nullFraction); // a float literal, even for 1
-  if (c.packStrategy)
-    os << " pack_strategy " << c.packStrategy;
-  if (c.scatter)
-    os << " combine_strategy scatter";
-  if (c.preweight)
-    os << " preweight";
-  os << " : " << out << "\n  return %y : " << out << "\n}\n";
-  return os.str();
-}
-
-/// A random tensor in the storage type, and the float values it holds.
-struct Tensor {
-  Buffer buffer;
-  std::vector<float> values;
-};
-
-Tensor randomTensor(std::mt19937_64 &rng, DType dtype, std::vector<int64_t> shape,
-                    float scale, float boostColumnFrom = -1, float boost = 0) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  Tensor t{Buffer(dtype, shape), {}};
-  int64_t n = t.buffer.numElements();
-  int64_t columns = shape.back();
-  t.values.resize(n);
-  for (int64_t i = 0; i < n; ++i) {
-    float v = normal(rng) * scale;
-    if (boostColumnFrom >= 0 && i % columns >= boostColumnFrom)
-      v += boost;
-    if (dtype == DType::BF16) {
-      t.buffer.as<uint16_t>()[i] = f32ToBf16(v);
-      v = bf16ToF32(t.buffer.as<uint16_t>()[i]);
-    } else {
-      t.buffer.as<float>()[i] = v;
-    }
-    t.values[i] = v;
-  }
-  return t;
-}
+using differential::BlockCase;
+using differential::describe;
+using differential::Inputs;
+using differential::program;
+using differential::randomTensor;
+using differential::Tensor;
+using differential::tensorType;
+using Config = BlockCase;
 
 uint64_t baseSeed() {
   static uint64_t seed = [] {
@@ -166,174 +47,10 @@ uint64_t baseSeed() {
   return seed;
 }
 
-/// The arguments of program(c), random, and the weights as the reference
-/// takes them (`weightOf[i]` names the reference vector of argument i, null
-/// for x and the router).
-struct Inputs {
-  std::vector<Tensor> args;
-  reference::BlockWeights w;
-  std::vector<std::vector<float> reference::BlockWeights::*> weightOf;
-};
-
-Inputs makeInputs(const Config &c, std::mt19937_64 &rng) {
-  DType dt = c.bf16 ? DType::BF16 : DType::F32;
-  int64_t T = c.tokens, H = c.hidden, M = c.mlp, E = c.experts, S = c.shared,
-          C = E + c.route.nullExperts;
-
-  Inputs in;
-  std::vector<Tensor> &args = in.args;
-  reference::BlockWeights &w = in.w;
-  args.push_back(randomTensor(rng, dt, {T, H}, 1.0f));
-  if (c.routerWeight) {
-    args.push_back(randomTensor(rng, dt, {H, C}, 1.0f / std::sqrt(float(H))));
-  } else {
-    float from = c.nullsWin ? float(E) : c.hotExpert >= 0 ? float(c.hotExpert) : -1;
-    Tensor logits = randomTensor(rng, DType::F32, {T, C}, 1.0f, from, 20.0f);
-    if (c.hotExpert >= 0) // boost only the hot column, not the ones after it
-      for (int64_t t = 0; t < T; ++t)
-        for (int64_t j = c.hotExpert + 1; j < C; ++j) {
-          logits.values[t * C + j] -= 20.0f;
-          logits.buffer.as<float>()[t * C + j] = logits.values[t * C + j];
-        }
-    args.push_back(std::move(logits));
-  }
-  in.weightOf = {nullptr, nullptr};
-  if (c.nullFraction >= 0) {
-    Tensor draws{Buffer(DType::F32, {T, c.k}), {}};
-    std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-    for (int64_t i = 0; i < T * c.k; ++i)
-      draws.values.push_back(draws.buffer.as<float>()[i] = uniform(rng));
-    args.push_back(std::move(draws));
-    in.weightOf.push_back(nullptr);
-  }
-  float wIn = 1.0f / std::sqrt(float(H)), wMid = 1.0f / std::sqrt(float(M));
-  if (c.fusedW13) {
-    args.push_back(randomTensor(rng, dt, {E, H, 2 * M}, wIn));
-    w.w13 = args.back().values;
-    in.weightOf.push_back(&reference::BlockWeights::w13);
-  } else {
-    args.push_back(randomTensor(rng, dt, {E, H, M}, wIn));
-    w.w1 = args.back().values;
-    in.weightOf.push_back(&reference::BlockWeights::w1);
-    args.push_back(randomTensor(rng, dt, {E, H, M}, wIn));
-    w.w3 = args.back().values;
-    in.weightOf.push_back(&reference::BlockWeights::w3);
-  }
-  args.push_back(randomTensor(rng, dt, {E, M, H}, wMid));
-  w.w2 = args.back().values;
-  in.weightOf.push_back(&reference::BlockWeights::w2);
-  if (S > 0) {
-    float sMid = 1.0f / std::sqrt(float(S));
-    if (c.sharedFused) {
-      args.push_back(randomTensor(rng, dt, {H, 2 * S}, wIn));
-      w.sw13 = args.back().values;
-      in.weightOf.push_back(&reference::BlockWeights::sw13);
-    } else {
-      args.push_back(randomTensor(rng, dt, {H, S}, wIn));
-      w.sw1 = args.back().values;
-      in.weightOf.push_back(&reference::BlockWeights::sw1);
-      args.push_back(randomTensor(rng, dt, {H, S}, wIn));
-      w.sw3 = args.back().values;
-      in.weightOf.push_back(&reference::BlockWeights::sw3);
-    }
-    args.push_back(randomTensor(rng, dt, {S, H}, sMid));
-    w.sw2 = args.back().values;
-    in.weightOf.push_back(&reference::BlockWeights::sw2);
-  }
-  return in;
-}
-
-/// Parses `source`, runs `prepare` over it if given (a pipeline that adds
-/// the entry function), lowers it with `pipeline` (moe-to-llvm when empty),
-/// JIT-compiles it and runs `entry` on the arguments' buffers (moved out of
-/// `args`).
-void compileAndRun(const std::string &source, const std::string &prepare, const std::string &entry,
-                   const std::string &pipeline, std::vector<Tensor> &args,
-                   std::vector<Buffer> &results) {
-  SCOPED_TRACE(source);
-  mlir::DialectRegistry registry;
-  registerCompilerDialects(registry);
-  mlir::MLIRContext context(registry);
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
-  ASSERT_TRUE(module);
-  if (!prepare.empty()) {
-    ASSERT_TRUE(mlir::succeeded(lowerModule(*module, prepare)));
-  }
-  std::string error;
-  auto sig = entrySignature(*module, entry, error);
-  ASSERT_TRUE(sig) << error;
-  ASSERT_TRUE(mlir::succeeded(lowerModule(*module, pipeline)));
-  auto jit = JitProgram::create(*module, error);
-  ASSERT_TRUE(jit) << error;
-  std::vector<Buffer> inputs;
-  for (Tensor &t : args)
-    inputs.push_back(std::move(t.buffer));
-  auto ran = jit->run(*sig, inputs, error);
-  ASSERT_TRUE(ran) << error;
-  results = std::move(*ran);
-}
-
 void check(const Config &c, uint64_t seed) {
   SCOPED_TRACE("config " + c.name + ", seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  int64_t T = c.tokens, H = c.hidden, M = c.mlp, E = c.experts, S = c.shared,
-          C = E + c.route.nullExperts;
-  Inputs in = makeInputs(c, rng);
-  std::vector<Tensor> &args = in.args;
-  reference::BlockWeights &w = in.w;
-
-  // Reference.
-  std::vector<float> logits =
-      c.routerWeight ? reference::routerLogits(args[0].values, args[1].values, T, H, C)
-                     : args[1].values;
-  reference::RouteConfig rc = c.route;
-  rc.k = c.k;
-  reference::Routing routing = reference::route(logits, T, C, rc);
-  if (c.nullFraction >= 0)
-    routing = reference::nullSlots(routing, args[2].values, T, c.k, E, c.nullFraction,
-                                   c.route.takeUntilNull, c.route.renormalize);
-  reference::BlockShape shape{T, H, M, E, S, c.fusedW13, c.sharedFused};
-  std::vector<double> expected =
-      c.quant.empty()
-          ? reference::block(args[0].values, routing, shape, w, c.k)
-          : reference::blockInt8(args[0].values, routing, shape, w, c.k,
-                                 {!c.perExpertScales, c.quant == "int8_routed"});
-
-  // Compiled.
-  std::string passes = c.passes;
-  if (!c.quant.empty())
-    passes = (passes.empty() ? "" : passes + ",") + "moe-quantize{mode=" + c.quant +
-             " weight-scales=" + (c.perExpertScales ? "expert" : "channel") + "}";
-  std::string pipeline;
-  if (!passes.empty() || !c.toLLVM.empty())
-    pipeline = (passes.empty() ? "" : passes + ",") + "moe-to-llvm{" + c.toLLVM + "}";
-  std::vector<Buffer> results;
-  ASSERT_NO_FATAL_FAILURE(compileAndRun(program(c), "", "moe_block", pipeline, args, results));
-  ASSERT_EQ(results.size(), 1u);
-  const Buffer &y = results[0];
-  ASSERT_EQ(y.shape(), (std::vector<int64_t>{T, H}));
-
-  double maxRef = 0, maxErr = 0;
-  int64_t worst = 0;
-  for (int64_t i = 0; i < T * H; ++i) {
-    maxRef = std::max(maxRef, std::fabs(expected[i]));
-    double err = std::fabs(y.at(i) - expected[i]);
-    if (err > maxErr) {
-      maxErr = err;
-      worst = i;
-    }
-  }
-  double relative = maxErr / std::max(maxRef, 1e-30);
-  // int8: the sums are exact integers, but the activation the down
-  // projection quantizes comes from an exp that is not libm's, and a value
-  // on a rounding boundary moves its q by one.
-  double tolerance = c.bf16 ? 2e-2 : !c.quant.empty() ? 2e-3 : 1e-5;
-  if (maxRef == 0) // all null, no shared expert: exactly zero
-    EXPECT_EQ(maxErr, 0.0);
-  else
-    EXPECT_LE(relative, tolerance)
-        << "max |error| " << maxErr << " at element " << worst << " (got "
-        << y.at(worst) << ", expected " << expected[worst] << "), max |expected| " << maxRef;
+  std::string failure = differential::checkForward(c, seed);
+  EXPECT_TRUE(failure.empty()) << describe(c) << "\n" << failure;
 }
 
 std::vector<Config> configs() {
@@ -464,33 +181,12 @@ std::vector<Config> configs() {
     c.fusedW13 = false; c.tokens = 60; c.hidden = 41; c.mlp = 33; c.k = 4; });
   add("int8 null draws, 60 experts top-8", [](Config &c) {
     c.quant = "int8"; c.experts = 60; c.k = 8; c.tokens = 37; c.nullFraction = 0.5; });
-  // A few drawn at random (from the base seed): sizes, every switch, every
-  // pipeline.
-  std::mt19937_64 rng(baseSeed() ^ 0x5eed);
+  // A few drawn at random (from the base seed) by the block fuzzer's
+  // generator: sizes, every switch, every pipeline, meshes.
+  differential::RandomChoices choices(baseSeed() ^ 0x5eed);
   for (int i = 0; i < 8; ++i) {
-    Config c;
+    Config c = differential::randomCase(choices, /*backward=*/false);
     c.name = "random " + std::to_string(i);
-    auto pick = [&](int64_t lo, int64_t hi) { return lo + int64_t(rng() % (hi - lo + 1)); };
-    c.experts = pick(1, 24);
-    c.route.nullExperts = pick(0, 1) ? pick(1, 4) : 0;
-    c.k = pick(1, std::min<int64_t>(8, c.experts + c.route.nullExperts));
-    c.tokens = pick(1, 50);
-    c.hidden = pick(1, 40);
-    c.mlp = pick(1, 30);
-    c.shared = pick(0, 1) ? pick(1, 30) : 0;
-    c.bf16 = pick(0, 3) == 0;
-    c.dynamicTokens = pick(0, 1);
-    c.fusedW13 = pick(0, 1);
-    c.sharedFused = pick(0, 1);
-    c.routerWeight = pick(0, 1);
-    c.preweight = pick(0, 1);
-    c.scatter = pick(0, 1);
-    c.route.sigmoid = pick(0, 1);
-    c.route.softmaxThenTopk = pick(0, 1);
-    c.route.renormalize = pick(0, 1);
-    c.route.takeUntilNull = c.route.nullExperts > 0 && pick(0, 1);
-    const std::string pipelines[] = {"", fuseW13, fuseShared, grouped};
-    c.passes = pipelines[pick(0, 3)];
     list.push_back(c);
   }
   return list;
@@ -517,25 +213,6 @@ INSTANTIATE_TEST_SUITE_P(Blocks, Numerics, ::testing::Range<size_t>(0, configs()
 // themselves under every remat policy (moe-remat), which must not change a
 // gradient beyond 1e-6 relative.
 
-/// The logits the block routes by: the argument, or x @ router.
-std::vector<float> logitsOf(const Config &c, const std::vector<float> &x,
-                            const std::vector<float> &router) {
-  int64_t C = c.experts + c.route.nullExperts;
-  return c.routerWeight ? reference::routerLogits(x, router, c.tokens, c.hidden, C) : router;
-}
-
-reference::Routing routeOf(const Config &c, const std::vector<float> &x,
-                           const std::vector<float> &router, const std::vector<float> &draws) {
-  reference::RouteConfig rc = c.route;
-  rc.k = c.k;
-  reference::Routing r =
-      reference::route(logitsOf(c, x, router), c.tokens, c.experts + c.route.nullExperts, rc);
-  if (c.nullFraction >= 0)
-    r = reference::nullSlots(r, draws, c.tokens, c.k, c.experts, c.nullFraction,
-                             c.route.takeUntilNull, c.route.renormalize);
-  return r;
-}
-
 /// The columns the top-k chose, before any nulling renames them (with
 /// take_until_null a nulled slot's id no longer names its column, whose
 /// logit a softmax over the top-k still reads).
@@ -543,66 +220,37 @@ std::vector<int32_t> chosenColumns(const Config &c, const std::vector<float> &x,
                                    const std::vector<float> &router) {
   reference::RouteConfig rc;
   rc.k = c.k;
-  return reference::route(logitsOf(c, x, router), c.tokens, c.experts + c.route.nullExperts, rc)
+  return reference::route(differential::logitsOf(c, x, router), c.tokens,
+                          c.experts + c.route.nullExperts, rc)
       .ids;
-}
-
-std::string backwardPass(const Config &c) {
-  return c.routingGrad ? "moe-generate-backward{routing-grad=true}" : "moe-generate-backward";
-}
-
-/// One byte under what policy none keeps for the backward of `source`'s
-/// forward_backward: a budget that makes moe-remat=auto recompute something.
-int64_t budgetBelowNone(const std::string &source, const std::string &backward) {
-  mlir::DialectRegistry registry;
-  registerCompilerDialects(registry);
-  mlir::MLIRContext context(registry);
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
-  if (!module || mlir::failed(lowerModule(*module, backward)))
-    return -1;
-  auto fn = module->lookupSymbol<mlir::func::FuncOp>("moe_block_forward_backward");
-  return fn ? mlir::moe::RematAnalysis(fn).cost({}).keptBytes - 1 : -1;
 }
 
 void checkGradients(const Config &c, uint64_t seed) {
   SCOPED_TRACE("config " + c.name + ", seed " + std::to_string(seed));
   std::mt19937_64 inputRng(seed);
-  Inputs in = makeInputs(c, inputRng);
-  int64_t C = c.experts + c.route.nullExperts;
-  reference::RouteConfig rc = c.route;
-  rc.k = c.k;
+  Inputs in = differential::makeInputs(c, inputRng);
+  // (1) is the analytic backward, in the order of the compiled results.
+  const differential::ReferenceGradients expected = differential::referenceGradients(c, in);
   std::vector<float> x = in.args[0].values;
   std::vector<float> router = in.args[1].values; // logits or router weight
   reference::BlockWeights w = in.w;
   reference::BlockShape shape{c.tokens, c.hidden, c.mlp, c.experts, c.shared, c.fusedW13, c.sharedFused};
   bool hasDraws = c.nullFraction >= 0;
   const std::vector<float> draws = hasDraws ? in.args[2].values : std::vector<float>();
-  const reference::Routing routing = routeOf(c, x, router, draws);
-  std::vector<double> y = reference::block(x, routing, shape, w, c.k);
-  reference::BlockGradients analytic =
-      reference::blockBackward(x, routing, shape, w, c.k, reference::meanSquareCotangent(y));
-  std::vector<double> routerGrad; // of the logits or the router weight
-  if (c.routingGrad) {
-    std::vector<double> dlogits = reference::routeBackward(
-        reference::toF64(logitsOf(c, x, router)), c.tokens, C, rc, analytic.routingWeights);
-    if (c.routerWeight)
-      reference::routerBackward(x, router, c.tokens, c.hidden, C, dlogits, analytic.x, routerGrad);
-    else
-      routerGrad = dlogits;
-  }
+  const reference::Routing routing = differential::routeOf(c, x, router, draws);
   // The loss at perturbed inputs; with routing-grad the routing follows the
   // inputs, and `sameRouting` says whether it still selects as at the base.
   const std::vector<int32_t> baseColumns = chosenColumns(c, x, router);
   auto referenceLoss = [&](bool &sameRouting) {
-    reference::Routing r = c.routingGrad ? routeOf(c, x, router, draws) : routing;
+    reference::Routing r = c.routingGrad ? differential::routeOf(c, x, router, draws) : routing;
     sameRouting = !c.routingGrad || chosenColumns(c, x, router) == baseColumns;
     return reference::meanSquare(reference::block(x, r, shape, w, c.k));
   };
 
-  std::string backward = backwardPass(c);
+  std::string backward = differential::backwardPass(c);
   std::vector<std::string> policies = {"none", "expert_mlp", "combine"};
   if (!c.dynamicTokens) { // auto weighs bytes: static shapes only
-    int64_t budget = budgetBelowNone(program(c), backward);
+    int64_t budget = differential::budgetBelowNone(program(c), backward);
     ASSERT_GT(budget, 0);
     policies.push_back("auto activation-budget=" + std::to_string(budget));
   }
@@ -610,20 +258,21 @@ void checkGradients(const Config &c, uint64_t seed) {
   for (const std::string &policy : policies) {
     SCOPED_TRACE("remat policy " + policy);
     std::mt19937_64 again(seed); // the same inputs for every policy
-    Inputs fresh = makeInputs(c, again);
+    Inputs fresh = differential::makeInputs(c, again);
     std::vector<Buffer> results;
-    ASSERT_NO_FATAL_FAILURE(compileAndRun(
+    std::string error;
+    ASSERT_TRUE(differential::compileAndRun(
         program(c), backward + ",func.func(moe-remat{policy=" + policy + "})",
-        "moe_block_forward_backward", "moe-to-llvm{" + c.toLLVM + "}", fresh.args, results));
+        "moe_block_forward_backward", "moe-to-llvm{" + c.toLLVM + "}", fresh.args, results, error))
+        << error;
     byPolicy.push_back(std::move(results));
   }
   const std::vector<Buffer> &results = byPolicy[0];
   // The loss, then x, the logits or router weight (routing-grad only) and
   // every weight (the null draws have no gradient).
-  size_t gradients = in.weightOf.size() - (c.routingGrad ? 0 : 1) - (hasDraws ? 1 : 0);
+  size_t gradients = expected.grads.size();
   ASSERT_EQ(results.size(), 1 + gradients);
 
-  double loss = reference::meanSquare(y);
   // bf16 stores every activation and gradient rounded to 8 bits of
   // mantissa (products accumulate in f32): percent-level agreement.
   double lossTolerance = c.bf16 ? 2e-2 : 1e-5, gradTolerance = c.bf16 ? 4e-2 : 1e-4;
@@ -632,12 +281,12 @@ void checkGradients(const Config &c, uint64_t seed) {
   // computes a from it; where h is recomputed, the forward's gmm applies
   // SwiGLU to its f32 sums (the fused epilogue) and h is never rounded.
   double rematTolerance = c.bf16 ? gradTolerance : 1e-6;
-  EXPECT_NEAR(results[0].at(0), loss, lossTolerance * std::max(1.0, loss));
+  EXPECT_NEAR(results[0].at(0), expected.loss, lossTolerance * std::max(1.0, expected.loss));
 
   std::mt19937_64 rng(seed + 1);
   constexpr double kStep = 1e-3;
   for (size_t g = 0; g < gradients; ++g) {
-    size_t arg = g == 0 ? 0 : c.routingGrad ? (g == 1 ? 1 : g + hasDraws) : g + 1 + hasDraws;
+    size_t arg = expected.argOf[g];
     const Buffer &grad = results[1 + g];
     std::vector<float> &values = arg == 0 ? x : arg == 1 ? router : w.*in.weightOf[arg];
     ASSERT_EQ(grad.numElements(), int64_t(values.size())) << "gradient of argument " << arg;
@@ -646,8 +295,7 @@ void checkGradients(const Config &c, uint64_t seed) {
       scale = std::max(scale, std::fabs(double(grad.at(i))));
 
     // (1) Every element against the analytic backward.
-    const std::vector<double> &exact =
-        arg == 0 ? analytic.x : arg == 1 ? routerGrad : analytic.of(in.weightOf[arg]);
+    const std::vector<double> &exact = expected.grads[g];
     ASSERT_EQ(exact.size(), values.size());
     for (int64_t i = 0; i < grad.numElements(); ++i)
       ASSERT_NEAR(grad.at(i), exact[i], gradTolerance * scale + 1e-9)

@@ -232,6 +232,9 @@ bool linkSharedLibrary(StringRef object, StringRef output, std::string &error) {
   std::string libDir = "-L" + openMPLibraryDir();
   std::string rpath = "-Wl,-rpath," + openMPLibraryDir();
   SmallVector<StringRef> args = {*cc, "-shared", "-o", output, object, libDir, rpath, "-lomp", "-lm"};
+  std::string builtins = compilerRtBuiltins();
+  if (!builtins.empty())
+    args.push_back(builtins);
   std::string message;
   int rc = sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &message);
   if (rc != 0) {
