@@ -43,6 +43,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <cstdlib>
 
@@ -277,13 +278,18 @@ void addEntryPoints(llvm::Module &module,
 } // namespace
 
 std::string moec::describeHostTarget(llvm::TargetMachine &tm) {
-  SmallVector<llvm::StringRef> features;
-  tm.getTargetFeatureString().split(features, ',');
+  // What the CPU has, not the target machine's features: those always
+  // include AMX (hostTargetMachine), whose code checks for it at run time.
+  llvm::StringMap<bool, llvm::MallocAllocator> host = llvm::sys::getHostCPUFeatures();
   std::string out = tm.getTargetCPU().str() + ":";
-  for (llvm::StringRef f : {"avx512f", "avx512bf16", "avx512vnni", "amx-tile", "amx-bf16", "amx-int8"})
-    if (llvm::is_contained(features, ("+" + f).str()))
+  bool any = false;
+  for (llvm::StringRef f : {"avx2", "avx512f", "avx512bf16", "avx512vnni", "amx-tile",
+                            "amx-bf16", "amx-int8"})
+    if (host.lookup(f)) {
       out += " " + f.str();
-  return out;
+      any = true;
+    }
+  return any ? out : out + " (none of avx2, avx512f, avx512bf16, avx512vnni, amx)";
 }
 
 std::unique_ptr<llvm::Module>

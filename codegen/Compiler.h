@@ -95,8 +95,9 @@ std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error);
 std::vector<FunctionSignature> entrySignatures(mlir::ModuleOp module,
                                                std::vector<std::string> &skipped);
 
-/// "sapphirerapids: avx512f avx512bf16 avx512vnni amx-tile amx-bf16 amx-int8":
-/// the host CPU and which of the features an MoE kernel cares about it has.
+/// "sapphirerapids: avx2 avx512f avx512bf16 avx512vnni amx-tile amx-bf16
+/// amx-int8": the host CPU and which of the features an MoE kernel cares
+/// about it has.
 std::string describeHostTarget(llvm::TargetMachine &tm);
 
 /// Translates an LLVM-dialect module to LLVM IR optimized at -O3 for `tm`.

@@ -2,6 +2,8 @@
 
 #include "runtime/Npy.h"
 
+#include "runtime/AtomicFile.h"
+
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -192,28 +194,21 @@ bool moec::writeNpy(const std::string &path, const Buffer &buffer,
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    error = path + ": cannot create: " + std::strerror(errno);
-    return false;
-  }
-  out.write("\x93NUMPY\x01\x00", 8);
-  unsigned char len[2] = {static_cast<unsigned char>(header.size() & 0xFF),
-                          static_cast<unsigned char>(header.size() >> 8)};
-  out.write(reinterpret_cast<char *>(len), 2);
-  out.write(header.data(), header.size());
+  // Whole or not at all (runtime/AtomicFile.h): a failed write leaves no
+  // partial .npy.
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size() & 0xFF);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
   if (buffer.dtype() == DType::BF16) {
     std::vector<float> widened(buffer.numElements());
     for (int64_t i = 0; i < buffer.numElements(); ++i)
       widened[i] = bf16ToF32(buffer.as<uint16_t>()[i]);
-    out.write(reinterpret_cast<const char *>(widened.data()), widened.size() * 4);
+    bytes.append(reinterpret_cast<const char *>(widened.data()), widened.size() * 4);
   } else {
-    out.write(static_cast<const char *>(buffer.data()), buffer.numBytes());
+    bytes.append(static_cast<const char *>(buffer.data()), buffer.numBytes());
   }
-  out.close();
-  if (!out) {
-    error = path + ": write failed";
+  if (!writeFileAtomically(path, bytes, error))
     return false;
-  }
   return true;
 }

@@ -31,8 +31,8 @@ std::optional<NpyArray> readNpy(const std::string &path, std::string &error);
 /// and what was wanted).
 std::optional<Buffer> toBuffer(const NpyArray &array, DType want, std::string &error);
 
-/// Writes `buffer` to `path` (bf16 as float32). Returns false and sets
-/// `error` on failure.
+/// Writes `buffer` to `path` (bf16 as float32), atomically: the whole file
+/// or, on failure, none. Returns false and sets `error` on failure.
 bool writeNpy(const std::string &path, const Buffer &buffer, std::string &error);
 
 } // namespace moec
