@@ -3,8 +3,9 @@
 # every op and pass, moec end to end) and the GoogleTest suites (ctest: the
 # C++ API, compiled blocks against the C++ reference). Under CI (CI=true), or
 # with MOEC_TEST_SANITIZERS=1, it then builds everything again with
-# AddressSanitizer + UndefinedBehaviorSanitizer (in build-asan/) and runs it
-# all once more. Ends with one line, "moec tests: N passed, M failed", and a
+# AddressSanitizer + UndefinedBehaviorSanitizer (clang-22, in build-asan/),
+# runs it all once more, and fuzzes for a minute per libFuzzer target
+# (scripts/fuzz.sh). Ends with one line, "moec tests: N passed, M failed", and a
 # non-zero exit on any failure.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,14 +44,17 @@ run_suite() {
 
 run_suite "${MOEC_BUILD_DIR:-$root/build}" "${MOEC_CMAKE_ARGS:-}"
 if [[ "${CI:-}" == "true" || "${MOEC_TEST_SANITIZERS:-}" == "1" ]]; then
-  echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer"
-  # Leak detection off: LeakSanitizer's stop-the-world tracer crashes at
-  # random under load here (ptrace in this sandbox; seen in 2 of 40 runs of
-  # one test, in any thread configuration), which would fail runs that have
-  # no leak. Memory errors and undefined behaviour are still fatal.
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    run_suite "$root/build-asan" "-DMOEC_ENABLE_SANITIZERS=ON"
+  echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer (clang-22)"
+  source "$root/scripts/sanitizer-build.sh"
+  ASAN_OPTIONS=$moec_asan_options UBSAN_OPTIONS=$moec_ubsan_options \
+    run_suite "$root/build-asan" "$moec_sanitizer_cmake_args"
+  # A short round of both libFuzzer targets on the same build (the long
+  # run: docs/testing.md); a finding fails the suite.
+  if MOEC_BUILD_DIR="$root/build-asan" "$root/scripts/fuzz.sh" "${MOEC_FUZZ_SECONDS:-60}"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
 fi
-
 echo "moec tests: $passed passed, $failed failed"
 [[ $failed -eq 0 && $passed -gt 0 ]]
