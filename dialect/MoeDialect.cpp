@@ -51,6 +51,13 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << kAdjointAttrName << "' must be a unit attribute";
     return success();
   }
+  if (attr.getName() == kSharedGroupsAttrName) {
+    auto groups = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<GmmOp>(op) || !groups || groups.getInt() < 1)
+      return op->emitError() << "'" << kSharedGroupsAttrName
+                             << "' must be a positive integer on a moe.gmm";
+    return success();
+  }
   if (attr.getName() == kRematAttrName) {
     auto remat = dyn_cast<DictionaryAttr>(attr.getValue());
     if (!remat || !remat.getAs<StringAttr>("policy") || !remat.getAs<IntegerAttr>("kept_bytes") ||

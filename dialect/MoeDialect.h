@@ -33,6 +33,10 @@ inline constexpr llvm::StringLiteral kAdjointAttrName = "moe.adjoint";
 /// Dictionary moe-plan-buffers puts on a function: arena_bytes,
 /// lower_bound_bytes, buffers, unplanned_bytes (moec reports it).
 inline constexpr llvm::StringLiteral kMemoryPlanAttrName = "moe.memory_plan";
+/// Integer n on a moe.gmm that moe-fuse-shared-expert{mode=grouped} made:
+/// its last n groups are the shared expert's. moe-quantize's int8_routed,
+/// which keeps the shared expert in float, refuses such a gmm.
+inline constexpr llvm::StringLiteral kSharedGroupsAttrName = "moe.shared_groups";
 /// Dictionary moe-remat puts on a forward_backward function: policy (string),
 /// kept_bytes, recomputed_flops and kept_dynamic (whether values of dynamic
 /// size, not in kept_bytes, are kept too): what moec and moe-bench report.

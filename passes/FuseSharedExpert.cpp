@@ -171,6 +171,12 @@ void expandWithSharedGroups(RewriterBase &rw, BlockOp op) {
   // The routed block over E + c experts.
   Value out = buildRoutedExperts(rw, loc, op, op.getX(), allIds, allWeights, experts + c,
                                  ValueRange{allW13}, allW2);
+  // Said on the gmms: moe-quantize{mode=int8_routed} must not quantize
+  // the shared expert with the routed ones.
+  for (Value w : {allW13, allW2})
+    for (Operation *user : w.getUsers())
+      if (isa<GmmOp>(user))
+        user->setAttr(kSharedGroupsAttrName, rw.getI64IntegerAttr(c));
   if (out.getType() != op.getType())
     out = tensor::CastOp::create(rw, loc, op.getType(), out);
   rw.replaceOp(op, out);

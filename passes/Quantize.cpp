@@ -313,6 +313,18 @@ struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
             shared.push_back(mm);
         }
       });
+      // int8_routed keeps the shared expert in float; after the grouped
+      // fusion it is groups of the routed gmms, which cannot be split.
+      if (*parsedMode == Mode::Int8Routed)
+        for (GmmOp gmm : gmms)
+          if (auto groups = gmm->getAttrOfType<IntegerAttr>(kSharedGroupsAttrName)) {
+            gmm.emitError() << "moe-quantize: mode=int8_routed keeps the shared expert in "
+                               "float, but moe-fuse-shared-expert{mode=grouped} made it the last "
+                            << groups.getInt()
+                            << " group(s) of this gmm; quantize with mode=int8, or fuse the "
+                               "shared expert with mode=matmul";
+            return signalPassFailure();
+          }
       for (GmmOp gmm : gmms)
         quantizer.rewriteGmm(gmm);
       for (linalg::MatmulOp mm : shared)

@@ -85,3 +85,19 @@ func.func @tgmm_elements(%a: tensor<8x64xf32>, %b: tensor<8x32xbf16>, %s: tensor
   %0 = moe.tgmm %a, %b, %s : tensor<8x64xf32>, tensor<8x32xbf16>, tensor<6xi32>
   return
 }
+
+// -----
+
+func.func @shared_groups_zero(%a: tensor<8x64xf32>, %b: tensor<6x64x32xf32>, %s: tensor<6xi32>) {
+  // expected-error @+1 {{'moe.shared_groups' must be a positive integer on a moe.gmm}}
+  %0 = moe.gmm %a, %b, %s {moe.shared_groups = 0 : i64} : tensor<8x64xf32>, tensor<6x64x32xf32>, tensor<6xi32>
+  return
+}
+
+// -----
+
+func.func @shared_groups_elsewhere(%a: tensor<8x64xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{'moe.shared_groups' must be a positive integer on a moe.gmm}}
+  %0 = moe.scale_rows %a, %s {moe.shared_groups = 1 : i64} : tensor<8x64xf32>, tensor<8xf32>
+  return
+}

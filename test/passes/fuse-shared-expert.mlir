@@ -26,8 +26,10 @@
 // GROUPED: %[[W13:.*]] = tensor.concat dim(0) {{.*}} -> tensor<7x16x24xf32>
 // GROUPED: %[[W2:.*]] = tensor.concat dim(0) {{.*}} -> tensor<7x12x16xf32>
 // GROUPED: %[[ROWS:.*]], %{{.*}}, %[[PERM:.*]], %[[SIZES:.*]] = moe.pack %arg0, %[[ALLIDS]], %[[ALLW]] experts 7
-// GROUPED: moe.gmm %[[ROWS]], %[[W13]], %[[SIZES]] : tensor<?x16xf32>, tensor<7x16x24xf32>, tensor<7xi32>
-// GROUPED: moe.gmm %{{.*}}, %[[W2]], %[[SIZES]]
+// The gmms say that their last 3 groups are the shared expert's
+// (moe-quantize{mode=int8_routed} refuses them).
+// GROUPED: moe.gmm %[[ROWS]], %[[W13]], %[[SIZES]] {moe.shared_groups = 3 : i64} : tensor<?x16xf32>, tensor<7x16x24xf32>, tensor<7xi32>
+// GROUPED: moe.gmm %{{.*}}, %[[W2]], %[[SIZES]] {moe.shared_groups = 3 : i64}
 // GROUPED: moe.combine %{{.*}}, %[[PERM]], %[[ALLW]]
 // GROUPED-NOT: moe.block
 func.func @shared(%x: tensor<?x16xf32>, %l: tensor<?x6xf32>, %w13: tensor<4x16x24xf32>, %w2: tensor<4x12x16xf32>,
