@@ -10,11 +10,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Compiler.h"
+#include "dialect/ParserGuard.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -39,8 +42,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::ScopedDiagnosticHandler quiet(&context, [](mlir::Diagnostic &) {
     return mlir::success();
   });
-  std::string source(reinterpret_cast<const char *>(data), size);
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(reinterpret_cast<const char *>(data), size), "input"),
+      llvm::SMLoc());
+  // What moec and moe-opt refuse before parsing: upstream's parser crashes.
+  if (mlir::failed(mlir::moe::checkUpstreamParserHazards(sourceMgr, &context)))
+    return 0;
+  auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module || mlir::failed(mlir::verify(*module)))
     return 0;
   if (mlir::failed(moec::lowerModule(*module, "moe-default")))

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/MoeDialect.h"
+#include "dialect/ParserGuard.h"
 #include "codegen/Passes.h"
 #include "passes/Passes.h"
 
@@ -29,7 +30,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/SourceMgr.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -49,7 +52,21 @@ int main(int argc, char **argv) {
   mlir::shard::registerShardPasses();
   mlir::moe::registerCodegenPassesAndPipelines();
 
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "moe-opt: the moe dialect optimizer\n",
-                        registry));
+  auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
+      argc, argv, "moe-opt: the moe dialect optimizer\n", registry);
+  // Input MLIR 22's own parsers crash on is refused first (ParserGuard.h).
+  // A file only: reading stdin here would leave nothing for the real parse.
+  if (inputFile != "-") {
+    std::string error;
+    auto file = mlir::openInputFile(inputFile, &error);
+    if (file) {
+      llvm::SourceMgr sourceMgr;
+      sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+      mlir::MLIRContext context;
+      mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+      if (mlir::failed(mlir::moe::checkUpstreamParserHazards(sourceMgr, &context)))
+        return 1;
+    } // else MlirOptMain reports the unreadable file
+  }
+  return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
 }

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Compiler.h"
+#include "dialect/ParserGuard.h"
 #include "codegen/ShardedCall.h"
 #include "dialect/MoeDialect.h"
 #include "passes/Remat.h"
@@ -584,6 +585,8 @@ int main(int argc, char **argv) {
   SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  if (mlir::failed(mlir::moe::checkUpstreamParserHazards(sourceMgr, &context)))
+    return 1;
   auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
