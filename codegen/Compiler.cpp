@@ -2,6 +2,8 @@
 
 #include "codegen/Compiler.h"
 #include "runtime/CompilerBuiltins.h"
+#include "runtime/MemoryGuard.h"
+#include "runtime/RunTimeChecks.h"
 #include "codegen/Passes.h"
 #include "runtime/Invoke.h"
 #include "runtime/ShardComm.h"
@@ -115,10 +117,13 @@ moec::entrySignature(ModuleOp module, const std::string &name,
     return s.empty() ? std::string("none") : s;
   };
   if (!entry) {
-    error = name.empty()
-                ? "the module has " + std::to_string(publicNames.size()) +
-                      " public functions (" + listed() + "); pick one with --entry"
-                : "no public function '" + name + "' (public functions: " + listed() + ")";
+    if (!name.empty())
+      error = "no public function '" + name + "' (public functions: " + listed() + ")";
+    else if (publicNames.empty())
+      error = "the module has no public function with a body to run";
+    else
+      error = "the module has " + std::to_string(publicNames.size()) + " public functions (" +
+              listed() + "); pick one with --entry";
     return std::nullopt;
   }
   FunctionSignature sig;
@@ -362,6 +367,17 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
                                  llvm::JITSymbolFlags::Exported};
     // And the compiler-rt builtins LLVM may call that libgcc 12 lacks.
     for (auto [name, address] : compilerBuiltinSymbols())
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                 llvm::JITSymbolFlags::Exported};
+    // Generated code's malloc refuses a buffer beyond the memory available
+    // instead of leaving the run to the out-of-memory killer
+    // (runtime/MemoryGuard.h).
+    for (auto [name, address] : memoryGuardSymbols())
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                 llvm::JITSymbolFlags::Exported};
+    // And a failed run-time check ends in one error line, not a stack dump
+    // (runtime/RunTimeChecks.h).
+    for (auto [name, address] : runTimeCheckSymbols())
       symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
                                  llvm::JITSymbolFlags::Exported};
     return symbols;

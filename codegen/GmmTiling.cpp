@@ -5,6 +5,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -115,6 +116,22 @@ GmmTiling mlir::moe::codegen::costModelTiling(const GmmShape &shape,
   return t;
 }
 
+/// `D=<int>,N=<int>,swiglu=<0|1>,bytes=<int>`: GmmShape::key()'s form.
+static bool isShapeKey(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> fields;
+  text.split(fields, ',');
+  const char *keys[] = {"D", "N", "swiglu", "bytes"};
+  if (fields.size() != 4)
+    return false;
+  for (auto [field, name] : llvm::zip(fields, keys)) {
+    auto [k, v] = field.split('=');
+    int64_t value;
+    if (k != name || v.getAsInteger(10, value) || value < 0)
+      return false;
+  }
+  return true;
+}
+
 llvm::Expected<std::optional<GmmTiling>>
 mlir::moe::codegen::lookupTuningTable(llvm::StringRef path, const GmmShape &shape) {
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
@@ -124,22 +141,35 @@ mlir::moe::codegen::lookupTuningTable(llvm::StringRef path, const GmmShape &shap
   llvm::SmallVector<llvm::StringRef> lines;
   (*file)->getBuffer().split(lines, '\n');
   std::string key = shape.key();
+  std::optional<GmmTiling> found;
+  // Every line is checked, not only the one looked up: a file that is not
+  // a tuning table (a wrong path) is an error, not a table without the shape.
   for (auto [number, raw] : llvm::enumerate(lines)) {
     llvm::StringRef line = raw.split('#').first.trim();
     if (line.empty())
       continue;
+    std::string where = path.str() + ":" + std::to_string(number + 1) + ": ";
     auto [lineKey, rest] = line.split(' ');
-    if (lineKey != key)
-      continue;
+    if (!isShapeKey(lineKey))
+      return llvm::createStringError(where + "not a tuning-table line (expected '<shape> <tiling>', "
+                                     "e.g. 'D=2048,N=1408,swiglu=1,bytes=4 mr=6,nv=4,kc=256,"
+                                     "nc=256,mc=192', as moe-bench --tune writes)");
     auto tiling = GmmTiling::parse(rest.trim());
     if (!tiling)
-      return llvm::createStringError(path.str() + ":" + std::to_string(number + 1) + ": " +
-                                     llvm::toString(tiling.takeError()));
+      return llvm::createStringError(where + llvm::toString(tiling.takeError()));
+    if (lineKey != key)
+      continue;
     if (std::string why = tiling->invalidReason(shape.swiglu); !why.empty())
-      return llvm::createStringError(path.str() + ":" + std::to_string(number + 1) + ": " + why);
-    return std::optional<GmmTiling>(*tiling);
+      return llvm::createStringError(where + why);
+    if (!found)
+      found = *tiling;
   }
-  return std::optional<GmmTiling>();
+  return found;
+}
+
+llvm::Error mlir::moe::codegen::checkTuningTable(llvm::StringRef path) {
+  // No shape has key D=0: every line is read and checked, none matches.
+  return lookupTuningTable(path, GmmShape()).takeError();
 }
 
 llvm::Error mlir::moe::codegen::storeTuningTable(llvm::StringRef path, const GmmShape &shape,

@@ -81,6 +81,8 @@ GmmTiling costModelTiling(const GmmShape &shape, const MachineModel &machine);
 /// `moe-bench --tune` stores. Returns the tiling for `shape`, if listed.
 llvm::Expected<std::optional<GmmTiling>> lookupTuningTable(llvm::StringRef path,
                                                            const GmmShape &shape);
+/// Whether `path` reads as a tuning table: every line `<shape> <tiling>`.
+llvm::Error checkTuningTable(llvm::StringRef path);
 /// Adds or replaces the line for `shape` (atomically: a temporary, then a
 /// rename), keeping the other lines.
 llvm::Error storeTuningTable(llvm::StringRef path, const GmmShape &shape,

@@ -133,7 +133,7 @@ struct MoeLowerToLoopsPass
     std::optional<codegen::GmmTiling> tiling;
     if (!gmmTiling.empty()) {
       auto parsed = codegen::GmmTiling::parse(gmmTiling);
-      if (!parsed) {
+      if (!parsed) { // runOnOperation parsed it first: not reached
         gmm.emitError() << llvm::toString(parsed.takeError());
         return failure();
       }
@@ -164,6 +164,17 @@ struct MoeLowerToLoopsPass
       getOperation().emitError() << error;
       return signalPassFailure();
     }
+    // The options once, for the module: not once for every gmm.
+    if (!gmmTiling.empty())
+      if (auto parsed = codegen::GmmTiling::parse(gmmTiling); !parsed) {
+        getOperation().emitError() << llvm::toString(parsed.takeError());
+        return signalPassFailure();
+      }
+    if (gmmTiling.empty() && !tuningTable.empty())
+      if (llvm::Error bad = codegen::checkTuningTable(tuningTable)) {
+        getOperation().emitError() << llvm::toString(std::move(bad));
+        return signalPassFailure();
+      }
     if (microkernel) {
       sharedMatmulsAsGmms(getOperation());
       gatherPackRowsInGmms(getOperation());
@@ -178,6 +189,8 @@ struct MoeLowerToLoopsPass
     DenseSet<Operation *> lowered;
     bool anyFailed = false;
     auto lowerFast = [&](GmmOp gmm) {
+      if (anyFailed) // one error: the same tiling fails the same way again
+        return;
       SwigluOp swiglu = fusableSwiglu(gmm);
       GmmOp gate = gmm, up;
       if (swiglu) {

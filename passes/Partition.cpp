@@ -584,7 +584,9 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
       targets.push_back(*matched);
     }
     if (targets.empty()) {
-      module.emitError("moe-partition: no function with a moe.block to partition");
+      module.emitError("moe-partition: no function with a moe.block to partition (it splits "
+                       "moe.block ops: partition before moe-expand-block or moe-quantize "
+                       "expands them)");
       return signalPassFailure();
     }
     if (failed(findOrDeclareGrid(module)))

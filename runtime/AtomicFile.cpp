@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 bool moec::writeFileAtomically(const std::string &path, const std::string &bytes,
@@ -50,6 +51,63 @@ bool moec::writeFileAtomically(const std::string &path, const std::string &bytes
     std::string why = std::strerror(errno);
     unlink(temp.c_str());
     return failWith(why);
+  }
+  return true;
+}
+
+namespace {
+/// "a/b" -> "a", "b" -> ".", "/b" -> "/".
+std::string parentOf(const std::string &path) {
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/')
+    trimmed.pop_back();
+  size_t slash = trimmed.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : trimmed.substr(0, slash);
+}
+} // namespace
+
+bool moec::checkOutputFile(const std::string &path, std::string &error) {
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    error = path + ": " + std::strerror(EISDIR);
+    return false;
+  }
+  std::string dir = parentOf(path);
+  if (stat(dir.c_str(), &info) != 0) {
+    error = path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    error = path + ": " + std::strerror(ENOTDIR);
+    return false;
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    error = path + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+bool moec::checkOutputDirectory(const std::string &dir, std::string &error) {
+  struct stat info;
+  std::string existing = dir;
+  while (stat(existing.c_str(), &info) != 0) {
+    if (errno != ENOENT) {
+      error = dir + ": " + std::strerror(errno);
+      return false;
+    }
+    std::string parent = parentOf(existing);
+    if (parent == existing) {
+      error = dir + ": " + std::strerror(ENOENT);
+      return false;
+    }
+    existing = parent;
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    error = dir + ": " + std::strerror(ENOTDIR);
+    return false;
   }
   return true;
 }

@@ -17,6 +17,15 @@ namespace moec {
 bool writeFileAtomically(const std::string &path, const std::string &bytes,
                          std::string &error);
 
+/// Whether a file can be made at `path`, checked before the work that
+/// produces it (a compile, a run, a benchmark): `path` is not a directory
+/// and its directory exists. False with "path: reason" in `error`.
+bool checkOutputFile(const std::string &path, std::string &error);
+
+/// Whether `dir` is a directory or can be made one: the nearest part of it
+/// that exists is a directory. Makes nothing. False with "dir: reason".
+bool checkOutputDirectory(const std::string &dir, std::string &error);
+
 } // namespace moec
 
 #endif

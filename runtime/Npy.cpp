@@ -5,6 +5,7 @@
 #include "runtime/AtomicFile.h"
 
 #include <cstring>
+#include <sys/stat.h>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -39,6 +40,11 @@ std::optional<std::string> headerField(const std::string &header,
 } // namespace
 
 std::optional<NpyArray> moec::readNpy(const std::string &path, std::string &error) {
+  // An ifstream opens a directory and reads nothing from it.
+  if (struct stat info; stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    error = path + ": cannot open: " + std::strerror(EISDIR);
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = path + ": cannot open: " + std::strerror(errno);

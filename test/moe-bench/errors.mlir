@@ -43,7 +43,7 @@
 // PASS: moe-bench: error: --bench-pass must be forward or forward_backward (got 'backward')
 // THREADS: moe-bench: error: --threads must be a positive integer (got '0')
 // TABLE: moe-bench: error: tuning table '{{.*}}.none' does not exist (make it with --tune)
-// MEMORY: moe-bench: error: this configuration needs about {{[0-9]+}} GB, more than this machine's {{[0-9]+}} GB
+// MEMORY: moe-bench: error: this configuration needs about {{[0-9]+}} GB, more than the {{[0-9]+}} GB of memory available: refused before allocating
 // TUNE: moe-bench: error: --tune searches the tiles; do not give --gmm-tiling with it
 
 // Null routing flags.

@@ -147,15 +147,11 @@ int moebench::runSweep(const SweepRequest &request) {
   std::string exe = sys::fs::getMainExecutable(nullptr, (void *)&moebench::runSweep);
   std::string jsonFile = request.jsonFile.empty() ? "moe-bench-sweep.json" : request.jsonFile;
   // The results must have somewhere to go before the points run.
+  // (main checked the files given; this, the default JSON file's place too)
   for (const std::string &file : {jsonFile, request.csvFile, request.plotFile}) {
-    if (file.empty())
-      continue;
-    StringRef parent = sys::path::parent_path(file);
-    if (parent.empty())
-      parent = ".";
-    if (sys::fs::access(parent, sys::fs::AccessMode::Write)) {
-      errs() << "moe-bench: error: cannot write '" << file << "': '" << parent
-             << "' is not a writable directory\n";
+    std::string error;
+    if (!file.empty() && !moec::checkOutputFile(file, error)) {
+      errs() << "moe-bench: error: " << error << "\n";
       return 2;
     }
   }

@@ -23,6 +23,8 @@
 #include "passes/Remat.h"
 #include "runtime/AtomicFile.h"
 #include "runtime/HostMemory.h"
+#include "runtime/MemoryGuard.h"
+#include "runtime/RunTimeChecks.h"
 #include "runtime/Npy.h"
 #ifdef MOEC_HAVE_MPI
 #include "runtime/MpiComm.h"
@@ -461,10 +463,15 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
     double weights = 3.0 * experts * hidden * mlpDim + 3.0 * hidden * sharedDim;
     need += weights * (1.0 + (bytes == 2 ? 4.0 : 0.0));
   }
-  double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  // What the kernel can give without swapping or the out-of-memory killer
+  // (the tensors of shapes the sizes depend on at run time meet the JIT's
+  // allocation guard, runtime/MemoryGuard.h).
+  double have = double(moec::availableMemoryBytes());
   if (have > 0 && need > 0.9 * have && !predictOnly)  // a prediction allocates nothing
     return "this configuration needs about " + std::to_string(int64_t(need / 1e9)) +
-           " GB, more than this machine's " + std::to_string(int64_t(have / 1e9)) + " GB";
+           " GB, more than the " + std::to_string(int64_t(have / 1e9)) +
+           " GB of memory available: refused before allocating (fewer experts, tokens or "
+           "a smaller hidden size fit)";
   return "";
 }
 } // namespace
@@ -501,6 +508,10 @@ bool takeThreads(int &argc, char **argv, std::string &error) {
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   moec::keepFreedMemory();
+  moec::setRunTimeErrorToolName("moe-bench");
+  // A run-time error (runtime/RunTimeChecks.h, MemoryGuard.h) ends the
+  // process with _Exit, which flushes no buffer: the lines before it stay.
+  outs().SetUnbuffered();
   std::vector<std::string> rawArgs(argv + 1, argv + argc);
   if (std::string error; !takeThreads(argc, argv, error))
     return fail(error);
@@ -509,6 +520,12 @@ int main(int argc, char **argv) {
                               "moe-bench: compile an MoE block with moec, run it, report "
                               "TF/s, tokens/s and the share of this machine's peak\n\n"
                               "  --threads N    threads of the generated code (default 2)\n");
+  // The files written after the runs can be written: checked before them.
+  for (const std::string *path : {&jsonFile.getValue(), &csvFile.getValue(), &plotFile.getValue()}) {
+    std::string error;
+    if (!path->empty() && !moec::checkOutputFile(*path, error))
+      return fail(error);
+  }
   if (!sweepSpec.empty()) {
     SweepRequest request;
     request.args = sweepPointArgs(rawArgs);
@@ -540,6 +557,16 @@ int main(int argc, char **argv) {
   }
   if (!gmm.tuningTable.empty() && !tune && !sys::fs::exists(gmm.tuningTable))
     return fail("tuning table '" + gmm.tuningTable + "' does not exist (make it with --tune)");
+  // A table that is not one (a wrong path) is refused here, once, and
+  // before --tune would replace it.
+  if (!gmm.tuningTable.empty() && gmmTiling.empty() && sys::fs::exists(gmm.tuningTable))
+    if (Error bad = mlir::moe::codegen::checkTuningTable(gmm.tuningTable))
+      return fail(toString(std::move(bad)));
+  if (tune) {
+    std::string error;
+    if (!moec::checkOutputFile(gmm.tuningTable, error))
+      return fail(error);
+  }
 
   // bf16 gmms are measured against the peak of the unit that does most of
   // their work: AMX tiles (large groups) where used, else the AVX512_BF16

@@ -14,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Compiler.h"
+#include "codegen/GmmMicrokernel.h"
+#include "codegen/GmmTiling.h"
 #include "dialect/ParserGuard.h"
 #include "codegen/ShardedCall.h"
 #include "dialect/MoeDialect.h"
@@ -24,6 +26,7 @@
 #include <malloc.h>
 #include "runtime/Invoke.h"
 #include "runtime/AtomicFile.h"
+#include "runtime/MemoryGuard.h"
 #include "runtime/Npy.h"
 #include "runtime/ShardComm.h"
 #include "runtime/ShardedRun.h"
@@ -215,10 +218,10 @@ bool resetPeakRss() {
 }
 
 int fail(const std::string &message) {
+  outs().flush(); // what was printed before the error comes before it
   errs() << "moec: error: " << message << "\n";
   return 1;
 }
-
 
 /// The linker turns an object into a shared library; the system compiler
 /// driver knows the platform's crt files and libm.
@@ -321,6 +324,38 @@ int compile(mlir::ModuleOp module) {
   return 0;
 }
 
+/// Why the run would not fit in the memory available now (the inputs are
+/// already in it), or "": each call's planned peak, on every shard this
+/// process runs, and the shards' copies of the inputs. Buffers of dynamic
+/// size are not in the plan; the JIT's allocation guard
+/// (runtime/MemoryGuard.h) refuses those when they are asked for.
+std::string memoryRefusal(const std::optional<MemoryPlan> &plan, const std::vector<Buffer> &args,
+                          const std::optional<MeshLayout> &layout, bool mpi) {
+  int64_t localShards = layout && !mpi ? layout->ranks() : 1;
+  uint64_t perCall = plan ? uint64_t(plan->plannedPeak()) : 0;
+  uint64_t copies = 0;
+  if (layout)
+    for (size_t i = 0; i < args.size() && i < layout->inputs.size(); ++i) {
+      uint64_t block = args[i].numBytes();
+      for (size_t d = 0; d < args[i].shape().size(); ++d)
+        block /= uint64_t(layout->parts(layout->inputs[i], d));
+      copies += block * uint64_t(localShards);
+    }
+  uint64_t need = perCall * uint64_t(localShards) + copies;
+  uint64_t available = availableMemoryBytes();
+  if (need <= available || available == 0)
+    return "";
+  std::string why = "the run needs about " + memorySizeText(need) + " (planned peak " +
+                    memorySizeText(perCall) + " per call";
+  if (localShards > 1)
+    why += " on each of " + std::to_string(localShards) + " shards";
+  if (copies)
+    why += ", and " + memorySizeText(copies) + " for the shards' blocks of the inputs";
+  return why + "), more than the " + memorySizeText(available) +
+         " of memory available: refused before running (give smaller shapes, or shard the "
+         "block over MPI processes)";
+}
+
 int run(mlir::ModuleOp module) {
   std::string error;
   auto shardSig = entrySignature(module, entry, error);
@@ -404,6 +439,9 @@ int run(mlir::ModuleOp module) {
   // the message is out before the abort.
   outs().flush();
   std::setvbuf(stdout, nullptr, _IONBF, 0);
+  // The same for moec's own lines: a run-time error ends the process with
+  // _Exit (runtime/RunTimeChecks.h), which flushes no buffer.
+  outs().SetUnbuffered();
   // libomp reads it when a thread's first parallel loop starts: in-process
   // shards share the threads (each shard thread is one of libomp's roots).
   unsigned ompThreads = threads;
@@ -441,6 +479,8 @@ int run(mlir::ModuleOp module) {
   std::optional<MemoryPlan> plan = memoryPlan(module, sig->name);
   if (plan)
     outs() << "memory: " << describeMemoryPlan(*plan) << "\n";
+  if (std::string refusal = memoryRefusal(plan, args, layout, launcher == "mpi"); !refusal.empty())
+    return fail(refusal);
 
   // Compiled before the first run, so that the runs' peak RSS over the RSS
   // before them is what the calls allocate and touch (later runs reuse
@@ -568,9 +608,46 @@ int run(mlir::ModuleOp module) {
 }
 } // namespace
 
+/// The options that do not depend on the program, checked before it is
+/// read: a wrong one is one message, given before any work (not one per
+/// gmm from inside the pipeline, or after a run when its outputs are
+/// written).
+int checkOptions() {
+  std::string error;
+  if (!mlir::moe::codegen::packedKindsFor(gmmStrategy, mlir::moe::codegen::MachineModel::host(),
+                                          error))
+    return fail(error);
+  if (!gmmTiling.empty()) {
+    auto tiling = mlir::moe::codegen::GmmTiling::parse(gmmTiling);
+    if (!tiling)
+      return fail(toString(tiling.takeError()));
+    if (std::string why = tiling->invalidReason(/*swiglu=*/false); !why.empty())
+      return fail("gmm tiling " + tiling->str() + ": " + why);
+  }
+  if (std::string table = gmmChoices().tuningTable; !table.empty() && gmmTiling.empty())
+    if (Error bad = mlir::moe::codegen::checkTuningTable(table))
+      return fail(toString(std::move(bad)) +
+                  (tuningTable.empty() ? " (from $MOEC_TUNING_TABLE)" : ""));
+  if (runCommand) {
+    if (!outputDir.empty() && !checkOutputDirectory(outputDir, error))
+      return fail("--output-dir " + error);
+    return 0;
+  }
+  if (outputFile.empty())
+    return fail("no output: give -o FILE (.o, .so, .s, .ll or .mlir)");
+  std::string kind = emitKind();
+  if (kind != "mlir" && kind != "llvm" && kind != "asm" && kind != "obj" && kind != "so")
+    return fail("--emit must be one of mlir, llvm, asm, obj, so (got '" + kind + "')");
+  if (!checkOutputFile(outputFile, error))
+    return fail(error);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "moec: compile and run MoE blocks\n");
+  if (int failed = checkOptions())
+    return failed;
 
   mlir::DialectRegistry registry;
   registerCompilerDialects(registry);

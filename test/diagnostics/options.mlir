@@ -1,0 +1,57 @@
+// A bad option, pass option or pipeline: one message naming it and what
+// it accepts, a non-zero exit, before any work. moe-bench's own options:
+// test/moe-bench/errors.mlir; moec run's counts and files:
+// test/moec/errors.mlir.
+// RUN: rm -rf %t && mkdir -p %t
+// DEFINE: %{nocrash} = --implicit-check-not=error: --implicit-check-not="Stack dump" --implicit-check-not=Assertion
+
+// RUN: not moec %s -o %t/x.o --frobnicate 2>&1 | FileCheck %s --check-prefix=UNKNOWN %{nocrash}
+// RUN: not moe-opt %s --frobnicate 2>&1 | FileCheck %s --check-prefix=UNKNOWN %{nocrash}
+// UNKNOWN: Unknown command line argument '--frobnicate'.
+
+// RUN: not moec run %s --random-inputs --threads lots 2>&1 | FileCheck %s --check-prefix=NUMBER %{nocrash}
+// NUMBER: moec: for the --threads option: 'lots' value invalid for uint argument!
+
+// The gmm options: once for the whole program, not once per gmm.
+// RUN: not moec %s -o %t/x.o --gmm-strategy fastest 2>&1 | FileCheck %s --check-prefix=STRATEGY %{nocrash}
+// STRATEGY: moec: error: unknown gmm-strategy 'fastest' (expected microkernel, microkernel-amx, microkernel-avx512bf16, microkernel-fma or reference)
+// RUN: not moec run %s --random-inputs --gmm-tiling mr=six 2>&1 | FileCheck %s --check-prefix=TILING %{nocrash}
+// TILING: moec: error: gmm tiling 'mr=six': 'mr=six' is not key=positive integer
+// RUN: not moec %s -o %t/x.o --gmm-tiling mr=6,nv=99 2>&1 | FileCheck %s --check-prefix=REGISTERS %{nocrash}
+// REGISTERS: moec: error: gmm tiling mr=6,nv=99,kc=256,nc=256,mc=192: register tile mr=6 x nv=99 needs 694 vector registers, more than the 32 of AVX-512
+// RUN: not moec %s -o %t/x.o --gmm-tiling mr=6,zz=4 2>&1 | FileCheck %s --check-prefix=KEY %{nocrash}
+// KEY: moec: error: gmm tiling 'mr=6,zz=4': unknown key 'zz' (expected mr, nv, kc, nc, mc)
+
+// The same through moe-opt's pass options: one error.
+// RUN: not moe-opt %s -moe-lower-to-loops=gmm-tiling=mr=six --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=PASS-TILING %{nocrash}
+// PASS-TILING: options.mlir:0:0: error: gmm tiling 'mr=six': 'mr=six' is not key=positive integer
+// RUN: not moe-opt %s -moe-remat=policy=cheapest --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=PASS-POLICY %{nocrash}
+// PASS-POLICY: error: moe-remat: unknown policy 'cheapest' (expected none, expert_mlp, combine or auto)
+
+// Pipelines that do not parse or name no pass.
+// RUN: not moec %s -o %t/x.o --pass-pipeline='moe-expand-block,moe-nope' 2>&1 | FileCheck %s --check-prefix=NOPASS %{nocrash}
+// RUN: not moe-opt %s --pass-pipeline='builtin.module(moe-nope)' 2>&1 | FileCheck %s --check-prefix=NOPASS %{nocrash}
+// NOPASS: {{.*}}error: 'moe-nope' does not refer to a registered pass or pass pipeline
+// RUN: not moe-opt %s --pass-pipeline='builtin.module(func.func(moe-remat{policy=none)' 2>&1 | FileCheck %s --check-prefix=UNCLOSED %{nocrash}
+// UNCLOSED: {{.*}}error: missing closing '}' while processing pass options
+
+// moec's own choices.
+// RUN: not moec %s -o %t/x.o --backward squared 2>&1 | FileCheck %s --check-prefix=BACKWARD %{nocrash}
+// BACKWARD: moec: error: --backward must be mean-square or cotangent (got 'squared')
+// RUN: not moec %s -o %t/x.o --remat expert_mlp 2>&1 | FileCheck %s --check-prefix=REMAT %{nocrash}
+// REMAT: moec: error: --remat, --activation-budget and --routing-grad apply to the backward: give --backward too
+// RUN: not moec run %s --random-inputs --iters 0 2>&1 | FileCheck %s --check-prefix=ITERS %{nocrash}
+// ITERS: moec: error: --iters must be at least 1
+// RUN: not moec run %s --random-inputs --launcher ssh 2>&1 | FileCheck %s --check-prefix=LAUNCHER %{nocrash}
+// LAUNCHER: moec: error: --launcher must be inprocess or mpi (got 'ssh')
+// RUN: not moec run %s --random-inputs --mesh expert=2 --ep-dispatch broadcast 2>&1 | FileCheck %s --check-prefix=DISPATCH %{nocrash}
+// DISPATCH: options.mlir:{{[0-9]+}}:1: error: moe-partition: unknown ep-dispatch 'broadcast' (dense, compact, ring or a2a)
+
+// Nothing was written.
+// RUN: ls %t | count 0
+func.func @block(%x: tensor<16x32xf32>, %logits: tensor<16x4xf32>, %w13: tensor<4x32x64xf32>,
+                 %w2: tensor<4x32x32xf32>) -> tensor<16x32xf32> {
+  %y = moe.block %x logits(%logits : tensor<16x4xf32>) gate_up(%w13 : tensor<4x32x64xf32>)
+         down(%w2 : tensor<4x32x32xf32>) top 2 : tensor<16x32xf32>
+  return %y : tensor<16x32xf32>
+}
