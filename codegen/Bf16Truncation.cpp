@@ -29,7 +29,7 @@ struct MoeExpandBf16TruncationPass
   void runOnOperation() override {
     bool expandVectors;
     if (vectors == "auto")
-      expandVectors = !mlir::moe::codegen::MachineModel::host().avx512Bf16;
+      expandVectors = !mlir::moe::codegen::MachineModel::target().avx512Bf16;
     else if (vectors == "true" || vectors == "false")
       expandVectors = vectors == "true";
     else {

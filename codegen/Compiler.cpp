@@ -1,6 +1,7 @@
 //===- Compiler.cpp - from a moe program to native code -------------------===//
 
 #include "codegen/Compiler.h"
+#include "codegen/TargetCpu.h"
 #include "runtime/CompilerBuiltins.h"
 #include "runtime/MemoryGuard.h"
 #include "runtime/RunTimeChecks.h"
@@ -232,6 +233,11 @@ std::unique_ptr<llvm::TargetMachine> moec::hostTargetMachine(std::string &error)
     error = llvm::toString(builder.takeError());
     return nullptr;
   }
+  // moec --target-cpu: that CPU and its features, not the host's.
+  if (llvm::StringRef cpu = mlir::moe::codegen::targetCpuOverride(); !cpu.empty()) {
+    builder->setCPU(cpu.str());
+    builder->getFeatures() = llvm::SubtargetFeatures();
+  }
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   builder->setRelocationModel(llvm::Reloc::PIC_);
   // AMX tile code (gmm-strategy=microkernel-amx) must compile on any x86-64
@@ -279,14 +285,24 @@ void addEntryPoints(llvm::Module &module,
   auto *text = llvm::ConstantDataArray::getString(ctx, manifest);
   new llvm::GlobalVariable(module, text->getType(), /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, text, "moec_manifest");
+  // What the code needs of the CPU that loads it (runtime/CpuFeatures.h).
+  std::string features;
+  for (const std::string &f : mlir::moe::codegen::requiredIsaFeatures())
+    features += (features.empty() ? "" : " ") + f;
+  auto *featureText = llvm::ConstantDataArray::getString(ctx, features);
+  new llvm::GlobalVariable(module, featureText->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, featureText, "moec_cpu_features");
 }
 } // namespace
 
 std::string moec::describeHostTarget(llvm::TargetMachine &tm) {
   // What the CPU has, not the target machine's features: those always
   // include AMX (hostTargetMachine), whose code checks for it at run time.
-  llvm::StringMap<bool, llvm::MallocAllocator> host = llvm::sys::getHostCPUFeatures();
-  std::string out = tm.getTargetCPU().str() + ":";
+  llvm::StringMap<bool> host = mlir::moe::codegen::targetCpuFeatures();
+  std::string out = tm.getTargetCPU().str();
+  if (!mlir::moe::codegen::targetCpuOverride().empty())
+    out += " (--target-cpu; this host is " + llvm::sys::getHostCPUName().str() + ")";
+  out += ":";
   bool any = false;
   for (llvm::StringRef f : {"avx2", "avx512f", "avx512bf16", "avx512vnni", "amx-tile",
                             "amx-bf16", "amx-int8"})

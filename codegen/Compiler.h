@@ -86,7 +86,8 @@ std::optional<MemoryPlan> memoryPlan(mlir::ModuleOp lowered, const std::string &
 /// bound 21.5 KiB) + results and unplanned 11.0 KiB".
 std::string describeMemoryPlan(const MemoryPlan &plan);
 
-/// A target machine for this CPU with all its features (AVX-512, AMX, ...).
+/// A target machine for this CPU with all its features (AVX-512, AMX, ...),
+/// or for the CPU moec --target-cpu named (codegen/TargetCpu.h).
 std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error);
 
 /// The signatures of every public function taking and returning only

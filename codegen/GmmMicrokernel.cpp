@@ -32,6 +32,8 @@
 #include "codegen/GmmKernelPlan.h"
 #include "codegen/GmmMicrokernel.h"
 
+#include "codegen/TargetCpu.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -319,7 +321,7 @@ void MicrokernelEmitter::emit(Operation *anchor) {
   int64_t packedColBlocks = 0;
   int64_t minRowBlock = t.rowBlock;
   if (p.amx || p.avx512Bf16 || p.int8) {
-    packedTasks.emplace(e, p, MachineModel::host().l2Bytes);
+    packedTasks.emplace(e, p, MachineModel::target().l2Bytes);
     packedColBlocks = (p.width + packedTasks->columnBlock() - 1) / packedTasks->columnBlock();
   }
   if (p.int8) {
@@ -505,8 +507,8 @@ std::optional<PackedKinds> mlir::moe::codegen::packedKindsFor(StringRef strategy
     // lacks: refuse it here.
     if (host.avx512Bf16)
       return PackedKinds{false, true, false, host.avx512Vnni};
-    error = "gmm-strategy=microkernel-avx512bf16 needs a CPU with AVX512_BF16, which this host "
-            "does not have (use microkernel or microkernel-fma)";
+    error = "gmm-strategy=microkernel-avx512bf16 needs a CPU with AVX512_BF16, which the target "
+            "CPU '" + targetCpuName() + "' does not have (use microkernel or microkernel-fma)";
     return std::nullopt;
   }
   if (strategy == "microkernel-fma" || strategy == "reference")

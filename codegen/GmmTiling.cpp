@@ -2,6 +2,8 @@
 
 #include "codegen/GmmTiling.h"
 
+#include "codegen/TargetCpu.h"
+
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -68,7 +70,7 @@ std::string GmmTiling::invalidReason(bool swiglu) const {
   return "";
 }
 
-MachineModel MachineModel::host() {
+MachineModel MachineModel::target() {
   MachineModel m;
 #ifdef _SC_LEVEL1_DCACHE_SIZE
   if (long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE); l1 > 0)
@@ -76,7 +78,7 @@ MachineModel MachineModel::host() {
   if (long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE); l2 > 0)
     m.l2Bytes = l2;
 #endif
-  llvm::StringMap<bool, llvm::MallocAllocator> features = llvm::sys::getHostCPUFeatures();
+  llvm::StringMap<bool> features = targetCpuFeatures();
   m.amxBf16 = features.lookup("amx-tile") && features.lookup("amx-bf16");
   m.amxInt8 = features.lookup("amx-tile") && features.lookup("amx-int8");
   m.avx512Bf16 = features.lookup("avx512bf16");

@@ -55,8 +55,10 @@ struct MachineModel {
   bool avx512Vnni = false;
   /// vdpbf16ps (avx512bf16): bf16 dot products on zmm registers.
   bool avx512Bf16 = false;
-  /// The host's caches (from sysconf where it reports them) and features.
-  static MachineModel host();
+  /// The target's features (the host's unless moec --target-cpu names
+  /// another CPU: TargetCpu.h) and the host's caches (from sysconf where it
+  /// reports them; a named CPU's are not known here).
+  static MachineModel target();
 };
 
 /// The shape a tiling is chosen for: depth D, output width N, whether the

@@ -147,7 +147,7 @@ struct MoeLowerToLoopsPass
       tiling = *found;
     }
     if (!tiling)
-      tiling = codegen::costModelTiling(shape, codegen::MachineModel::host());
+      tiling = codegen::costModelTiling(shape, codegen::MachineModel::target());
     if (std::string why = tiling->invalidReason(swiglu); !why.empty()) {
       gmm.emitError() << "gmm tiling " << tiling->str() << ": " << why;
       return failure();
@@ -159,7 +159,7 @@ struct MoeLowerToLoopsPass
     bool microkernel = StringRef(gmmStrategy).starts_with("microkernel");
     std::string error;
     std::optional<codegen::PackedKinds> packedKinds =
-        codegen::packedKindsFor(gmmStrategy, codegen::MachineModel::host(), error);
+        codegen::packedKindsFor(gmmStrategy, codegen::MachineModel::target(), error);
     if (!packedKinds) {
       getOperation().emitError() << error;
       return signalPassFailure();

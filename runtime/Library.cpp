@@ -1,6 +1,7 @@
 //===- Library.cpp - load a block compiled with moec -o lib.so ------------===//
 
 #include "runtime/Library.h"
+#include "runtime/CpuFeatures.h"
 #include "runtime/Invoke.h"
 
 #include <dlfcn.h>
@@ -9,8 +10,11 @@
 using namespace moec;
 
 std::unique_ptr<Library> Library::open(const std::string &path, std::string &error) {
+  // A bare name is a file here, as for every other tool: dlopen would
+  // search the library path for it instead.
+  std::string file = path.find('/') == std::string::npos ? "./" + path : path;
   // RTLD_LOCAL: several blocks may be loaded side by side.
-  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     error = dlerror();
     return nullptr;
@@ -21,6 +25,23 @@ std::unique_ptr<Library> Library::open(const std::string &path, std::string &err
   if (!manifest) {
     error = path + ": no moec_manifest: not a library built by moec";
     return nullptr;
+  }
+  // Code for a CPU with more extensions than this one would stop on an
+  // illegal instruction at the first call: refuse it here, naming them.
+  if (auto *features = static_cast<const char *>(dlsym(handle, "moec_cpu_features"))) {
+    std::vector<std::string> required;
+    std::istringstream words(features);
+    for (std::string word; words >> word;)
+      required.push_back(word);
+    std::vector<std::string> missing = missingCpuFeatures(required);
+    if (!missing.empty()) {
+      std::string names;
+      for (const std::string &m : missing)
+        names += (names.empty() ? "" : " ") + m;
+      error = path + ": compiled for a CPU with " + features + "; this CPU lacks " + names +
+              " (compile it again on this machine, or for it with moec --target-cpu)";
+      return nullptr;
+    }
   }
   std::istringstream lines(manifest);
   std::string line;

@@ -90,7 +90,7 @@ bool moebench::tuneGmmTiles(const TuneRequest &request, std::string &error) {
     shape.swiglu = up;
     shape.elementBytes = bytes;
     GmmTiling model = mlir::moe::codegen::costModelTiling(
-        shape, mlir::moe::codegen::MachineModel::host());
+        shape, mlir::moe::codegen::MachineModel::target());
     std::string source = gmmProgram(shape, experts, groupRows, c.element());
     double flops = 2.0 * experts * groupRows * shape.depth * (up ? 2 * shape.width : shape.width);
 

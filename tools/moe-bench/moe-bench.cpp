@@ -573,7 +573,7 @@ int main(int argc, char **argv) {
   // dot products; all else against FP32 FMA (bf16 on the FMA tiles is
   // widened to f32).
   std::string kindsError;
-  auto kinds = mlir::moe::codegen::packedKindsFor(backend, mlir::moe::codegen::MachineModel::host(),
+  auto kinds = mlir::moe::codegen::packedKindsFor(backend, mlir::moe::codegen::MachineModel::target(),
                                                 kindsError);
   if (!kinds)
     return fail(kindsError);

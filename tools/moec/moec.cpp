@@ -16,6 +16,7 @@
 #include "codegen/Compiler.h"
 #include "codegen/GmmMicrokernel.h"
 #include "codegen/GmmTiling.h"
+#include "codegen/TargetCpu.h"
 #include "dialect/ParserGuard.h"
 #include "codegen/ShardedCall.h"
 #include "dialect/MoeDialect.h"
@@ -50,6 +51,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
 #include <chrono>
@@ -115,6 +117,14 @@ cl::opt<std::string> gmmTiling(
 cl::opt<std::string> tuningTable(
     "tuning-table", cl::desc("Tuning table written by moe-bench --tune (default: "
                              "$MOEC_TUNING_TABLE if set)"),
+    cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+
+cl::opt<std::string> targetCpu(
+    "target-cpu",
+    cl::desc("Compile for this CPU (an LLVM x86 CPU name: skylake-avx512, sapphirerapids, "
+             "znver3, x86-64-v3, ...) instead of this host: a library to run on another "
+             "machine, which refuses to load on a CPU without the extensions it was compiled "
+             "for. `moec run` refuses a CPU this host cannot stand in for"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
 cl::opt<std::string> meshOption(
@@ -614,7 +624,21 @@ int run(mlir::ModuleOp module) {
 /// written).
 int checkOptions() {
   std::string error;
-  if (!mlir::moe::codegen::packedKindsFor(gmmStrategy, mlir::moe::codegen::MachineModel::host(),
+  // First: the gmm strategies are checked against the target's features.
+  if (!mlir::moe::codegen::setTargetCpu(targetCpu, error))
+    return fail(error);
+  if (runCommand) {
+    std::vector<std::string> missing = mlir::moe::codegen::isaFeaturesMissingOnHost();
+    if (!missing.empty()) {
+      std::string names;
+      for (const std::string &m : missing)
+        names += " " + m;
+      return fail("--target-cpu " + targetCpu + ": this CPU (" + sys::getHostCPUName().str() +
+                  ") lacks" + names + ", which code for it may use: it cannot run here (compile "
+                  "a library with -o and run it on such a machine)");
+    }
+  }
+  if (!mlir::moe::codegen::packedKindsFor(gmmStrategy, mlir::moe::codegen::MachineModel::target(),
                                           error))
     return fail(error);
   if (!gmmTiling.empty()) {
