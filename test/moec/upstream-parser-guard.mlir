@@ -11,12 +11,17 @@
 // RUN: not moe-opt %t/broadcast.mlir 2>&1 | FileCheck %s --check-prefix=BROADCAST --implicit-check-not="Stack dump"
 // Valid forms, the generic one and comments naming the ops are not refused.
 // RUN: moe-opt %t/valid.mlir | FileCheck %s --check-prefix=VALID
+// From stdin too: moe-opt reads it once, checks it, then runs on it.
+// RUN: not moe-opt < %t/reduce.mlir 2>&1 | FileCheck %s --check-prefix=STDIN --implicit-check-not="Stack dump"
+// RUN: moe-opt < %t/valid.mlir | FileCheck %s --check-prefix=VALID
+// RUN: cat %t/valid.mlir | moe-opt - -canonicalize -o %t/valid-out.mlir && FileCheck %s --check-prefix=VALID < %t/valid-out.mlir
 // RUN: test ! -e %t/reduce.o
 
 // REDUCE: reduce.mlir:2:86: error: expected '[' and a list of integers ending in ']' after 'dimensions =' of linalg.reduce (refused before parsing: MLIR 22's parser crashes on it)
 // UNCLOSED: unclosed.mlir:2:86: error: expected '[' and a list of integers ending in ']' after 'dimensions =' of linalg.reduce
 // TRANSPOSE: transpose.mlir:2:92: error: {{.*}}after 'permutation =' of linalg.transpose
 // BROADCAST: broadcast.mlir:2:89: error: {{.*}}after 'dimensions =' of linalg.broadcast
+// STDIN: <stdin>:2:86: error: expected '[' and a list of integers ending in ']' after 'dimensions =' of linalg.reduce
 // VALID: linalg.reduce
 // VALID: linalg.transpose
 // VALID: linalg.broadcast

@@ -33,6 +33,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -55,18 +56,42 @@ int main(int argc, char **argv) {
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "moe-opt: the moe dialect optimizer\n", registry);
   // Input MLIR 22's own parsers crash on is refused first (ParserGuard.h).
-  // A file only: reading stdin here would leave nothing for the real parse.
+  auto hazardous = [](const llvm::MemoryBuffer &input) {
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(input.getBuffer(), input.getBufferIdentifier()),
+        llvm::SMLoc());
+    mlir::MLIRContext context;
+    mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    return mlir::failed(mlir::moe::checkUpstreamParserHazards(sourceMgr, &context));
+  };
   if (inputFile != "-") {
     std::string error;
-    auto file = mlir::openInputFile(inputFile, &error);
-    if (file) {
-      llvm::SourceMgr sourceMgr;
-      sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-      mlir::MLIRContext context;
-      mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-      if (mlir::failed(mlir::moe::checkUpstreamParserHazards(sourceMgr, &context)))
-        return 1;
-    } // else MlirOptMain reports the unreadable file
+    if (auto file = mlir::openInputFile(inputFile, &error); file && hazardous(*file))
+      return 1;
+    // (an unreadable file: MlirOptMain reports it)
+    return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
   }
-  return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
+  // stdin can be read once: read it here, check it, and give the buffer to
+  // MlirOptMain's buffer form (what its file form does after opening).
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses()) // reads no input
+    return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
+  std::string error;
+  auto input = mlir::openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (hazardous(*input))
+    return 1;
+  auto output = mlir::openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }
