@@ -14,6 +14,8 @@
 #include "codegen/Emitter.h"
 #include "codegen/Lowerings.h"
 
+#include <tuple>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
@@ -137,7 +139,10 @@ void mlir::moe::codegen::lowerTgmm(RewriterBase &rewriter, TgmmOp op) {
   // Group bounds first, then one group per parallel iteration (each writes
   // only its own out[g]).
   Value groups = e.dim(sizes, 0);
-  auto [firstRow, endRow] = groupBounds(e, sizes, rowCount);
+  // Named values, not a structured binding: the loop bodies capture them
+  // (a C++20 feature for bindings).
+  Value firstRow, endRow;
+  std::tie(firstRow, endRow) = groupBounds(e, sizes, rowCount);
   e.parallelFor(zero, groups, [&](Value g) {
     // acc = lhs_g^T @ rhs_g, one outer product per row of the group. On the
     // heap: D x N floats can exceed a thread's stack.

@@ -38,6 +38,8 @@
 #include "codegen/GmmKernelPlan.h"
 #include "codegen/Lowerings.h"
 
+#include <tuple>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -74,7 +76,10 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
 
   // Group g is rows [firstRow[g], endRow[g]).
   Value groups = e.dim(sizes, 0);
-  auto [firstRow, endRow] = groupBounds(e, sizes, rowCount);
+  // Named values, not a structured binding: the loop bodies capture them
+  // (a C++20 feature for bindings).
+  Value firstRow, endRow;
+  std::tie(firstRow, endRow) = groupBounds(e, sizes, rowCount);
 
   int64_t tileColumns = kVectors * kLanes;
   int64_t columns = kSubBlocks * tileColumns;

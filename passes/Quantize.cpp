@@ -298,7 +298,7 @@ struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
         return signalPassFailure();
 
     OpBuilder b(&getContext());
-    Quantizer quantizer{b, *parsedMode, *parsedScales};
+    Quantizer quantizer{b, *parsedMode, *parsedScales, {}};
     SymbolTable symbols(module);
     for (func::FuncOp fn : functions) {
       SmallVector<GmmOp> gmms;
