@@ -37,6 +37,7 @@
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -286,9 +287,7 @@ void addEntryPoints(llvm::Module &module,
   new llvm::GlobalVariable(module, text->getType(), /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, text, "moec_manifest");
   // What the code needs of the CPU that loads it (runtime/CpuFeatures.h).
-  std::string features;
-  for (const std::string &f : mlir::moe::codegen::requiredIsaFeatures())
-    features += (features.empty() ? "" : " ") + f;
+  std::string features = llvm::join(mlir::moe::codegen::requiredIsaFeatures(), " ");
   auto *featureText = llvm::ConstantDataArray::getString(ctx, features);
   new llvm::GlobalVariable(module, featureText->getType(), /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, featureText, "moec_cpu_features");
@@ -378,24 +377,21 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
   // here rather than looked up, so that no tool has to export them.
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
-    for (auto [name, address] : shardRuntimeSymbols())
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                 llvm::JITSymbolFlags::Exported};
-    // And the compiler-rt builtins LLVM may call that libgcc 12 lacks.
-    for (auto [name, address] : compilerBuiltinSymbols())
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                 llvm::JITSymbolFlags::Exported};
+    auto add = [&](const std::vector<std::pair<const char *, void *>> &list) {
+      for (auto [name, address] : list)
+        symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                   llvm::JITSymbolFlags::Exported};
+    };
+    add(shardRuntimeSymbols());
+    // The compiler-rt builtins LLVM may call that libgcc 12 lacks.
+    add(compilerBuiltinSymbols());
     // Generated code's malloc refuses a buffer beyond the memory available
     // instead of leaving the run to the out-of-memory killer
     // (runtime/MemoryGuard.h).
-    for (auto [name, address] : memoryGuardSymbols())
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                 llvm::JITSymbolFlags::Exported};
-    // And a failed run-time check ends in one error line, not a stack dump
+    add(memoryGuardSymbols());
+    // A failed run-time check ends in one error line, not a stack dump
     // (runtime/RunTimeChecks.h).
-    for (auto [name, address] : runTimeCheckSymbols())
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                 llvm::JITSymbolFlags::Exported};
+    add(runTimeCheckSymbols());
     return symbols;
   });
   std::unique_ptr<JitProgram> program(new JitProgram());
@@ -451,20 +447,9 @@ std::optional<MemoryPlan> moec::memoryPlan(ModuleOp lowered, const std::string &
   return p;
 }
 
-static std::string bytesText(int64_t bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB"};
-  double v = bytes;
-  int u = 0;
-  while (v >= 1024 && u < 3)
-    v /= 1024, ++u;
-  std::string text;
-  llvm::raw_string_ostream(text) << llvm::format(u ? "%.1f %s" : "%.0f %s", v, units[u]);
-  return text;
-}
-
 std::string moec::describeMemoryPlan(const MemoryPlan &plan) {
-  return "planned peak " + bytesText(plan.plannedPeak()) + " = arena " + bytesText(plan.arena) +
-         " (" + std::to_string(plan.buffers) + " buffers of " + bytesText(plan.bufferBytes) +
+  return "planned peak " + memorySizeText(plan.plannedPeak()) + " = arena " + memorySizeText(plan.arena) +
+         " (" + std::to_string(plan.buffers) + " buffers of " + memorySizeText(plan.bufferBytes) +
          "; live-set lower bound " +
-         bytesText(plan.lowerBound) + ") + results and unplanned " + bytesText(plan.unplanned);
+         memorySizeText(plan.lowerBound) + ") + results and unplanned " + memorySizeText(plan.unplanned);
 }

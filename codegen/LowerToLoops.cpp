@@ -119,6 +119,9 @@ struct MoeLowerToLoopsPass
     : mlir::moe::impl::MoeLowerToLoopsBase<MoeLowerToLoopsPass> {
   using MoeLowerToLoopsBase::MoeLowerToLoopsBase;
 
+  /// The gmm-tiling option, parsed once per run (runOnOperation).
+  std::optional<codegen::GmmTiling> optionTiling;
+
   /// The tiles for one gmm: the option, the tuning table, the cost model.
   FailureOr<codegen::GmmTiling> tilingFor(GmmOp gmm, bool swiglu) {
     auto rhsType = cast<RankedTensorType>(gmm.getRhs().getType());
@@ -130,15 +133,8 @@ struct MoeLowerToLoopsPass
                       : rhsType.getDimSize(gmm.getTransposeRhs() ? 1 : 2);
     shape.swiglu = swiglu;
     shape.elementBytes = rhsType.getElementType().getIntOrFloatBitWidth() / 8;
-    std::optional<codegen::GmmTiling> tiling;
-    if (!gmmTiling.empty()) {
-      auto parsed = codegen::GmmTiling::parse(gmmTiling);
-      if (!parsed) { // runOnOperation parsed it first: not reached
-        gmm.emitError() << llvm::toString(parsed.takeError());
-        return failure();
-      }
-      tiling = *parsed;
-    } else if (!tuningTable.empty()) {
+    std::optional<codegen::GmmTiling> tiling = optionTiling;
+    if (!tiling && !tuningTable.empty()) {
       auto found = codegen::lookupTuningTable(tuningTable, shape);
       if (!found) {
         gmm.emitError() << llvm::toString(found.takeError());
@@ -165,11 +161,15 @@ struct MoeLowerToLoopsPass
       return signalPassFailure();
     }
     // The options once, for the module: not once for every gmm.
-    if (!gmmTiling.empty())
-      if (auto parsed = codegen::GmmTiling::parse(gmmTiling); !parsed) {
+    optionTiling.reset();
+    if (!gmmTiling.empty()) {
+      auto parsed = codegen::GmmTiling::parse(gmmTiling);
+      if (!parsed) {
         getOperation().emitError() << llvm::toString(parsed.takeError());
         return signalPassFailure();
       }
+      optionTiling = *parsed;
+    }
     if (gmmTiling.empty() && !tuningTable.empty())
       if (llvm::Error bad = codegen::checkTuningTable(tuningTable)) {
         getOperation().emitError() << llvm::toString(std::move(bad));

@@ -78,12 +78,3 @@ std::vector<std::string> mlir::moe::codegen::requiredIsaFeatures() {
       required.push_back(name);
   return required;
 }
-
-std::vector<std::string> mlir::moe::codegen::isaFeaturesMissingOnHost() {
-  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-  std::vector<std::string> missing;
-  for (const std::string &name : requiredIsaFeatures())
-    if (!host.lookup(name))
-      missing.push_back(name);
-  return missing;
-}

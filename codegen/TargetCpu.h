@@ -41,10 +41,6 @@ llvm::StringMap<bool> targetCpuFeatures();
 /// time whether it may use the tiles.
 std::vector<std::string> requiredIsaFeatures();
 
-/// Of requiredIsaFeatures(), those this host lacks (empty: code compiled
-/// for the target runs here).
-std::vector<std::string> isaFeaturesMissingOnHost();
-
 } // namespace mlir::moe::codegen
 
 #endif // MOEC_CODEGEN_TARGETCPU_H

@@ -146,14 +146,11 @@ int moebench::runSweep(const SweepRequest &request) {
   const std::vector<SweepAxis> &axes = request.axes;
   std::string exe = sys::fs::getMainExecutable(nullptr, (void *)&moebench::runSweep);
   std::string jsonFile = request.jsonFile.empty() ? "moe-bench-sweep.json" : request.jsonFile;
-  // The results must have somewhere to go before the points run.
-  // (main checked the files given; this, the default JSON file's place too)
-  for (const std::string &file : {jsonFile, request.csvFile, request.plotFile}) {
-    std::string error;
-    if (!file.empty() && !moec::checkOutputFile(file, error)) {
-      errs() << "moe-bench: error: " << error << "\n";
-      return 2;
-    }
+  // The results must have somewhere to go before the points run: main
+  // checked the files given, this the default JSON file's place.
+  if (std::string error; request.jsonFile.empty() && !moec::checkOutputFile(jsonFile, error)) {
+    errs() << "moe-bench: error: " << error << "\n";
+    return 2;
   }
 
   SmallString<128> dir;

@@ -27,6 +27,7 @@
 #include <malloc.h>
 #include "runtime/Invoke.h"
 #include "runtime/AtomicFile.h"
+#include "runtime/CpuFeatures.h"
 #include "runtime/MemoryGuard.h"
 #include "runtime/Npy.h"
 #include "runtime/ShardComm.h"
@@ -43,6 +44,7 @@
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -274,11 +276,7 @@ std::string emitKind() {
 }
 
 int compile(mlir::ModuleOp module) {
-  if (outputFile.empty())
-    return fail("no output: give -o FILE (.o, .so, .s, .ll or .mlir)");
-  std::string kind = emitKind();
-  if (kind != "mlir" && kind != "llvm" && kind != "asm" && kind != "obj" && kind != "so")
-    return fail("--emit must be one of mlir, llvm, asm, obj, so (got '" + kind + "')");
+  std::string kind = emitKind(); // checked by checkOptions
   std::vector<std::string> skipped;
   std::vector<FunctionSignature> entries = entrySignatures(module, skipped);
   if (kind == "so")
@@ -628,15 +626,13 @@ int checkOptions() {
   if (!mlir::moe::codegen::setTargetCpu(targetCpu, error))
     return fail(error);
   if (runCommand) {
-    std::vector<std::string> missing = mlir::moe::codegen::isaFeaturesMissingOnHost();
-    if (!missing.empty()) {
-      std::string names;
-      for (const std::string &m : missing)
-        names += " " + m;
+    // The check Library::open makes of a library, made of the JIT's code.
+    std::vector<std::string> missing =
+        missingCpuFeatures(mlir::moe::codegen::requiredIsaFeatures());
+    if (!missing.empty())
       return fail("--target-cpu " + targetCpu + ": this CPU (" + sys::getHostCPUName().str() +
-                  ") lacks" + names + ", which code for it may use: it cannot run here (compile "
-                  "a library with -o and run it on such a machine)");
-    }
+                  ") lacks " + join(missing, " ") + ", which code for it may use: it cannot run "
+                  "here (compile a library with -o and run it on such a machine)");
   }
   if (!mlir::moe::codegen::packedKindsFor(gmmStrategy, mlir::moe::codegen::MachineModel::target(),
                                           error))
