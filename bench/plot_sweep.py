@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Draws a moe-bench sweep (moe-bench --sweep ... --json FILE) as curves.
 
-  plot_sweep.py SWEEP.json OUT.svg   (or .png, .pdf: matplotlib picks by extension)
+  plot_sweep.py SWEEP.json OUT.svg [FORMAT]   (or .png, .pdf: matplotlib picks by
+                                              extension unless FORMAT names it)
 
 One panel per swept axis with more than one value: tokens/s against that axis
 (top-k, width, null fraction, batch size, dtype, parallel mode, ...), one line
@@ -40,7 +41,7 @@ def number(v):
         return None
 
 
-def main(path, out):
+def main(path, out, fmt=None):
     data = json.load(open(path))
     order = data["sweep"]["order"]
     axes = data["sweep"]["axes"]
@@ -119,10 +120,12 @@ def main(path, out):
     fig.suptitle("moe-bench sweep: %s pass, %s (%s)" % (first.get("pass"), shape, first_dist),
                  fontsize=11)
     fig.tight_layout()
-    fig.savefig(out)
+    # moe-bench hands over an unnamed file it publishes when whole
+    # (/proc/PID/fd/N, no extension): the format comes with it.
+    fig.savefig(out, format=fmt)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:])

@@ -112,10 +112,15 @@ moec::entrySignature(ModuleOp module, const std::string &name,
   }
   if (name.empty() && publics.size() == 1)
     entry = publics.front();
+  // A few names, not all: a generated module of 88k functions made a
+  // 1.5 MB error line.
   auto listed = [&] {
+    constexpr size_t kShown = 8;
     std::string s;
-    for (auto &n : publicNames)
-      s += (s.empty() ? "" : ", ") + n;
+    for (size_t i = 0; i < publicNames.size() && i < kShown; ++i)
+      s += (s.empty() ? "" : ", ") + publicNames[i];
+    if (publicNames.size() > kShown)
+      s += ", ... and " + std::to_string(publicNames.size() - kShown) + " more";
     return s.empty() ? std::string("none") : s;
   };
   if (!entry) {

@@ -3,6 +3,7 @@
 #include "codegen/GmmTiling.h"
 
 #include "codegen/TargetCpu.h"
+#include "runtime/AtomicFile.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
@@ -136,6 +137,9 @@ static bool isShapeKey(llvm::StringRef text) {
 
 llvm::Expected<std::optional<GmmTiling>>
 mlir::moe::codegen::lookupTuningTable(llvm::StringRef path, const GmmShape &shape) {
+  // A FIFO would wait for a writer forever (runtime/AtomicFile.h).
+  if (std::string error; !moec::checkInputFile(path.str(), error))
+    return llvm::createStringError("cannot read tuning table: " + error);
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!file)
     return llvm::createStringError("cannot read tuning table '" + path.str() +
@@ -193,18 +197,10 @@ llvm::Error mlir::moe::codegen::storeTuningTable(llvm::StringRef path, const Gmm
   std::string line = shape.key() + " " + tiling.str();
   if (!comment.empty())
     line += " # " + comment.str();
-  std::string tmp = path.str() + ".tmp";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tmp, ec);
-    if (ec)
-      return llvm::createStringError("cannot write '" + tmp + "': " + ec.message());
-    os << kept << line << "\n";
-    os.close();
-    if (os.has_error())
-      return llvm::createStringError("cannot write '" + tmp + "': " + os.error().message());
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
-    return llvm::createStringError("cannot replace '" + path.str() + "': " + ec.message());
+  // Whole or not at all (runtime/AtomicFile.h): a full disk leaves the old
+  // table, and no temporary file.
+  std::string error;
+  if (!moec::writeFileAtomically(path.str(), kept + line + "\n", error))
+    return llvm::createStringError("cannot write the tuning table: " + error);
   return llvm::Error::success();
 }

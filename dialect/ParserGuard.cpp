@@ -54,12 +54,51 @@ bool inComment(StringRef text, size_t pos) {
   return text.slice(lineStart, pos).contains("//");
 }
 
+/// Where the nesting of brackets in `text` first exceeds `limit` (npos if
+/// never). Strings and `//` comments are skipped; `->` and `>=` close
+/// nothing. An overestimate at worst (an unbalanced `<` in an exotic
+/// attribute), never an underestimate of what the parser recurses on.
+size_t tooDeep(StringRef text, int64_t limit) {
+  int64_t depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == StringRef::npos)
+        return StringRef::npos;
+      continue;
+    }
+    bool opens = c == '(' || c == '[' || c == '{' || (c == '<' && text.substr(i + 1, 1) != "=");
+    bool closes = c == ')' || c == ']' || c == '}' ||
+                  (c == '>' && (i == 0 || text[i - 1] != '-') && text.substr(i + 1, 1) != "=");
+    if (opens && ++depth > limit)
+      return i;
+    if (closes && depth > 0)
+      --depth;
+  }
+  return StringRef::npos;
+}
+
 } // namespace
 
 LogicalResult mlir::moe::checkUpstreamParserHazards(llvm::SourceMgr &sourceMgr,
                                                     MLIRContext *context) {
   const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   StringRef text = buffer->getBuffer();
+  if (size_t at = tooDeep(text, kMaxNestingDepth); at != StringRef::npos) {
+    auto [line, column] = sourceMgr.getLineAndColumn(llvm::SMLoc::getFromPointer(text.data() + at));
+    auto loc = FileLineColLoc::get(context, buffer->getBufferIdentifier(), line, column);
+    emitError(loc) << "nesting deeper than " << kMaxNestingDepth
+                   << " levels of (), [], {} and <> (refused before parsing: MLIR's recursive "
+                      "parser would overflow the stack)";
+    return failure();
+  }
   bool found = false;
   for (StringRef op : {"linalg.reduce", "linalg.broadcast", "linalg.transpose"}) {
     StringRef keyword = op == "linalg.transpose" ? "permutation" : "dimensions";
@@ -94,4 +133,33 @@ LogicalResult mlir::moe::checkUpstreamParserHazards(llvm::SourceMgr &sourceMgr,
     }
   }
   return failure(found);
+}
+
+mlir::moe::ShortSourceLineDiagnosticHandler::ShortSourceLineDiagnosticHandler(
+    llvm::SourceMgr &mgr, MLIRContext *context)
+    : SourceMgrDiagnosticHandler(mgr, context) {
+  setHandler([this](Diagnostic &diag) {
+    emitDiagnostic(diag.getLocation(), diag.str(), diag.getSeverity(),
+                   lineIsShort(diag.getLocation()));
+    for (Diagnostic &note : diag.getNotes())
+      emitDiagnostic(note.getLocation(), note.str(), note.getSeverity(),
+                     lineIsShort(note.getLocation()));
+  });
+}
+
+bool mlir::moe::ShortSourceLineDiagnosticHandler::lineIsShort(Location loc) const {
+  auto fileLoc = loc->findInstanceOf<FileLineColLoc>();
+  if (!fileLoc)
+    return true;
+  for (unsigned id = 1; id <= mgr.getNumBuffers(); ++id) {
+    const llvm::MemoryBuffer *buffer = mgr.getMemoryBuffer(id);
+    if (buffer->getBufferIdentifier() != fileLoc.getFilename().getValue())
+      continue;
+    llvm::SMLoc start = mgr.FindLocForLineAndColumn(id, fileLoc.getLine(), 1);
+    if (!start.isValid())
+      return true;
+    StringRef rest(start.getPointer(), buffer->getBufferEnd() - start.getPointer());
+    return rest.find('\n') <= 240 || rest.size() <= 240;
+  }
+  return true;
 }

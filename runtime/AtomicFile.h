@@ -1,30 +1,128 @@
-//===- AtomicFile.h - whole files or none ----------------------*- C++ -*-===//
+//===- AtomicFile.h - whole outputs or none --------------------*- C++ -*-===//
 //
-// Outputs (objects, libraries, result files) are written to a temporary file
-// beside the target and renamed into place, so a failure part way leaves the
-// old file, or none, and never a partial one.
+// Every output moec, moe-bench and the runtime write (objects, libraries,
+// .npy results, JSON, CSV, plots, tuning tables) goes through here, so that
+// what a user had is never lost and what they get is never half a file:
+//
+//  - An output is written into an unnamed file (O_TMPFILE in the target's
+//    directory; an unlinked mkstemp file where the file system has no
+//    O_TMPFILE) and only named when published: a process killed while it
+//    writes, or a linker killed while it links into it, leaves nothing.
+//  - Publishing a regular file (or a new one) renames a uniquely named link
+//    of it over the target, so two processes writing the same target at
+//    once leave one whole output, never a mix.
+//  - A symlink is followed: the output lands where it points, and the link
+//    stays. A character device (/dev/null) or a FIFO is written through, not
+//    replaced by a regular file; a FIFO nobody reads is refused, not waited
+//    on. A directory, a block device or a socket is refused.
+//  - A set of outputs (moec run --output-dir's out<i>.npy) is published as a
+//    unit: every target is checked before the first rename, the files they
+//    replace are kept until the last rename succeeds (and put back if one
+//    fails), and the set's directories are locked (flock) meanwhile, so two
+//    runs publishing into one directory leave one run's files.
+//
+// What is left to chance: a process killed between the first and the last
+// rename of a set (microseconds) leaves its hidden temporary names beside
+// the targets.
+//
+// Plain C++17 and POSIX; no LLVM (the runtime's rule).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEC_RUNTIME_ATOMICFILE_H
 #define MOEC_RUNTIME_ATOMICFILE_H
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace moec {
 
-/// Writes `bytes` to `path` atomically (permissions as a new file's: 0666
-/// less the umask). False with "path: reason" in `error` on failure.
+/// A file with no name: scratch space another process can read or write
+/// through procPath() (a linker's input or output), gone when closed or
+/// when this process dies.
+class AnonymousFile {
+public:
+  /// An unnamed file in directory `dir`. Null with "dir: reason" in `error`.
+  static std::unique_ptr<AnonymousFile> create(const std::string &dir, std::string &error);
+  /// In $TMPDIR (else /tmp).
+  static std::unique_ptr<AnonymousFile> createTemporary(std::string &error);
+  ~AnonymousFile();
+  AnonymousFile(const AnonymousFile &) = delete;
+  AnonymousFile &operator=(const AnonymousFile &) = delete;
+
+  int fd() const { return descriptor; }
+  /// "/proc/<pid>/fd/<n>": this file, for another process.
+  std::string procPath() const;
+  /// Appends `bytes`; false with the reason in `error`.
+  bool append(const std::string &bytes, std::string &error);
+  /// What it holds (what another process wrote into it, say).
+  std::string contents() const;
+  /// Whether it was made with O_TMPFILE (and so can be given a name by
+  /// linkat), not unlinked after mkstemp.
+  bool linkable() const { return tmpfile; }
+
+private:
+  AnonymousFile(int fd, bool tmpfile) : descriptor(fd), tmpfile(tmpfile) {}
+  int descriptor;
+  bool tmpfile;
+};
+
+/// An output on its way to `target`: written into an AnonymousFile, made
+/// the target by publishOutputs, and gone without a trace if never
+/// published.
+class PendingOutput {
+public:
+  /// Checks `target` as checkOutputFile does and opens the unnamed file.
+  static std::unique_ptr<PendingOutput> create(const std::string &target, std::string &error);
+  ~PendingOutput();
+
+  const std::string &target() const { return given; }
+  /// Where the output lands: `target` with its symlinks followed.
+  const std::string &resolvedTarget() const { return resolved; }
+  /// Written through (a character device or a FIFO) rather than replaced.
+  bool writesThrough() const { return through; }
+  AnonymousFile &contents() { return *file; }
+  /// The contents for another process to write (a linker's -o).
+  std::string procPath() const { return file->procPath(); }
+  bool append(const std::string &bytes, std::string &error) {
+    return file->append(bytes, error);
+  }
+
+private:
+  PendingOutput() = default;
+  friend bool publishOutputs(const std::vector<PendingOutput *> &, std::string &);
+  std::string given, resolved;
+  bool through = false;
+  std::unique_ptr<AnonymousFile> file;
+};
+
+/// Makes every output its target, or none: see the file comment. False
+/// with "target: reason" in `error`; the targets are then as they were
+/// (except what a character device or FIFO already read).
+bool publishOutputs(const std::vector<PendingOutput *> &outputs, std::string &error);
+
+/// Writes `bytes` to `path` whole or not at all (a PendingOutput published
+/// alone; permissions as a new file's: 0666 less the umask). False with
+/// "path: reason" in `error` on failure.
 bool writeFileAtomically(const std::string &path, const std::string &bytes,
                          std::string &error);
 
-/// Whether a file can be made at `path`, checked before the work that
-/// produces it (a compile, a run, a benchmark): `path` is not a directory
-/// and its directory exists. False with "path: reason" in `error`.
+/// Whether an output can be made at `path`, checked before the work that
+/// produces it (a compile, a run, a benchmark): `path`, its symlinks
+/// followed, is not a directory, block device or socket, and its directory
+/// exists and is writable (a character device or FIFO is written through).
+/// False with "path: reason" in `error`.
 bool checkOutputFile(const std::string &path, std::string &error);
 
 /// Whether `dir` is a directory or can be made one: the nearest part of it
 /// that exists is a directory. Makes nothing. False with "dir: reason".
 bool checkOutputDirectory(const std::string &dir, std::string &error);
+
+/// Whether `path` is a file an input can be read from to its end: not a
+/// FIFO, device or socket (symlinks followed), which would block or never
+/// end. A missing file or a directory passes: the reader that opens it
+/// next says so in its own words. False with "path: reason".
+bool checkInputFile(const std::string &path, std::string &error);
 
 } // namespace moec
 

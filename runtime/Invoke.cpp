@@ -2,6 +2,8 @@
 
 #include "runtime/Invoke.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -77,4 +79,24 @@ std::vector<Buffer> moec::randomInputs(const FunctionSignature &sig, uint64_t se
     out.push_back(std::move(b));
   }
   return out;
+}
+
+std::string moec::randomInputsRefusal(const FunctionSignature &sig, int64_t dynamicSize,
+                                      const std::string &option) {
+  if (dynamicSize < 0)
+    return option + " must not be negative (got " + std::to_string(dynamicSize) + ")";
+  uint64_t bytes = 0;
+  bool overflow = false;
+  for (const TensorSignature &t : sig.inputs) {
+    uint64_t n = dtypeSize(t.dtype);
+    for (int64_t d : t.shape)
+      overflow |= __builtin_mul_overflow(n, uint64_t(d < 0 ? dynamicSize : d), &n);
+    overflow |= __builtin_add_overflow(bytes, n, &bytes);
+  }
+  uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
+  if (!overflow && bytes <= memory)
+    return "";
+  return "random inputs with " + option + " " + std::to_string(dynamicSize) + " need " +
+         (overflow ? std::string("more than 2^64 bytes") : std::to_string(bytes >> 20) + " MiB") +
+         "; this machine has " + std::to_string(memory >> 20) + " MiB";
 }

@@ -35,6 +35,13 @@ std::optional<std::vector<Buffer>> invoke(const FunctionSignature &sig,
 std::vector<Buffer> randomInputs(const FunctionSignature &sig, uint64_t seed,
                                  int64_t dynamicSize);
 
+/// Why randomInputs(sig, _, dynamicSize) must not be made, or "": a
+/// negative size, or inputs beyond this machine's memory (refused before
+/// allocating, with what they need and what there is). `option` names the
+/// size for the message ("--dim", "TOKENS").
+std::string randomInputsRefusal(const FunctionSignature &sig, int64_t dynamicSize,
+                                const std::string &option);
+
 } // namespace moec
 
 #endif // MOEC_RUNTIME_INVOKE_H

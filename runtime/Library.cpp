@@ -4,15 +4,79 @@
 #include "runtime/CpuFeatures.h"
 #include "runtime/Invoke.h"
 
+#include "runtime/AtomicFile.h"
+
+#include <cerrno>
+#include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
+#include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 
 using namespace moec;
+
+namespace {
+
+/// Why `path` is not a whole x86-64 ELF shared object, or "". dlopen maps a
+/// truncated library's segments past the end of the file, and the first
+/// touch of those pages is a SIGBUS (run_block died of one): checked here,
+/// from the headers, before dlopen sees it.
+std::string elfProblem(const std::string &path) {
+  std::string error;
+  if (!checkInputFile(path, error))
+    return error;
+  // Missing, unreadable or a directory: dlopen's own message says so.
+  struct stat info;
+  std::ifstream in(path, std::ios::binary);
+  if (stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || !in)
+    return "";
+  in.seekg(0, std::ios::end);
+  const uint64_t size = uint64_t(in.tellg());
+  in.seekg(0);
+  Elf64_Ehdr header;
+  if (size < sizeof header || !in.read(reinterpret_cast<char *>(&header), sizeof header) ||
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+    return path + ": not an ELF file (" + std::to_string(size) + " bytes)";
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB ||
+      header.e_machine != EM_X86_64 || header.e_type != ET_DYN)
+    return path + ": not an x86-64 shared library";
+  auto within = [&](uint64_t offset, uint64_t bytes) {
+    return offset <= size && bytes <= size - offset;
+  };
+  auto truncated = [&](const std::string &what, uint64_t end) {
+    return path + ": truncated: the file has " + std::to_string(size) + " bytes, " + what +
+           " needs " + std::to_string(end) + " (rebuild it with moec -o)";
+  };
+  if (header.e_phentsize != sizeof(Elf64_Phdr) ||
+      !within(header.e_phoff, uint64_t(header.e_phnum) * sizeof(Elf64_Phdr)))
+    return truncated("the program headers",
+                     header.e_phoff + uint64_t(header.e_phnum) * header.e_phentsize);
+  in.seekg(std::streamoff(header.e_phoff));
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr segment;
+    if (!in.read(reinterpret_cast<char *>(&segment), sizeof segment))
+      return truncated("the program headers", header.e_phoff + (i + 1) * sizeof segment);
+    if (segment.p_type != PT_NULL && !within(segment.p_offset, segment.p_filesz))
+      return truncated("segment " + std::to_string(i), segment.p_offset + segment.p_filesz);
+  }
+  if (header.e_shoff != 0 &&
+      !within(header.e_shoff, uint64_t(header.e_shnum) * header.e_shentsize))
+    return truncated("the section headers",
+                     header.e_shoff + uint64_t(header.e_shnum) * header.e_shentsize);
+  return "";
+}
+
+} // namespace
 
 std::unique_ptr<Library> Library::open(const std::string &path, std::string &error) {
   // A bare name is a file here, as for every other tool: dlopen would
   // search the library path for it instead.
   std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  if (std::string problem = elfProblem(file); !problem.empty()) {
+    error = path.find('/') == std::string::npos ? problem.substr(2) : problem;
+    return nullptr;
+  }
   // RTLD_LOCAL: several blocks may be loaded side by side.
   void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {

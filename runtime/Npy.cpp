@@ -3,6 +3,7 @@
 #include "runtime/Npy.h"
 
 #include "runtime/AtomicFile.h"
+#include "runtime/MemoryGuard.h"
 
 #include <cstring>
 #include <sys/stat.h>
@@ -40,11 +41,14 @@ std::optional<std::string> headerField(const std::string &header,
 } // namespace
 
 std::optional<NpyArray> moec::readNpy(const std::string &path, std::string &error) {
-  // An ifstream opens a directory and reads nothing from it.
+  // An ifstream opens a directory and reads nothing from it; a FIFO waits
+  // for a writer.
   if (struct stat info; stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
     error = path + ": cannot open: " + std::strerror(EISDIR);
     return std::nullopt;
   }
+  if (!checkInputFile(path, error))
+    return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = path + ": cannot open: " + std::strerror(errno);
@@ -122,8 +126,19 @@ std::optional<NpyArray> moec::readNpy(const std::string &path, std::string &erro
             " bytes, the file holds " + std::to_string(available);
     return std::nullopt;
   }
+  // A file may hold more than memory (a sparse one, or a large one): refused
+  // as the run's own buffers are (runtime/MemoryGuard.h), not allocated.
+  uint64_t memory = availableMemoryBytes();
+  if (memory > 0 && needed > memory) {
+    error = path + ": the array of shape " + *shapeText + " needs " + memorySizeText(needed) +
+            ", more than the " + memorySizeText(memory) + " of memory available";
+    return std::nullopt;
+  }
   array.bytes.resize(needed);
-  in.read(array.bytes.data(), array.bytes.size());
+  if (!in.read(array.bytes.data(), array.bytes.size())) {
+    error = path + ": the data could not be read to its end (the file changed?)";
+    return std::nullopt;
+  }
   return array;
 }
 
@@ -183,8 +198,7 @@ std::optional<Buffer> moec::toBuffer(const NpyArray &array, DType want,
   return out;
 }
 
-bool moec::writeNpy(const std::string &path, const Buffer &buffer,
-                    std::string &error) {
+std::string moec::npyFileBytes(const Buffer &buffer) {
   std::string shape = "(";
   for (int64_t d : buffer.shape())
     shape += std::to_string(d) + ", ";
@@ -200,8 +214,6 @@ bool moec::writeNpy(const std::string &path, const Buffer &buffer,
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  // Whole or not at all (runtime/AtomicFile.h): a failed write leaves no
-  // partial .npy.
   std::string bytes("\x93NUMPY\x01\x00", 8);
   bytes += static_cast<char>(header.size() & 0xFF);
   bytes += static_cast<char>(header.size() >> 8);
@@ -214,7 +226,11 @@ bool moec::writeNpy(const std::string &path, const Buffer &buffer,
   } else {
     bytes.append(static_cast<const char *>(buffer.data()), buffer.numBytes());
   }
-  if (!writeFileAtomically(path, bytes, error))
-    return false;
-  return true;
+  return bytes;
+}
+
+bool moec::writeNpy(const std::string &path, const Buffer &buffer, std::string &error) {
+  // Whole or not at all (runtime/AtomicFile.h): a failed write leaves no
+  // partial .npy.
+  return writeFileAtomically(path, npyFileBytes(buffer), error);
 }

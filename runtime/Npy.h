@@ -31,6 +31,9 @@ std::optional<NpyArray> readNpy(const std::string &path, std::string &error);
 /// and what was wanted).
 std::optional<Buffer> toBuffer(const NpyArray &array, DType want, std::string &error);
 
+/// The bytes of an .npy file holding `buffer` (bf16 as float32).
+std::string npyFileBytes(const Buffer &buffer);
+
 /// Writes `buffer` to `path` (bf16 as float32), atomically: the whole file
 /// or, on failure, none. Returns false and sets `error` on failure.
 bool writeNpy(const std::string &path, const Buffer &buffer, std::string &error);

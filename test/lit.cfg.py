@@ -60,3 +60,12 @@ mpiexec = getattr(config, "moe_mpiexec", "")
 if mpiexec:
     config.available_features.add("mpi")
     config.substitutions.append(("%mpirun", mpiexec + " --allow-run-as-root --oversubscribe"))
+
+# Root (CI runs as root): tests that make device nodes with mknod.
+if hasattr(os, "geteuid") and os.geteuid() == 0:
+    config.available_features.add("root")
+# A tmpfs can be mounted in a private mount namespace (root, and a kernel
+# or sandbox that allows it): the full-disk tests.
+if subprocess.call(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=4k tmpfs /mnt"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("tmpfs-mount")

@@ -12,16 +12,42 @@
 #include "runtime/Invoke.h"
 #include "runtime/Library.h"
 #include "runtime/Npy.h"
+#include "runtime/ThreadLimit.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+namespace {
+/// `text` as a whole number >= 0, or a message naming `what`.
+bool parseCount(const char *text, const char *what, int64_t &value) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text, &end, 10);
+  if (*text == '\0' || *end != '\0' || errno != 0 || v < 0) {
+    std::fprintf(stderr, "run_block: %s must be a whole number >= 0 (got '%s')\n", what, text);
+    return false;
+  }
+  value = v;
+  return true;
+}
+} // namespace
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
+  if (argc < 2 || argc > 6) {
     std::fprintf(stderr, "usage: %s LIB.so [FUNCTION] [TOKENS] [SEED] [OUTPUT_DIR]\n", argv[0]);
+    return 2;
+  }
+  int64_t tokens = 256, seed = 0;
+  if ((argc > 3 && !parseCount(argv[3], "TOKENS", tokens)) ||
+      (argc > 4 && !parseCount(argv[4], "SEED", seed)))
+    return 2;
+  // The library's parallel loops start OMP_NUM_THREADS threads.
+  if (std::string why = moec::ompNumThreadsRefusal(); !why.empty()) {
+    std::fprintf(stderr, "run_block: %s\n", why.c_str());
     return 2;
   }
   std::string error;
@@ -30,15 +56,22 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "run_block: %s\n", error.c_str());
     return 1;
   }
+  if (lib->functions().empty()) {
+    std::fprintf(stderr, "run_block: %s has no entry points\n", argv[1]);
+    return 1;
+  }
   for (const moec::FunctionSignature &f : lib->functions())
     std::printf("entry point: %s\n", f.str().c_str());
 
   std::string name = argc > 2 ? argv[2] : lib->functions().at(0).name;
-  int64_t tokens = argc > 3 ? std::atoll(argv[3]) : 256;
-  uint64_t seed = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 0;
   const moec::FunctionSignature *sig = lib->find(name);
   if (!sig) {
     std::fprintf(stderr, "run_block: no entry point '%s'\n", name.c_str());
+    return 1;
+  }
+  // Inputs beyond memory are refused before they are made.
+  if (std::string why = moec::randomInputsRefusal(*sig, tokens, "TOKENS"); !why.empty()) {
+    std::fprintf(stderr, "run_block: %s\n", why.c_str());
     return 1;
   }
 

@@ -21,11 +21,16 @@ std::string moebench::parseMesh(const std::string &text, MeshRequest &mesh) {
   mesh.given = true;
   llvm::SmallVector<llvm::StringRef> items;
   llvm::StringRef(text).split(items, ',', -1, false);
+  std::vector<llvm::StringRef> seen;
   for (llvm::StringRef item : items) {
     auto [name, value] = item.split('=');
     int64_t size;
     if (value.trim().getAsInteger(10, size) || size < 1)
       return "--mesh '" + text + "': '" + item.str() + "' is not axis=size with size >= 1";
+    // moec's moe-partition refuses it too: which size would count?
+    if (std::find(seen.begin(), seen.end(), name.trim()) != seen.end())
+      return "--mesh '" + text + "': mesh axis '" + name.trim().str() + "' given twice";
+    seen.push_back(name.trim());
     if (name.trim() == "data")
       mesh.data = size;
     else if (name.trim() == "expert")

@@ -142,6 +142,16 @@ std::string moebench::parseSweep(const std::string &spec, const std::vector<std:
   return "";
 }
 
+std::string moebench::plotFormat(const std::string &plotFile) {
+  // What matplotlib's Agg backend writes by itself (JPEG and TIFF need
+  // Pillow, which python3-matplotlib does not bring).
+  std::string ext = sys::path::extension(plotFile).lower();
+  for (const char *format : {"svg", "svgz", "png", "pdf", "ps", "eps"})
+    if (ext == std::string(".") + format)
+      return format;
+  return "";
+}
+
 int moebench::runSweep(const SweepRequest &request) {
   const std::vector<SweepAxis> &axes = request.axes;
   std::string exe = sys::fs::getMainExecutable(nullptr, (void *)&moebench::runSweep);
@@ -343,12 +353,27 @@ int moebench::runSweep(const SweepRequest &request) {
              << " (scripts/setup.sh installs python3-matplotlib)\n";
       return 2;
     }
-    SmallVector<StringRef> plotArgs = {*python, script, jsonFile, request.plotFile};
+    // matplotlib draws into an unnamed file that becomes the plot when
+    // whole (runtime/AtomicFile.h); the format is the extension main
+    // checked before the sweep.
+    std::string error;
+    auto plot = moec::PendingOutput::create(request.plotFile, error);
+    if (!plot) {
+      errs() << "moe-bench: error: " << error << "\n";
+      return 2;
+    }
+    std::string into = plot->procPath();
+    std::string format = plotFormat(request.plotFile);
+    SmallVector<StringRef> plotArgs = {*python, script, jsonFile, into, format};
     std::string plotError;
     int rc = sys::ExecuteAndWait(*python, plotArgs, std::nullopt, {}, 0, 0, &plotError);
     if (rc != 0) {
       errs() << "moe-bench: error: plotting " << request.plotFile << " failed (exit " << rc
              << (plotError.empty() ? "" : ": ") << plotError << ")\n";
+      return 2;
+    }
+    if (!moec::publishOutputs({plot.get()}, error)) {
+      errs() << "moe-bench: error: " << error << "\n";
       return 2;
     }
     outs() << "sweep: plot written to " << request.plotFile << "\n";

@@ -43,6 +43,10 @@ struct SweepRequest {
   std::string jsonFile, csvFile, plotFile;
 };
 
+/// The matplotlib format `plotFile`'s extension names (svg, svgz, png, pdf,
+/// ps, eps), or "" for any other: checked before the sweep runs.
+std::string plotFormat(const std::string &plotFile);
+
 /// Runs the sweep; returns the exit code (0 when every point ran).
 int runSweep(const SweepRequest &request);
 

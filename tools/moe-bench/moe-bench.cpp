@@ -22,6 +22,7 @@
 #include "codegen/GmmTiling.h"
 #include "passes/Remat.h"
 #include "runtime/AtomicFile.h"
+#include "runtime/ThreadLimit.h"
 #include "runtime/HostMemory.h"
 #include "runtime/MemoryGuard.h"
 #include "runtime/RunTimeChecks.h"
@@ -500,6 +501,11 @@ bool takeThreads(int &argc, char **argv, std::string &error) {
       error = "--threads must be a positive integer (got '" + value->str() + "')";
       return false;
     }
+    if (std::string why = moec::threadCountRefusal(threads, "--threads " + value->str());
+        !why.empty()) {
+      error = why;
+      return false;
+    }
   }
   argc = out;
   return true;
@@ -526,6 +532,9 @@ int main(int argc, char **argv) {
     if (!path->empty() && !moec::checkOutputFile(*path, error))
       return fail(error);
   }
+  if (!plotFile.empty() && plotFormat(plotFile).empty())
+    return fail("--plot " + plotFile + ": the plot is drawn as .svg, .svgz, .png, .pdf, .ps "
+                "or .eps (named by the extension)");
   if (!sweepSpec.empty()) {
     SweepRequest request;
     request.args = sweepPointArgs(rawArgs);
@@ -555,6 +564,10 @@ int main(int argc, char **argv) {
     if (!StringRef(backend).starts_with("microkernel"))
       return fail("--tune tunes the microkernel backends");
   }
+  // The runs after --tune read the table back: a device or FIFO cannot be.
+  if (tune && sys::fs::exists(gmm.tuningTable) && !sys::fs::is_regular_file(gmm.tuningTable))
+    return fail("--tune --tuning-table " + gmm.tuningTable + ": not a regular file (the runs "
+                "after the search read the table back)");
   if (!gmm.tuningTable.empty() && !tune && !sys::fs::exists(gmm.tuningTable))
     return fail("tuning table '" + gmm.tuningTable + "' does not exist (make it with --tune)");
   // A table that is not one (a wrong path) is refused here, once, and

@@ -11,6 +11,7 @@
 #include "dialect/ParserGuard.h"
 #include "codegen/Passes.h"
 #include "passes/Passes.h"
+#include "runtime/AtomicFile.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -62,11 +63,17 @@ int main(int argc, char **argv) {
         llvm::MemoryBuffer::getMemBufferCopy(input.getBuffer(), input.getBufferIdentifier()),
         llvm::SMLoc());
     mlir::MLIRContext context;
-    mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    mlir::moe::ShortSourceLineDiagnosticHandler handler(sourceMgr, &context);
     return mlir::failed(mlir::moe::checkUpstreamParserHazards(sourceMgr, &context));
   };
   if (inputFile != "-") {
     std::string error;
+    // A FIFO or device would block or never end (moec refuses them too):
+    // regular files, or stdin.
+    if (!moec::checkInputFile(inputFile, error)) {
+      llvm::errs() << error << "\n";
+      return 1;
+    }
     if (auto file = mlir::openInputFile(inputFile, &error); file && hazardous(*file))
       return 1;
     // (an unreadable file: MlirOptMain reports it)

@@ -32,6 +32,7 @@
 #include "runtime/Npy.h"
 #include "runtime/ShardComm.h"
 #include "runtime/ShardedRun.h"
+#include "runtime/ThreadLimit.h"
 #ifdef MOEC_HAVE_MPI
 #include "runtime/MpiComm.h"
 #endif
@@ -251,10 +252,26 @@ bool linkSharedLibrary(StringRef object, StringRef output, std::string &error) {
   std::string builtins = compilerRtBuiltins();
   if (!builtins.empty())
     args.push_back(builtins);
+  // The linker's complaints become part of moec's one error line.
+  auto complaints = moec::AnonymousFile::createTemporary(error);
+  if (!complaints)
+    return false;
+  std::string complaintsPath = complaints->procPath();
+  std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt, StringRef(complaintsPath)};
   std::string message;
-  int rc = sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &message);
+  int rc = sys::ExecuteAndWait(*cc, args, std::nullopt, redirects, 0, 0, &message);
   if (rc != 0) {
-    error = "linking " + output.str() + " failed" + (message.empty() ? "" : ": " + message);
+    SmallVector<StringRef> lines;
+    std::string said = complaints->contents();
+    StringRef(said).split(lines, '\n', -1, /*KeepEmpty=*/false);
+    // collect2's "ld returned 1 exit status" says nothing the ld line does not.
+    std::string why;
+    for (StringRef line : lines)
+      if (!line.contains("ld returned"))
+        why += (why.empty() ? "" : "; ") + line.trim().str();
+    if (why.empty())
+      why = message.empty() ? "exit status " + std::to_string(rc) : message;
+    error = "linking " + outputFile + " failed: " + why;
     return false;
   }
   return true;
@@ -311,25 +328,21 @@ int compile(mlir::ModuleOp module) {
   StringRef text(code.data(), code.size());
   if (kind != "so")
     return moec::writeFileAtomically(outputFile, text.str(), error) ? 0 : fail(error);
-  SmallString<256> object;
-  if (auto ec = sys::fs::createTemporaryFile("moec", "o", object))
-    return fail("cannot create a temporary object: " + ec.message());
-  SmallString<256> library(outputFile);
-  library += ".tmp.so";
-  bool ok = moec::writeFileAtomically(std::string(object), text.str(), error) &&
-            linkSharedLibrary(object, library, error);
-  sys::fs::remove(object);
-  if (ok) {
-    if (auto ec = sys::fs::rename(library, outputFile)) {
-      error = outputFile + ": " + ec.message();
-      ok = false;
-    }
-  }
-  if (!ok) {
-    sys::fs::remove(library);
+  // The object and the library the linker writes are unnamed files
+  // (runtime/AtomicFile.h), reached by the linker through /proc: a moec or
+  // linker killed meanwhile leaves neither, and the library gets its name
+  // only when whole.
+  auto object = moec::AnonymousFile::createTemporary(error);
+  if (!object)
+    return fail("cannot make a temporary object file: " + error);
+  if (!object->append(text.str(), error))
+    return fail("cannot write the temporary object file: " + error);
+  auto library = moec::PendingOutput::create(outputFile, error);
+  if (!library)
     return fail(error);
-  }
-  return 0;
+  if (!linkSharedLibrary(object->procPath(), library->procPath(), error))
+    return fail(error);
+  return moec::publishOutputs({library.get()}, error) ? 0 : fail(error);
 }
 
 /// Why the run would not fit in the memory available now (the inputs are
@@ -407,23 +420,25 @@ int run(mlir::ModuleOp module) {
     return fail("--dim must not be negative");
   if (iters < 1)
     return fail("--iters must be at least 1");
+  for (const std::string &why : {threadCountRefusal(threads, "--threads " + std::to_string(threads)),
+                                 threads ? std::string() : ompNumThreadsRefusal()})
+    if (!why.empty())
+      return fail(why);
+  // Each out<i>.npy can be made (not a directory, say): known before the
+  // run, so checked before it (and again when the set is published).
+  if (!outputDir.empty() && sys::fs::is_directory(outputDir))
+    for (size_t i = 0; i < sig->results.size(); ++i) {
+      SmallString<256> path(outputDir);
+      sys::path::append(path, "out" + std::to_string(i) + ".npy");
+      if (!checkOutputFile(std::string(path), error))
+        return fail("--output-dir: " + error);
+    }
 
   std::vector<Buffer> args;
   if (randomInputs) {
     // Refuse inputs that cannot fit before allocating them.
-    uint64_t bytes = 0;
-    bool overflow = false;
-    for (const TensorSignature &t : sig->inputs) {
-      uint64_t n = dtypeSize(t.dtype);
-      for (int64_t d : t.shape)
-        overflow |= __builtin_mul_overflow(n, uint64_t(d < 0 ? dynamicSize : d), &n);
-      overflow |= __builtin_add_overflow(bytes, n, &bytes);
-    }
-    uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
-    if (overflow || bytes > memory)
-      return fail("random inputs with --dim " + std::to_string(dynamicSize) + " need " +
-                  (overflow ? std::string("more than 2^64") : std::to_string(bytes >> 20) + " MiB") +
-                  "; this machine has " + std::to_string(memory >> 20) + " MiB");
+    if (std::string why = randomInputsRefusal(*sig, dynamicSize, "--dim"); !why.empty())
+      return fail(why);
     args = moec::randomInputs(*sig, seed, dynamicSize);
     outs() << "inputs: random, seed " << seed << ", dynamic dimensions " << dynamicSize << "\n";
   } else {
@@ -595,24 +610,22 @@ int run(mlir::ModuleOp module) {
 #endif
   if (auto ec = sys::fs::create_directories(outputDir))
     return fail(outputDir + ": " + ec.message());
-  // All files or none: write temporaries, then rename them all.
-  std::vector<std::pair<std::string, std::string>> written;
+  // All files or none, published as one set (runtime/AtomicFile.h).
+  std::vector<std::unique_ptr<moec::PendingOutput>> files;
   for (size_t i = 0; i < results->size(); ++i) {
     SmallString<256> path(outputDir);
     sys::path::append(path, "out" + std::to_string(i) + ".npy");
-    std::string temp = std::string(path) + ".tmp";
-    if (!writeNpy(temp, (*results)[i], error)) {
-      for (auto &w : written)
-        sys::fs::remove(w.first);
-      sys::fs::remove(temp);
+    auto file = moec::PendingOutput::create(std::string(path), error);
+    if (!file)
       return fail(error);
-    }
-    written.push_back({temp, std::string(path)});
+    if (!file->append(npyFileBytes((*results)[i]), error))
+      return fail(std::string(path) + ": " + error);
+    files.push_back(std::move(file));
   }
-  for (auto &[temp, path] : written)
-    if (auto ec = sys::fs::rename(temp, path))
-      return fail(path + ": " + ec.message());
-  return 0;
+  std::vector<moec::PendingOutput *> set;
+  for (auto &file : files)
+    set.push_back(file.get());
+  return moec::publishOutputs(set, error) ? 0 : fail(error);
 }
 } // namespace
 
@@ -676,12 +689,15 @@ int main(int argc, char **argv) {
   // is noise to a user (moe-opt keeps mlir-opt's default).
   context.printOpOnDiagnostic(false);
   std::string error;
+  // A FIFO or device would block or never end: regular files (or stdin).
+  if (inputFile != "-" && !checkInputFile(inputFile, error))
+    return fail(error);
   auto file = mlir::openInputFile(inputFile, &error);
   if (!file)
     return fail(error);
   SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  mlir::moe::ShortSourceLineDiagnosticHandler handler(sourceMgr, &context);
   if (mlir::failed(mlir::moe::checkUpstreamParserHazards(sourceMgr, &context)))
     return 1;
   auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
