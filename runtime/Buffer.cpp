@@ -143,3 +143,18 @@ Buffer Buffer::fromDescriptor(DType dtype, int64_t rank, const int64_t *words) {
   }
   return out;
 }
+
+uint64_t Buffer::contentHash() const {
+  // FNV-1a over 8-byte words, then the tail bytes.
+  uint64_t h = 1469598103934665603ull ^ numBytes();
+  const unsigned char *p = static_cast<const unsigned char *>(data());
+  size_t n = numBytes(), i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, p + i, 8);
+    h = (h ^ word) * 1099511628211ull;
+  }
+  for (; i < n; ++i)
+    h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}

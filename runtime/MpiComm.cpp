@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <climits>
 #include <condition_variable>
@@ -44,11 +45,15 @@ bool mpiLive() {
   return initialized && !finalized;
 }
 
-/// Bounds the waits MPI cannot bound: each collective registers a deadline
-/// while it runs; one that passes it ends the run. One thread per process,
-/// started on first use and never joined: it sleeps until the earliest
-/// deadline (or until something is armed), so a run of collectives that
-/// each finish in time costs a mutex and no wake-up per call.
+/// Bounds the blocking MPI calls (the exchanges, which MPI's tuned blocking
+/// collectives run faster than their non-blocking forms, and the mesh's
+/// creation and MPI_Finalize): each registers a deadline while it runs; one
+/// that passes it ends the run. One thread per process, started on first
+/// use and never joined: it sleeps until the earliest deadline, waking
+/// every 100 ms meanwhile to notice time the process did not run (SIGSTOP:
+/// a gap between wakes) and move every deadline by it, so a rank continued
+/// after a stop does not blame its peers. A run of collectives that each
+/// finish in time costs a mutex and no wake-up per call.
 class Watchdog {
 public:
   static Watchdog &get() {
@@ -61,9 +66,9 @@ public:
   /// `axes` may be null (not a group collective); it must outlive the
   /// entry (the collective's own argument does).
   uint64_t arm(int64_t rank, const char *what, const std::vector<int64_t> *axes,
-               std::chrono::milliseconds timeout) {
+               std::chrono::milliseconds timeout, const char *during) {
     std::lock_guard<std::mutex> lock(mutex);
-    Entry e{++lastId, Clock::now() + timeout, rank, what, axes, timeout};
+    Entry e{++lastId, Clock::now() + timeout, rank, what, axes, timeout, during};
     entries.push_back(e);
     // Only an earlier deadline than the one the thread sleeps to needs it.
     if (e.deadline < sleepingUntil)
@@ -88,25 +93,33 @@ private:
     const char *what;
     const std::vector<int64_t> *axes;
     std::chrono::milliseconds timeout;
+    const char *during; // where it waits, or null: for its peers
   };
 
   Watchdog() { std::thread([this] { loop(); }).detach(); }
 
   void loop() {
     std::unique_lock<std::mutex> lock(mutex);
+    Clock::time_point lastWake = Clock::now();
     for (;;) {
       if (entries.empty()) {
         sleepingUntil = Clock::time_point::max();
         wake.wait(lock);
+        lastWake = Clock::now();
         continue;
       }
+      Clock::time_point now = Clock::now();
+      if (now - lastWake > std::chrono::milliseconds(250))
+        for (Entry &e : entries)
+          e.deadline += now - lastWake; // this process did not run meanwhile
+      lastWake = now;
       const Entry *first = &entries[0];
       for (const Entry &e : entries)
         if (e.deadline < first->deadline)
           first = &e;
-      if (Clock::now() >= first->deadline)
+      if (now >= first->deadline)
         fire(*first); // does not return
-      sleepingUntil = first->deadline;
+      sleepingUntil = std::min(first->deadline, now + std::chrono::milliseconds(100));
       wake.wait_until(lock, sleepingUntil);
     }
   }
@@ -118,9 +131,10 @@ private:
     std::string what = e.what;
     if (e.axes)
       what += " over axes " + axesString(*e.axes);
-    std::fprintf(stderr, "moec: rank %lld: %s waited %lld ms for its peers; aborting the run\n",
+    std::fprintf(stderr, "moec: rank %lld: %s waited %lld ms %s; aborting the run\n",
                  static_cast<long long>(e.rank), what.c_str(),
-                 static_cast<long long>(e.timeout.count()));
+                 static_cast<long long>(e.timeout.count()),
+                 e.during ? e.during : "for its peers");
     std::fflush(stderr);
     if (mpiLive())
       MPI_Abort(MPI_COMM_WORLD, 3);
@@ -138,8 +152,8 @@ private:
 class Armed {
 public:
   Armed(int64_t rank, const char *what, const std::vector<int64_t> *axes,
-        std::chrono::milliseconds timeout)
-      : id(Watchdog::get().arm(rank, what, axes, timeout)) {}
+        std::chrono::milliseconds timeout, const char *during = nullptr)
+      : id(Watchdog::get().arm(rank, what, axes, timeout, during)) {}
   ~Armed() { Watchdog::get().disarm(id); }
   Armed(const Armed &) = delete;
   Armed &operator=(const Armed &) = delete;
@@ -199,6 +213,7 @@ struct MpiComm::Group {
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<int64_t> members; // mesh ranks, in group order
   int64_t index = 0;            // this rank's place in members
+  int64_t sequence = 0;         // collectives this rank began in the group
 };
 
 struct MpiComm::Impl {
@@ -207,6 +222,9 @@ struct MpiComm::Impl {
   /// and its error handler (MPI_ERRORS_RETURN, inherited by the splits)
   /// turns MPI's errors into CollectiveErrors instead of a silent abort.
   MPI_Comm world = MPI_COMM_NULL;
+  /// Every rank, over `world`: the group of the run agreement and of the
+  /// arrival before a split.
+  Group everyone;
   /// Keyed by the ordered axis list: [0, 1] and [1, 0] are the same ranks
   /// in different orders, so different communicators.
   std::map<std::vector<int64_t>, std::unique_ptr<Group>> groups;
@@ -263,6 +281,10 @@ std::unique_ptr<MpiComm> MpiComm::create(std::vector<int64_t> meshShape,
     }
   }
   MPI_Comm_set_errhandler(impl->world, MPI_ERRORS_RETURN);
+  impl->everyone.comm = impl->world;
+  for (int64_t r = 0; r < ranks; ++r)
+    impl->everyone.members.push_back(r);
+  impl->everyone.index = rank;
   return std::unique_ptr<MpiComm>(new MpiComm(std::move(meshShape), rank, timeout,
                                               std::move(impl)));
 }
@@ -327,6 +349,10 @@ MpiComm::Group &MpiComm::group(const char *collective, const std::vector<int64_t
   for (size_t a = 0; a < shape.size(); ++a)
     if (!(inGroup & (uint64_t(1) << a)))
       color = color * shape[a] + coordinate(int64_t(a));
+  // Every rank splits at the same point of the program: arrive on the
+  // world first, so that a rank that never comes is named, not waited on.
+  Clock::time_point deadline = Clock::now() + waitLimit;
+  arrive(impl->everyone, collective, axes, Kind::Split, int64_t(axes.size()), deadline);
   auto g = std::make_unique<Group>();
   g->members = mesh::groupMembers(shape, myRank, axes);
   g->index = mesh::groupIndex(shape, myRank, axes);
@@ -347,11 +373,184 @@ MpiComm::Group &MpiComm::group(const char *collective, const std::vector<int64_t
   return result;
 }
 
+namespace {
+
+constexpr int kArrivalTag = 7701;
+
+const char *kindName(int64_t kind) {
+  switch (kind) {
+  case 1: return "all_reduce";
+  case 2: return "all_gather";
+  case 3: return "reduce_scatter";
+  case 4: return "all_to_all";
+  case 5: return "a split of a group";
+  case 6: return "the run agreement";
+  default: return "an unknown collective";
+  }
+}
+
+/// What a collective's size counts, for messages.
+std::string sizeText(int64_t kind, int64_t size) {
+  switch (kind) {
+  case 1: return std::to_string(size) + " values";
+  case 3: return std::to_string(size) + " values kept";
+  case 2: return std::to_string(size) + " bytes";
+  case 4: return "rows of " + std::to_string(size) + " bytes";
+  case 5: return "over " + std::to_string(size) + " axes";
+  default: return "";
+  }
+}
+
+std::string rankList(const std::vector<int64_t> &ranks) {
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(ranks[i]);
+  return s;
+}
+
+/// Polls `requests` (MPI_Test drives MPI's progress, as its blocking calls
+/// do) until all have completed, or until `deadline`: then false, with
+/// `done` saying which had. Spins for the first millisecond (a collective's
+/// usual latency), then sleeps between polls so that a long wait does not
+/// take a core from the ranks it waits for. Time this process did not run
+/// (SIGSTOP, a suspended VM: a gap between two polls far longer than their
+/// sleep) moves the deadline, for the rest of the collective too: a rank
+/// continued after a stop polls again instead of blaming its peers for its
+/// own absence.
+bool pollUntil(std::vector<MPI_Request> &requests, std::vector<char> &done,
+               Clock::time_point &deadline) {
+  done.assign(requests.size(), 0);
+  size_t left = requests.size();
+  Clock::time_point start = Clock::now(), last = start;
+  while (left > 0) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (done[i])
+        continue;
+      int flag = 0;
+      MPI_Test(&requests[i], &flag, MPI_STATUS_IGNORE);
+      if (flag)
+        done[i] = 1, --left;
+    }
+    Clock::time_point now = Clock::now();
+    if (now - last > std::chrono::milliseconds(250))
+      deadline += now - last; // this process did not run meanwhile
+    last = now;
+    if (left == 0)
+      break;
+    if (now >= deadline)
+      return false;
+    if (now - start > std::chrono::milliseconds(1))
+      std::this_thread::sleep_for(now - start > std::chrono::milliseconds(100)
+                                      ? std::chrono::microseconds(1000)
+                                      : std::chrono::microseconds(50));
+  }
+  return true;
+}
+
+/// Where an exchange waits once every rank of its group has arrived.
+constexpr const char *kInsideExchange =
+    "inside the exchange, after every rank of its group had arrived (a peer stopped or died "
+    "in it)";
+
+/// What is left of a collective's time at its exchange (its arrival may
+/// have moved the deadline), at least a millisecond.
+std::chrono::milliseconds remaining(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return std::max(left, std::chrono::milliseconds(1));
+}
+
+/// 64-bit FNV-1a of `text`: the run agreement compares these first.
+uint64_t textHash(const std::string &text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+} // namespace
+
+std::vector<std::array<int64_t, 4>> MpiComm::arrive(Group &g, const char *collective,
+                                                    const std::vector<int64_t> &axes, Kind kind,
+                                                    int64_t size,
+                                                    Clock::time_point &deadline) {
+  const int64_t n = int64_t(g.members.size());
+  std::vector<std::array<int64_t, 4>> table(n);
+  table[g.index] = {++g.sequence, int64_t(kind), size, 0};
+  const std::array<int64_t, 4> mine = table[g.index];
+  std::vector<MPI_Request> requests;
+  std::vector<int64_t> from; // the group index each receive is from
+  for (int64_t p = 0; p < n; ++p)
+    if (p != g.index) {
+      requests.emplace_back();
+      from.push_back(p);
+      checkMpi(MPI_Irecv(table[p].data(), 4, MPI_INT64_T, int(p), kArrivalTag, g.comm,
+                         &requests.back()),
+               collective, "MPI_Irecv");
+    }
+  for (int64_t p = 0; p < n; ++p)
+    if (p != g.index) {
+      requests.emplace_back();
+      checkMpi(MPI_Isend(mine.data(), 4, MPI_INT64_T, int(p), kArrivalTag, g.comm,
+                         &requests.back()),
+               collective, "MPI_Isend");
+    }
+  std::vector<char> done;
+  if (!pollUntil(requests, done, deadline)) {
+    std::vector<int64_t> missing;
+    for (size_t i = 0; i < from.size(); ++i)
+      if (!done[i])
+        missing.push_back(g.members[from[i]]);
+    std::string what = collective;
+    if (!axes.empty() || kind != Kind::Agree)
+      what += " over axes " + axesString(axes);
+    timedOut(what + " waited " + std::to_string(waitLimit.count()) + " ms for " +
+             (missing.empty() ? std::string("its peers to take its arrival")
+                              : rankList(missing) + " to arrive"));
+  }
+  return table;
+}
+
+void MpiComm::agreeOnSize(Group &g, const char *collective, const std::vector<int64_t> &axes,
+                          Kind kind, int64_t size, Clock::time_point &deadline) {
+  std::vector<std::array<int64_t, 4>> table = arrive(g, collective, axes, kind, size, deadline);
+  bool same = true;
+  for (const auto &entry : table)
+    same &= entry[0] == table[0][0] && entry[1] == table[0][1] && entry[2] == table[0][2];
+  if (same)
+    return;
+  // Every rank of the group holds the same table, so every rank throws the
+  // same error and none goes on into an exchange of mismatched sizes.
+  std::string message = "the ranks of the group over axes " + axesString(axes) +
+                        " disagree at its collective #" + std::to_string(table[0][0]) + ":";
+  for (size_t p = 0; p < table.size(); ++p) {
+    const auto &e = table[p];
+    message += std::string(p ? "," : "") + " rank " + std::to_string(g.members[p]) + " " +
+               kindName(e[1]);
+    if (std::string what = sizeText(e[1], e[2]); !what.empty())
+      message += " of " + what;
+    if (e[0] != table[0][0])
+      message += " (its collective #" + std::to_string(e[0]) + ")";
+  }
+  throw CollectiveError(message + " (do the ranks run the same program, options and inputs?)");
+}
+
+void MpiComm::timedOut(const std::string &what) const {
+  aborting = true;
+  std::fprintf(stderr, "moec: rank %lld: %s; aborting the run\n",
+               static_cast<long long>(myRank), what.c_str());
+  std::fflush(stderr);
+  if (mpiLive())
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  std::_Exit(3);
+}
+
 void MpiComm::allReduceSum(const std::vector<int64_t> &axes, float *data, int64_t count) {
   if (count < 0)
     fail("all_reduce", "reduces a negative number of values (" + std::to_string(count) + ")");
-  Armed armed(myRank, "all_reduce", &axes, waitLimit);
+  Clock::time_point deadline = Clock::now() + waitLimit;
   Group &g = group("all_reduce", axes);
+  agreeOnSize(g, "all_reduce", axes, Kind::AllReduce, count, deadline);
+  Armed armed(myRank, "all_reduce", &axes, remaining(deadline), kInsideExchange);
   // MPI counts are ints: longer buffers go in pieces (the same on every
   // rank, as the counts are).
   constexpr int64_t kPiece = int64_t(1) << 30;
@@ -367,8 +566,10 @@ void MpiComm::allReduceSum(const std::vector<int64_t> &axes, float *data, int64_
 void MpiComm::allGather(const std::vector<int64_t> &axes, const void *in, int64_t bytes,
                         void *out) {
   checkCount("all_gather", "bytes sent", bytes);
-  Armed armed(myRank, "all_gather", &axes, waitLimit);
+  Clock::time_point deadline = Clock::now() + waitLimit;
   Group &g = group("all_gather", axes);
+  agreeOnSize(g, "all_gather", axes, Kind::AllGather, bytes, deadline);
+  Armed armed(myRank, "all_gather", &axes, remaining(deadline), kInsideExchange);
   checkMpi(MPI_Allgather(in, int(bytes), MPI_BYTE, out, int(bytes), MPI_BYTE, g.comm),
            "all_gather", "MPI_Allgather");
 }
@@ -376,8 +577,10 @@ void MpiComm::allGather(const std::vector<int64_t> &axes, const void *in, int64_
 void MpiComm::reduceScatterSum(const std::vector<int64_t> &axes, const float *in, int64_t count,
                                float *out) {
   checkCount("reduce_scatter", "values kept", count);
-  Armed armed(myRank, "reduce_scatter", &axes, waitLimit);
+  Clock::time_point deadline = Clock::now() + waitLimit;
   Group &g = group("reduce_scatter", axes);
+  agreeOnSize(g, "reduce_scatter", axes, Kind::ReduceScatter, count, deadline);
+  Armed armed(myRank, "reduce_scatter", &axes, remaining(deadline), kInsideExchange);
   checkMpi(MPI_Reduce_scatter_block(in, out, int(count), MPI_FLOAT, MPI_SUM, g.comm),
            "reduce_scatter", "MPI_Reduce_scatter_block");
 }
@@ -385,15 +588,19 @@ void MpiComm::reduceScatterSum(const std::vector<int64_t> &axes, const float *in
 void MpiComm::allToAllV(const std::vector<int64_t> &axes, const void *rows,
                         const int32_t *sendCounts, int64_t rowBytes, void *received,
                         int32_t *recvCounts, int64_t capacityRows) {
-  Armed armed(myRank, "all_to_all", &axes, waitLimit);
+  Clock::time_point deadline = Clock::now() + waitLimit;
   Group &g = group("all_to_all", axes);
+  // The rows' size is agreed with the arrival; the counts each rank sends
+  // differ by design and are exchanged next.
+  agreeOnSize(g, "all_to_all", axes, Kind::AllToAll, rowBytes, deadline);
   const int64_t n = int64_t(g.members.size());
+  Armed armed(myRank, "all_to_all", &axes, remaining(deadline), kInsideExchange);
   std::vector<int> sendRows(sendCounts, sendCounts + n), recvRows(n);
   checkMpi(MPI_Alltoall(sendRows.data(), 1, MPI_INT, recvRows.data(), 1, MPI_INT, g.comm),
            "all_to_all", "MPI_Alltoall");
 
   // What this rank alone can see wrong. Counts are checked before any byte
-  // moves; the rows' sizes are agreed below.
+  // moves.
   std::string problem;
   auto complain = [&](std::string what) {
     if (problem.empty())
@@ -441,25 +648,19 @@ void MpiComm::allToAllV(const std::vector<int64_t> &axes, const void *rows,
     toBytes(recvRows, recvBytes, recvAt, "receives");
   }
 
-  // Agree: the lowest failing rank of the group (n when none) and the
-  // smallest and largest row size, in one small all-reduce, so that every
-  // rank raises the same error and none starts the exchange alone.
-  int64_t agreed[3] = {problem.empty() ? n : g.index, rowBytes, -rowBytes};
-  checkMpi(MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_INT64_T, MPI_MIN, g.comm), "all_to_all",
-           "MPI_Allreduce");
-  if (agreed[0] < n) {
+  // Agree: the lowest failing rank of the group (n when none), so that
+  // every rank raises the same error and none starts the exchange alone.
+  int64_t firstFailing = problem.empty() ? n : g.index;
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, &firstFailing, 1, MPI_INT64_T, MPI_MIN, g.comm),
+           "all_to_all", "MPI_Allreduce");
+  if (firstFailing < n) {
     char message[1024] = {};
-    if (agreed[0] == g.index)
+    if (firstFailing == g.index)
       std::snprintf(message, sizeof message, "%s", problem.c_str());
-    checkMpi(MPI_Bcast(message, int(sizeof message), MPI_CHAR, int(agreed[0]), g.comm),
+    checkMpi(MPI_Bcast(message, int(sizeof message), MPI_CHAR, int(firstFailing), g.comm),
              "all_to_all", "MPI_Bcast");
     throw CollectiveError(message);
   }
-  if (agreed[1] != -agreed[2])
-    fail("all_to_all", "has rows of " + std::to_string(rowBytes) +
-                           " bytes but its group's rows range from " +
-                           std::to_string(agreed[1]) + " to " + std::to_string(-agreed[2]) +
-                           " bytes");
 
   checkMpi(MPI_Alltoallv(rows, sendBytes.data(), sendAt.data(), MPI_BYTE, received,
                          recvBytes.data(), recvAt.data(), MPI_BYTE, g.comm),
@@ -468,6 +669,55 @@ void MpiComm::allToAllV(const std::vector<int64_t> &axes, const void *rows,
               size_t((capacityRows - total) * rowBytes));
   for (int64_t p = 0; p < n; ++p)
     recvCounts[p] = recvRows[p];
+}
+
+std::string MpiComm::agreeOnRun(const std::vector<std::string> &lines) {
+  std::string text;
+  for (const std::string &line : lines)
+    text += line + "\n";
+  Clock::time_point deadline = Clock::now() + waitLimit;
+  Group &everyone = impl->everyone;
+  auto table = arrive(everyone, "the run agreement", {}, Kind::Agree,
+                      int64_t(textHash(text)), deadline);
+  int64_t differing = -1;
+  for (size_t r = 1; r < table.size() && differing < 0; ++r)
+    if (table[r][2] != table[0][2])
+      differing = int64_t(r);
+  if (differing < 0)
+    return "";
+  // Someone differs: every rank gathers every description and names the
+  // lowest rank that differs from rank 0, and the first line where.
+  const int64_t n = int64_t(table.size());
+  int length = int(text.size());
+  std::vector<int> lengths(n), offsets(n);
+  Armed armed(myRank, "the run agreement", nullptr, remaining(deadline), kInsideExchange);
+  checkMpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, everyone.comm),
+           "the run agreement", "MPI_Allgather");
+  int64_t totalLength = 0;
+  for (int64_t r = 0; r < n; ++r)
+    offsets[r] = int(totalLength), totalLength += lengths[r];
+  std::string all(size_t(totalLength), '\0');
+  checkMpi(MPI_Allgatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(),
+                          offsets.data(), MPI_CHAR, everyone.comm),
+           "the run agreement", "MPI_Allgatherv");
+  auto linesOf = [&](int64_t r) {
+    std::vector<std::string> out;
+    std::string own = all.substr(size_t(offsets[r]), size_t(lengths[r]));
+    size_t at = 0;
+    for (size_t end; (end = own.find('\n', at)) != std::string::npos; at = end + 1)
+      out.push_back(own.substr(at, end - at));
+    return out;
+  };
+  std::vector<std::string> first = linesOf(0), other = linesOf(differing);
+  size_t i = 0;
+  while (i < first.size() && i < other.size() && first[i] == other[i])
+    ++i;
+  auto shown = [](const std::vector<std::string> &v, size_t k) {
+    return k < v.size() ? "'" + v[k] + "'" : std::string("nothing more");
+  };
+  return "rank " + std::to_string(differing) + " does not run what rank 0 runs: rank 0 has " +
+         shown(first, i) + ", rank " + std::to_string(differing) + " has " + shown(other, i) +
+         " (every rank must run the same program with the same options and inputs)";
 }
 
 void MpiComm::abort(const std::string &why) {
@@ -488,4 +738,16 @@ void MpiComm::quietUnlessRankZero() const {
     dup2(fileno(null), STDOUT_FILENO);
     std::fclose(null);
   }
+}
+
+std::vector<std::string> moec::commandLineDescription(const std::vector<std::string> &args) {
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &before = i > 0 ? args[i - 1] : std::string();
+    bool value = !before.empty() && before[0] == '-' && before.find('=') == std::string::npos &&
+                 !(args[i].size() > 0 && args[i][0] == '-');
+    lines.push_back("argument " + std::to_string(i + 1) + ": " + (value ? before + " " : "") +
+                    args[i]);
+  }
+  return lines;
 }

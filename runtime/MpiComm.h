@@ -9,20 +9,38 @@
 //
 // Each group is an MPI communicator split once from a private duplicate of
 // MPI_COMM_WORLD and cached by its ordered axis list, so a collective costs
-// one MPI call (two small ones more for the ragged all-to-all).
+// the arrival and one MPI call (two small ones more for the ragged
+// all-to-all).
+//
+// Agreement. Before a collective moves a byte, every rank of its group
+// tells the others which collective it is in and of what size (n-1 small
+// messages each way, a few microseconds; the "arrival"), and checks theirs:
+// ranks in different collectives, or of different sizes (ranks started
+// with different --dim), raise the same CollectiveError on every rank
+// instead of exchanging mismatched buffers. agreeOnRun() checks once that
+// every rank runs the same program with the same options and inputs.
 //
 // Failure. MPI has no timeouts and no way to tell the peers that a rank
 // failed, so:
-//   - every collective arms a watchdog (one thread per process) with a
-//     deadline of now + timeout; a collective still waiting then prints
-//     "moec: rank R: <collective> over axes [..] waited N ms for its peers;
-//     aborting the run" and calls MPI_Abort(MPI_COMM_WORLD, 3);
+//   - every collective has a deadline of its start + timeout. Its arrival
+//     is polled (non-blocking point-to-point): a rank whose peers have not
+//     all arrived by then prints "moec: rank R: <collective> over axes
+//     [..] waited N ms for rank(s) P to arrive; aborting the run", naming
+//     the missing ranks, and calls MPI_Abort(MPI_COMM_WORLD, 3). The
+//     exchange itself is MPI's blocking collective (its non-blocking forms
+//     ran an all-reduce of 1 MiB 1.8x slower here), bounded by a watchdog
+//     thread that says the rank waited inside the exchange; the mesh's
+//     creation and MPI_Finalize are bounded the same way. Time the process
+//     itself did not run (SIGSTOP) moves its deadlines: continued, it
+//     finishes instead of blaming the peers;
 //   - abort(why) prints "moec: rank R failed: why" and calls
-//     MPI_Abort(MPI_COMM_WORLD, 2); mpirun then stops every rank;
+//     MPI_Abort(MPI_COMM_WORLD, 2); mpirun then stops every rank. moec and
+//     moe-bench route every failure after the mesh exists through it, so a
+//     rank that fails alone ends the job at once;
 //   - errors every rank of a group sees alike (bad axes, an all-to-all over
-//     a rank's capacity, negative counts, byte counts over MPI's int range)
-//     throw CollectiveError on every rank of the group and leave the
-//     communicators usable.
+//     a rank's capacity, negative counts, byte counts over MPI's int range,
+//     disagreeing sizes) throw CollectiveError on every rank of the group
+//     and leave the communicators usable.
 // A rank that dies is mpirun's business: Open MPI stops the others and
 // exits non-zero (tested: moe-mpi-tests --mode=die).
 //
@@ -38,6 +56,7 @@
 
 #include "runtime/ShardComm.h"
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -92,9 +111,31 @@ public:
   /// Ends the whole run: MPI cannot tell the peers otherwise.
   [[noreturn]] void abort(const std::string &why) override;
 
+  /// Collective over every rank: "" when every rank passes the same
+  /// `lines` (its program, options and inputs, described), else the same
+  /// message on every rank naming the lowest rank that differs from rank 0
+  /// and the first line where. Bounded by the timeout like a collective.
+  std::string agreeOnRun(const std::vector<std::string> &lines);
+
 private:
   struct Impl;
   struct Group;
+  using Clock = std::chrono::steady_clock;
+  /// What a rank announces it is in (the arrival's kind).
+  enum class Kind : int64_t { AllReduce = 1, AllGather, ReduceScatter, AllToAll, Split, Agree };
+  /// Tells every rank of `g` that this rank began its next collective (of
+  /// `kind` and `size`) and waits for theirs, until `deadline`: then ends
+  /// the run naming the ranks that never arrived. Returns each rank's
+  /// announcement {sequence, kind, size, 0}, in group order.
+  std::vector<std::array<int64_t, 4>> arrive(Group &g, const char *collective,
+                                             const std::vector<int64_t> &axes, Kind kind,
+                                             int64_t size, Clock::time_point &deadline);
+  /// arrive(), then a CollectiveError on every rank of `g` alike when the
+  /// ranks are not in the same collective of the same size.
+  void agreeOnSize(Group &g, const char *collective, const std::vector<int64_t> &axes,
+                   Kind kind, int64_t size, Clock::time_point &deadline);
+  /// "moec: rank R: <what>; aborting the run", and MPI_Abort.
+  [[noreturn]] void timedOut(const std::string &what) const;
   MpiComm(std::vector<int64_t> shape, int64_t rank, std::chrono::milliseconds timeout,
           std::unique_ptr<Impl> impl);
   /// The communicator of this rank's group over `axes`, split on first use.
@@ -110,6 +151,11 @@ private:
   std::chrono::milliseconds waitLimit;
   std::unique_ptr<Impl> impl;
 };
+
+/// The lines MpiComm::agreeOnRun compares for a command line (argv[1..]),
+/// one per argument, an option's value beside its option: "argument 9:
+/// --dim 64".
+std::vector<std::string> commandLineDescription(const std::vector<std::string> &args);
 
 } // namespace moec
 

@@ -2,6 +2,7 @@
 """Writes and prints .npy files without NumPy, for the moec lit tests.
 
   npy.py write FILE DTYPE SHAPE V0 V1 ...   (DTYPE f4, f8, i4, i8 or i1; SHAPE like 2x3)
+  npy.py zeros FILE DTYPE SHAPE             (every value 0)
   npy.py print FILE                         (dtype, shape, then the values)
   npy.py compare A B TOL                    (same shape; every |a - b| <= TOL * (1 + |b|),
                                              else exit 1; prints the largest difference)
@@ -81,6 +82,11 @@ def show(path):
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    elif sys.argv[1] == "zeros":
+        count = 1
+        for d in sys.argv[4].split("x"):
+            count *= int(d)
+        write(sys.argv[2], sys.argv[3], sys.argv[4], ["0"] * count)
     elif sys.argv[1] == "compare-all":
         sys.exit(compare_all(sys.argv[2], sys.argv[3], sys.argv[4]))
     elif sys.argv[1] == "compare":

@@ -13,6 +13,13 @@
 //        early (status 0, MPI_Finalize at exit): the same
 //   mpirun -np 2 moe-mpi-tests --mode=abort  rank 1 calls abort()
 //   mpirun -np 2 moe-mpi-tests --mode=die    rank 1 is killed (SIGKILL)
+//   mpirun -np 2 moe-mpi-tests --mode=stop   rank 1 is stopped (SIGSTOP)
+//        before the all-reduce: rank 0 must name rank 1 as the one missing
+//   mpirun -np 2 moe-mpi-tests --mode=continue  must succeed: rank 1 is
+//        stopped inside the all-reduce past its deadline while rank 0 comes
+//        late; continued, it finishes instead of blaming rank 0
+//   mpirun -np 2 moe-mpi-tests --mode=continue-exchange  must succeed: the
+//        same with rank 1 stopped inside a long exchange
 //   --timeout-ms=N sets the collective timeout (default 60000; the failure
 //   modes' tests use 2000 for hang and return, 30000 for abort and die, so that a
 //   run that ends well before 30 s was ended by the abort or by mpirun,
@@ -238,10 +245,60 @@ void checkErrors(MpiComm &comm) {
     std::string e = errorOf([&] {
       comm.allToAllV({0}, rows.data(), send.data(), rowBytes, received.data(), recv.data(), 2);
     });
-    check(contains(e, "all_to_all: rank " + std::to_string(r) + " has rows of " +
-                          std::to_string(rowBytes) + " bytes but its group's rows range from 4 to 8"),
+    check(contains(e, "the ranks of the group over axes [0] disagree at its collective #") &&
+              contains(e, "rank 0 all_to_all of rows of 4 bytes, rank 1 all_to_all of rows of "
+                          "8 bytes"),
           "row sizes: got \"" + e + "\"");
     stillWorks("rows of different sizes");
+  }
+  // Sizes that differ by rank (ranks started with different --dim): one
+  // error on every rank before any byte moves, for every collective; the
+  // buffers are too small for the larger size, so an exchange would have
+  // written past them.
+  {
+    std::vector<float> data(2 * n, 1.0f), out(2 * n, -1.0f);
+    int64_t count = r == 1 ? 2 : 1;
+    auto same = [&](const std::string &e, const std::string &what) {
+      check(contains(e, "disagree at its collective #") &&
+                contains(e, "rank 0 " + what + " of 1") && contains(e, "rank 1 " + what + " of 2"),
+            what + " sizes: got \"" + e + "\"");
+    };
+    same(errorOf([&] { comm.allReduceSum({0}, data.data(), count); }), "all_reduce");
+    check(data[0] == 1.0f, "all_reduce sizes: nothing was reduced");
+    stillWorks("an all-reduce of different sizes");
+    same(errorOf([&] { comm.allGather({0}, data.data(), count, out.data()); }), "all_gather");
+    same(errorOf([&] { comm.reduceScatterSum({0}, data.data(), count, out.data()); }),
+         "reduce_scatter");
+    check(out[0] == -1.0f, "gather and scatter sizes: nothing was exchanged");
+    stillWorks("a gather and a reduce-scatter of different sizes");
+  }
+  // Ranks in different collectives at the same point (different programs).
+  {
+    float v = 1;
+    unsigned char b = 1, all[64];
+    std::string e = errorOf([&] {
+      if (r == 1)
+        comm.allGather({0}, &b, 1, all);
+      else
+        comm.allReduceSum({0}, &v, 1);
+    });
+    check(contains(e, "rank 0 all_reduce of 1 values, rank 1 all_gather of 1 bytes"),
+          "different collectives: got \"" + e + "\"");
+    stillWorks("different collectives");
+  }
+  // The run agreement: the same description passes; rank 1's differing
+  // line is named, the same on every rank.
+  {
+    std::vector<std::string> lines = {"program 1234", "argument 1: --dim", "argument 2: 512"};
+    check(comm.agreeOnRun(lines).empty(), "the same run: agreed");
+    if (r == 1)
+      lines[2] = "argument 2: 1024";
+    std::string e = comm.agreeOnRun(lines);
+    check(e == "rank 1 does not run what rank 0 runs: rank 0 has 'argument 2: 512', rank 1 has "
+               "'argument 2: 1024' (every rank must run the same program with the same "
+               "options and inputs)",
+          "a different run: got \"" + e + "\"");
+    stillWorks("a run agreement that failed");
   }
   // More bytes than MPI's int counts: rank 0 sends 4 rows of 1 GiB to rank
   // 1. Refused before any byte moves (the buffers are far too small).
@@ -272,6 +329,107 @@ void checkErrors(MpiComm &comm) {
   }
 }
 
+/// Sends SIGCONT to this process after `delay`, from a child process (a
+/// stopped process cannot wake itself), unless the run has ended by then.
+void continueAfter(std::chrono::milliseconds delay) {
+  pid_t parent = ::getpid();
+  if (::fork() == 0) {
+    std::this_thread::sleep_for(delay);
+    ::kill(parent, SIGCONT);
+    std::_Exit(0);
+  }
+}
+
+/// --mode=continue, which must succeed: rank 1 enters the all-reduce at
+/// once and is stopped there (SIGSTOP) from 0.25 to 1.5 timeouts; rank 0
+/// comes at 0.9, so its own deadline (1.9) is after rank 1 runs again. Continued after its own deadline passed,
+/// rank 1 must not blame rank 0 (it was rank 1 that did not run): both
+/// all-reduces return the sum.
+int continueMode(std::chrono::milliseconds timeout) {
+  std::string error;
+  int64_t size = MpiComm::worldSize(error);
+  std::unique_ptr<MpiComm> comm = size < 0 ? nullptr : MpiComm::create({size}, timeout, error);
+  if (!comm) {
+    std::fprintf(stderr, "moe-mpi-tests: %s\n", error.c_str());
+    return 1;
+  }
+  float warm = 1;
+  comm->allReduceSum({0}, &warm, 1); // the group exists; both are here
+  if (comm->rank() == 1) {
+    pid_t self = ::getpid();
+    if (::fork() == 0) { // stops rank 1 inside its all-reduce, then continues it
+      std::this_thread::sleep_for(timeout / 4);
+      ::kill(self, SIGSTOP);
+      std::this_thread::sleep_for(timeout * 5 / 4);
+      ::kill(self, SIGCONT);
+      std::_Exit(0);
+    }
+  } else {
+    // Arrives after rank 1's deadline, and waits less than its own.
+    std::this_thread::sleep_for(timeout * 9 / 10);
+  }
+  float v = 1;
+  comm->allReduceSum({0}, &v, 1);
+  bool right = v == float(size);
+  std::printf("rank %lld: the all-reduce returned %g after the stop%s\n",
+              static_cast<long long>(comm->rank()), double(v), right ? "" : " (FAILED)");
+  std::fflush(stdout);
+  comm.reset();
+  MpiComm::finalize();
+  return right ? 0 : 1;
+}
+
+/// --mode=continue-exchange, which must succeed: the same inside the
+/// exchange (a blocking MPI call under the watchdog): rank 1 is stopped
+/// from 0.25 to 1.5 timeouts while the ranks run all-reduces of 128 MiB
+/// (each far longer than an arrival, so the stop falls in an exchange);
+/// rank 0 waits for it under 5 timeouts of its own.
+int continueExchangeMode(std::chrono::milliseconds timeout) {
+  std::string error;
+  int64_t size = MpiComm::worldSize(error);
+  int rank = 0;
+  if (size >= 0)
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::unique_ptr<MpiComm> comm =
+      size < 0 ? nullptr : MpiComm::create({size}, rank == 0 ? 5 * timeout : timeout, error);
+  if (!comm) {
+    std::fprintf(stderr, "moe-mpi-tests: %s\n", error.c_str());
+    return 1;
+  }
+  std::vector<float> data(int64_t(32) << 20, 1.0f);
+  comm->allReduceSum({0}, data.data(), 1);
+  if (comm->rank() == 1) {
+    pid_t self = ::getpid();
+    if (::fork() == 0) {
+      std::this_thread::sleep_for(timeout / 4);
+      ::kill(self, SIGSTOP);
+      std::this_thread::sleep_for(timeout * 5 / 4);
+      ::kill(self, SIGCONT);
+      std::_Exit(0);
+    }
+  }
+  auto start = std::chrono::steady_clock::now();
+  int rounds = 0;
+  while (std::chrono::steady_clock::now() - start < timeout * 2) {
+    std::fill(data.begin(), data.begin() + 8, 1.0f);
+    comm->allReduceSum({0}, data.data(), int64_t(data.size()));
+    ++rounds;
+    // Both ranks run the same number of rounds: rank 0 decides.
+    float more = comm->rank() == 0 && std::chrono::steady_clock::now() - start < timeout * 2;
+    comm->allReduceSum({0}, &more, 1);
+    if (more == 0)
+      break;
+  }
+  bool right = data[0] == float(size);
+  std::printf("rank %lld: %d all-reduces of 128 MiB across the stop, the last gave %g%s\n",
+              static_cast<long long>(comm->rank()), rounds, double(data[0]),
+              right ? "" : " (FAILED)");
+  std::fflush(stdout);
+  comm.reset();
+  MpiComm::finalize();
+  return right ? 0 : 1;
+}
+
 /// Modes in which the run must fail: rank 1 never reaches the all-reduce
 /// (hang), returns from main (return), fails (abort) or dies (die); the
 /// others wait in it.
@@ -300,7 +458,18 @@ int failureMode(const std::string &mode, std::chrono::milliseconds timeout) {
       for (;;)
         std::this_thread::sleep_for(1h);
     }
-    std::this_thread::sleep_for(200ms); // the others are waiting by now
+    if (mode == "stop") {
+      // Stopped before the all-reduce for twice the timeout (a child sends
+      // SIGCONT, if the run is not over by then): the others must name
+      // rank 1 as the one they wait for.
+      std::fprintf(stderr, "rank 1: stopping (SIGSTOP) before the all-reduce\n");
+      std::fflush(stderr);
+      continueAfter(2 * timeout);
+      ::raise(SIGSTOP);
+      std::fprintf(stderr, "rank 1: continued\n");
+    } else {
+      std::this_thread::sleep_for(200ms); // the others are waiting by now
+    }
     if (mode == "abort")
       comm->abort("told to fail by --mode=abort");
     std::fprintf(stderr, "rank 1: killing itself\n");
@@ -308,6 +477,8 @@ int failureMode(const std::string &mode, std::chrono::milliseconds timeout) {
     ::kill(::getpid(), SIGKILL);
   }
   float v = 1;
+  if (mode == "stop" && comm->rank() == 1)
+    std::this_thread::sleep_for(1h); // the others' abort ends the run
   comm->allReduceSum({0}, &v, 1);
   std::fprintf(stderr, "rank %lld: the all-reduce returned, which it must not in --mode=%s\n",
                static_cast<long long>(comm->rank()), mode.c_str());
@@ -328,15 +499,22 @@ int main(int argc, char **argv) {
       timeout = std::chrono::milliseconds(std::atoll(arg.c_str() + 13));
       timeoutGiven = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--mode=checks|hang|return|abort|die] [--timeout-ms=N]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--mode=checks|hang|return|abort|die|stop|continue|continue-exchange] "
+                   "[--timeout-ms=N]\n",
                    argv[0]);
       return 2;
     }
   }
-  if (mode == "hang" || mode == "return" || mode == "abort" || mode == "die")
-    return failureMode(mode, timeoutGiven                         ? timeout
-                             : mode == "hang" || mode == "return" ? 2000ms
-                                                                  : 30000ms);
+  if (mode == "continue")
+    return continueMode(timeoutGiven ? timeout : 2000ms);
+  if (mode == "continue-exchange")
+    return continueExchangeMode(timeoutGiven ? timeout : 2000ms);
+  if (mode == "hang" || mode == "return" || mode == "abort" || mode == "die" || mode == "stop")
+    return failureMode(mode, timeoutGiven ? timeout
+                             : mode == "hang" || mode == "return" || mode == "stop"
+                                 ? 2000ms
+                                 : 30000ms);
   if (mode != "checks") {
     std::fprintf(stderr, "moe-mpi-tests: unknown mode %s\n", mode.c_str());
     return 2;

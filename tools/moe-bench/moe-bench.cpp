@@ -26,6 +26,7 @@
 #include "runtime/HostMemory.h"
 #include "runtime/MemoryGuard.h"
 #include "runtime/RunTimeChecks.h"
+#include "runtime/ShardComm.h"
 #include "runtime/Npy.h"
 #ifdef MOEC_HAVE_MPI
 #include "runtime/MpiComm.h"
@@ -204,7 +205,14 @@ cl::opt<bool> predictOnly("predict-only",
                                    "--devices and stop (nothing is compiled or run)"),
                           cl::cat(category));
 
+/// This process's rank of an MPI run, once it has one: from then on a
+/// failure ends the whole run (MpiComm::abort names the rank and the
+/// message), instead of leaving the other ranks to wait for it.
+moec::ShardComm *mpiRank = nullptr;
+
 int fail(const std::string &message) {
+  if (mpiRank)
+    mpiRank->abort(message);
   errs() << "moe-bench: error: " << message << "\n";
   return 2;
 }
@@ -701,6 +709,12 @@ int main(int argc, char **argv) {
     mpiComm = mpi.get();
     outs().flush();
     mpi->quietUnlessRankZero();
+    mpiRank = mpiComm;
+    // Every rank benchmarks the same block the same way: its inputs come
+    // from the options (--seed), so the command lines must agree.
+    std::vector<std::string> lines = moec::commandLineDescription(rawArgs);
+    if (std::string why = mpi->agreeOnRun(lines); !why.empty())
+      return fail(why);
   }
 #else
   if (launcher == "mpi")

@@ -62,6 +62,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <string_view>
 #include <thread>
 #include <unistd.h>
 
@@ -230,8 +231,19 @@ bool resetPeakRss() {
   return !os.has_error();
 }
 
+/// This process's rank of an MPI run, once it has one: from then on a
+/// failure ends the whole run (MpiComm::abort names the rank and the
+/// message), instead of leaving the other ranks to wait for it.
+ShardComm *mpiRank = nullptr;
+/// What every rank of an MPI run must agree on: the command line and the
+/// program's text.
+std::vector<std::string> commandLine;
+size_t programHash = 0;
+
 int fail(const std::string &message) {
   outs().flush(); // what was printed before the error comes before it
+  if (mpiRank)
+    mpiRank->abort(message);
   errs() << "moec: error: " << message << "\n";
   return 1;
 }
@@ -404,6 +416,7 @@ int run(mlir::ModuleOp module) {
       return fail("--launcher mpi with the mesh " + layout->str() + ": " + error);
     outs().flush();
     mpi->quietUnlessRankZero();
+    mpiRank = mpi.get();
   }
 #else
   if (launcher == "mpi")
@@ -454,6 +467,22 @@ int run(mlir::ModuleOp module) {
   }
   if (!sig->checkInputs(args, error))
     return fail(error);
+#ifdef MOEC_HAVE_MPI
+  // Every rank runs the same program with the same options on the same
+  // inputs, or none runs: different --dim or --seed per rank (an appfile)
+  // made collectives of different sizes; different files, mixed inputs.
+  if (mpi) {
+    std::vector<std::string> lines = commandLineDescription(
+        std::vector<std::string>(commandLine.begin() + 1, commandLine.end()));
+    lines.push_back("program text hash " + std::to_string(programHash));
+    for (size_t i = 0; i < args.size(); ++i)
+      lines.push_back("input " + std::to_string(i) + " " + shapeString(args[i].shape()) + "x" +
+                      dtypeName(args[i].dtype()) + " content hash " +
+                      std::to_string(args[i].contentHash()));
+    if (std::string why = mpi->agreeOnRun(lines); !why.empty())
+      return fail(why);
+  }
+#endif
 
   if (auto tm = hostTargetMachine(error))
     outs() << "target: " << describeHostTarget(*tm) << "\n";
@@ -678,6 +707,7 @@ int checkOptions() {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  commandLine.assign(argv, argv + argc);
   cl::ParseCommandLineOptions(argc, argv, "moec: compile and run MoE blocks\n");
   if (int failed = checkOptions())
     return failed;
@@ -695,6 +725,7 @@ int main(int argc, char **argv) {
   auto file = mlir::openInputFile(inputFile, &error);
   if (!file)
     return fail(error);
+  programHash = std::hash<std::string_view>()(file->getBuffer());
   SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
   mlir::moe::ShortSourceLineDiagnosticHandler handler(sourceMgr, &context);
