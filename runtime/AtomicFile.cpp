@@ -120,12 +120,13 @@ bool writeAll(int fd, const char *p, size_t left, std::string &error) {
   return true;
 }
 
-/// Copies all of `from` (read from its start) into `to`.
-bool copyContents(int from, int to, std::string &error) {
+/// Reads all of `fd` from its start, chunk by chunk, into `sink(data,
+/// size, error)` (false stops the read); false with the reason in `error`.
+template <typename Sink> bool readChunks(int fd, Sink sink, std::string &error) {
   char buffer[1 << 16];
   off_t at = 0;
   for (;;) {
-    ssize_t n = pread(from, buffer, sizeof buffer, at);
+    ssize_t n = pread(fd, buffer, sizeof buffer, at);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
@@ -134,10 +135,17 @@ bool copyContents(int from, int to, std::string &error) {
     }
     if (n == 0)
       return true;
-    if (!writeAll(to, buffer, size_t(n), error))
+    if (!sink(buffer, size_t(n), error))
       return false;
     at += n;
   }
+}
+
+/// Copies all of `from` (read from its start) into `to`.
+bool copyContents(int from, int to, std::string &error) {
+  return readChunks(
+      from, [to](const char *p, size_t n, std::string &why) { return writeAll(to, p, n, why); },
+      error);
 }
 
 /// Gives `file` the name `name` (which must not exist): linkat where the
@@ -252,18 +260,15 @@ bool AnonymousFile::append(const std::string &bytes, std::string &error) {
 }
 
 std::string AnonymousFile::contents() const {
-  std::string text;
-  char buffer[1 << 16];
-  off_t at = 0;
-  for (;;) {
-    ssize_t n = pread(descriptor, buffer, sizeof buffer, at);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return text;
-    text.append(buffer, size_t(n));
-    at += n;
-  }
+  std::string text, error;
+  readChunks(
+      descriptor,
+      [&text](const char *p, size_t n, std::string &) {
+        text.append(p, n);
+        return true;
+      },
+      error);
+  return text;
 }
 
 //===----------------------------------------------------------------------===//
