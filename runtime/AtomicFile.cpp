@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <pthread.h>
 #include <random>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -181,25 +183,125 @@ bool nameFile(AnonymousFile &file, const std::string &name, std::string &error) 
   return ok;
 }
 
-/// Holds an exclusive flock on a directory for its lifetime.
-class DirectoryLock {
+/// Exclusive flocks on a set of directories, taken in one order (device,
+/// inode) so that two publishers cannot deadlock, and each directory once
+/// however its path is spelled ("out" and "out/."): Linux's flock on a
+/// second descriptor of a directory this process has locked would wait
+/// forever. Released when destroyed. A directory that cannot be opened for
+/// reading is not locked (its renames still are atomic one by one).
+class DirectoryLocks {
 public:
-  explicit DirectoryLock(const std::string &dir) {
-    fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0)
-      while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  explicit DirectoryLocks(const std::vector<std::string> &dirs) {
+    std::vector<std::pair<std::pair<dev_t, ino_t>, int>> opened;
+    for (const std::string &dir : dirs) {
+      int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      struct stat info;
+      if (fd < 0)
+        continue;
+      if (fstat(fd, &info) != 0) {
+        close(fd);
+        continue;
       }
+      opened.push_back({{info.st_dev, info.st_ino}, fd});
+    }
+    std::sort(opened.begin(), opened.end());
+    for (size_t i = 0; i < opened.size(); ++i) {
+      if (i > 0 && opened[i].first == opened[i - 1].first) {
+        close(opened[i].second);
+        continue;
+      }
+      while (flock(opened[i].second, LOCK_EX) != 0 && errno == EINTR) {
+      }
+      fds.push_back(opened[i].second);
+    }
   }
-  ~DirectoryLock() {
-    if (fd >= 0)
+  ~DirectoryLocks() {
+    for (int fd : fds)
       close(fd); // releases the lock
   }
-  DirectoryLock(const DirectoryLock &) = delete;
-  DirectoryLock &operator=(const DirectoryLock &) = delete;
+  DirectoryLocks(const DirectoryLocks &) = delete;
+  DirectoryLocks &operator=(const DirectoryLocks &) = delete;
 
 private:
-  int fd = -1;
+  std::vector<int> fds;
 };
+
+/// The descriptor `path` names by itself (/dev/stdout, /dev/stderr,
+/// /dev/fd/N, /proc/self/fd/N), or -1. Written through that descriptor, an
+/// output keeps the shell's redirection as it is (`>>` appends, a pipe
+/// stays a pipe); resolved as a path, /proc's links name no file.
+int namedDescriptor(const std::string &path) {
+  if (path == "/dev/stdout")
+    return 1;
+  if (path == "/dev/stderr")
+    return 2;
+  for (const char *prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    std::string p = prefix;
+    if (path.compare(0, p.size(), p) != 0 || path.size() == p.size())
+      continue;
+    std::string digits = path.substr(p.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 6)
+      return -1;
+    return std::atoi(digits.c_str());
+  }
+  return -1;
+}
+
+/// Where an output at `given` goes and how.
+struct Resolution {
+  std::string path;    // `given` with its symlinks followed (replaced), or `given`
+  TargetKind kind = TargetKind::Replace;
+  int descriptor = -1; // written through this inherited descriptor
+};
+
+bool resolveOutput(const std::string &given, Resolution &r, std::string &error) {
+  r = Resolution();
+  if (int fd = namedDescriptor(given); fd >= 0) {
+    if (fcntl(fd, F_GETFL) == -1) {
+      error = given + ": " + errnoText(EBADF);
+      return false;
+    }
+    r.path = given, r.kind = TargetKind::WriteThrough, r.descriptor = fd;
+    return true;
+  }
+  // Whatever links lead there (/proc's to a pipe too), a FIFO or
+  // character device is opened through the path given.
+  struct stat info;
+  if (stat(given.c_str(), &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISCHR(info.st_mode))) {
+    r.path = given, r.kind = TargetKind::WriteThrough;
+    return true;
+  }
+  return followLinks(given, r.path, error) && targetKind(given, r.path, r.kind, error);
+}
+
+/// Blocks SIGPIPE on this thread while it lives, and drops one raised
+/// meanwhile: a FIFO's reader that goes away makes the write fail with
+/// EPIPE, which is reported, instead of ending the process.
+class SigpipeBlocked {
+public:
+  SigpipeBlocked() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &previous);
+  }
+  ~SigpipeBlocked() {
+    sigset_t pipe, pending;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigpending(&pending);
+    if (sigismember(&pending, SIGPIPE) && !sigismember(&previous, SIGPIPE)) {
+      timespec zero{0, 0};
+      sigtimedwait(&pipe, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  }
+
+private:
+  sigset_t previous;
+};
+
+int failRenameAt = -1; // testing::failRenameForTesting
 
 mode_t currentUmask() {
   mode_t mask = umask(0);
@@ -281,11 +383,12 @@ std::unique_ptr<PendingOutput> PendingOutput::create(const std::string &target,
     return nullptr;
   std::unique_ptr<PendingOutput> out(new PendingOutput());
   out->given = target;
-  TargetKind kind;
-  if (!followLinks(target, out->resolved, error) ||
-      !targetKind(target, out->resolved, kind, error))
+  Resolution where;
+  if (!resolveOutput(target, where, error))
     return nullptr;
-  out->through = kind == TargetKind::WriteThrough;
+  out->resolved = where.path;
+  out->through = where.kind == TargetKind::WriteThrough;
+  out->descriptor = where.descriptor;
   // Beside the target, so that naming it is a link, not a copy; a device's
   // or FIFO's contents wait in $TMPDIR (/dev is no place for them).
   out->file = out->through ? AnonymousFile::createTemporary(error)
@@ -300,34 +403,43 @@ std::unique_ptr<PendingOutput> PendingOutput::create(const std::string &target,
 PendingOutput::~PendingOutput() = default;
 
 bool moec::publishOutputs(const std::vector<PendingOutput *> &outputs, std::string &error) {
-  // 1. Open the write-through targets first: a FIFO nobody reads fails
-  // here (O_NONBLOCK: ENXIO), before any file is replaced.
-  std::vector<std::pair<PendingOutput *, int>> through;
-  auto closeThrough = [&] {
-    for (auto &t : through)
-      close(t.second);
-  };
-  for (PendingOutput *out : outputs) {
-    if (!out->through)
-      continue;
-    int fd = open(out->resolved.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-      int err = errno;
-      struct stat info;
-      bool fifo = stat(out->resolved.c_str(), &info) == 0 && S_ISFIFO(info.st_mode);
-      error = out->given + ": " +
-              (fifo && err == ENXIO ? std::string("a FIFO that no process is reading")
-                                    : errnoText(err));
-      closeThrough();
-      return false;
+  // 1. The write-through targets first, before any file is replaced: a
+  // FIFO nobody reads fails at its open (O_NONBLOCK: ENXIO), and a write
+  // that fails leaves the regular targets as they were.
+  {
+    SigpipeBlocked quiet;
+    for (PendingOutput *out : outputs) {
+      if (!out->through)
+        continue;
+      int fd = out->descriptor >= 0
+                   ? fcntl(out->descriptor, F_DUPFD_CLOEXEC, 3)
+                   : open(out->resolved.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0) {
+        int err = errno;
+        struct stat info;
+        bool fifo = stat(out->resolved.c_str(), &info) == 0 && S_ISFIFO(info.st_mode);
+        error = out->given + ": " +
+                (fifo && err == ENXIO ? std::string("a FIFO that no process is reading")
+                                      : errnoText(err));
+        return false;
+      }
+      // Our own open file description only: the blocking writes below.
+      if (out->descriptor < 0)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+      std::string why;
+      bool written = copyContents(out->file->fd(), fd, why);
+      if (close(fd) != 0 && written && errno != EINTR)
+        written = false, why = errnoText();
+      if (!written) {
+        error = out->given + ": " + (why == errnoText(EPIPE) ? "the reader went away" : why);
+        return false;
+      }
     }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    through.push_back({out, fd});
   }
 
-  // 2. The replaced targets: lock their directories (in one order, so two
-  // publishers cannot deadlock), check each target again, and give each
-  // output a hidden name beside its target.
+  // 2. The replaced targets: lock their directories, check every target
+  // before any is touched, then give each output a hidden name beside its
+  // target and keep (a hard link) the file it replaces.
   struct Replacement {
     PendingOutput *out;
     std::string temp, backup;
@@ -340,11 +452,7 @@ bool moec::publishOutputs(const std::vector<PendingOutput *> &outputs, std::stri
       replacements.push_back({out, "", ""});
       dirs.push_back(parentOf(out->resolved));
     }
-  std::sort(dirs.begin(), dirs.end());
-  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
-  std::vector<std::unique_ptr<DirectoryLock>> locks;
-  for (const std::string &dir : dirs)
-    locks.push_back(std::make_unique<DirectoryLock>(dir));
+  DirectoryLocks locks(dirs);
 
   auto undo = [&](const std::string &why) {
     for (Replacement &r : replacements) {
@@ -353,23 +461,25 @@ bool moec::publishOutputs(const std::vector<PendingOutput *> &outputs, std::stri
           std::rename(r.backup.c_str(), r.out->resolved.c_str());
         else
           unlink(r.out->resolved.c_str());
-      } else if (!r.backup.empty()) {
-        unlink(r.backup.c_str());
+      } else {
+        if (!r.backup.empty())
+          unlink(r.backup.c_str());
+        if (!r.temp.empty())
+          unlink(r.temp.c_str());
       }
-      if (!r.temp.empty() && !r.replaced)
-        unlink(r.temp.c_str());
     }
-    closeThrough();
     error = why;
     return false;
   };
-  bool several = replacements.size() > 1;
   for (Replacement &r : replacements) {
     TargetKind kind;
     if (!targetKind(r.out->given, r.out->resolved, kind, error))
       return undo(error);
     if (kind != TargetKind::Replace)
       return undo(r.out->given + ": changed into a device or FIFO while the output was made");
+  }
+  bool several = replacements.size() > 1;
+  for (Replacement &r : replacements) {
     std::string temp = uniqueSibling(r.out->resolved, "moec-new");
     if (!nameFile(*r.out->file, temp, error))
       return undo(r.out->given + ": " + error);
@@ -384,34 +494,22 @@ bool moec::publishOutputs(const std::vector<PendingOutput *> &outputs, std::stri
       r.backup = backup;
     }
   }
-  // 3. Rename: all or, after a failure, none.
-  for (Replacement &r : replacements) {
-    if (std::rename(r.temp.c_str(), r.out->resolved.c_str()) != 0)
+  // 3. Rename: all or, after a failure, none (the kept files go back).
+  for (size_t i = 0; i < replacements.size(); ++i) {
+    Replacement &r = replacements[i];
+    bool failed = int(i) == failRenameAt ? (errno = EIO, true)
+                                         : std::rename(r.temp.c_str(), r.out->resolved.c_str()) != 0;
+    if (failed)
       return undo(r.out->given + ": " + errnoText());
     r.replaced = true;
   }
   for (Replacement &r : replacements)
     if (!r.backup.empty())
       unlink(r.backup.c_str());
-  locks.clear();
-
-  // 4. Write through.
-  for (auto &[out, fd] : through) {
-    std::string why;
-    if (!copyContents(out->file->fd(), fd, why)) {
-      error = out->given + ": " + why;
-      closeThrough();
-      return false;
-    }
-  }
-  bool closed = true;
-  for (auto &[out, fd] : through)
-    if (close(fd) != 0 && errno != EINTR && closed) {
-      error = out->given + ": " + errnoText();
-      closed = false;
-    }
-  return closed;
+  return true;
 }
+
+void moec::testing::failRenameForTesting(int index) { failRenameAt = index; }
 
 bool moec::writeFileAtomically(const std::string &path, const std::string &bytes,
                                std::string &error) {
@@ -426,13 +524,12 @@ bool moec::writeFileAtomically(const std::string &path, const std::string &bytes
 }
 
 bool moec::checkOutputFile(const std::string &path, std::string &error) {
-  std::string resolved;
-  TargetKind kind;
-  if (!followLinks(path, resolved, error) || !targetKind(path, resolved, kind, error))
+  Resolution where;
+  if (!resolveOutput(path, where, error))
     return false;
-  if (kind == TargetKind::WriteThrough)
+  if (where.kind == TargetKind::WriteThrough)
     return true;
-  std::string dir = parentOf(resolved);
+  std::string dir = parentOf(where.path);
   struct stat info;
   if (stat(dir.c_str(), &info) != 0) {
     error = path + ": " + errnoText();

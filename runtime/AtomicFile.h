@@ -14,16 +14,23 @@
 //  - A symlink is followed: the output lands where it points, and the link
 //    stays. A character device (/dev/null) or a FIFO is written through, not
 //    replaced by a regular file; a FIFO nobody reads is refused, not waited
-//    on. A directory, a block device or a socket is refused.
+//    on, and one whose reader goes away is an error, not a SIGPIPE.
+//    /dev/stdout, /dev/stderr and /dev/fd/N are written through the
+//    descriptor (a shell's `>>` appends). A directory, a block device or a
+//    socket is refused.
 //  - A set of outputs (moec run --output-dir's out<i>.npy) is published as a
 //    unit: every target is checked before the first rename, the files they
 //    replace are kept until the last rename succeeds (and put back if one
 //    fails), and the set's directories are locked (flock) meanwhile, so two
 //    runs publishing into one directory leave one run's files.
 //
-// What is left to chance: a process killed between the first and the last
-// rename of a set (microseconds) leaves its hidden temporary names beside
-// the targets.
+// What is left to chance: a process killed while a set's outputs are
+// named and renamed (microseconds, or a copy's time on a file system
+// without O_TMPFILE links) leaves hidden names (.NAME.moec-new-*,
+// .NAME.moec-old-*) beside the targets, and a set killed half renamed
+// stays half renamed. The linker must write its output in place (GNU ld
+// and gold do; an lld or mold that makes a temporary beside its -o would
+// try to do so in /proc).
 //
 // Plain C++17 and POSIX; no LLVM (the runtime's rule).
 //
@@ -93,13 +100,21 @@ private:
   friend bool publishOutputs(const std::vector<PendingOutput *> &, std::string &);
   std::string given, resolved;
   bool through = false;
+  int descriptor = -1; // /dev/stdout and the like: written through this
   std::unique_ptr<AnonymousFile> file;
 };
 
 /// Makes every output its target, or none: see the file comment. False
 /// with "target: reason" in `error`; the targets are then as they were
-/// (except what a character device or FIFO already read).
+/// (except what a character device or FIFO already read: those are written
+/// first).
 bool publishOutputs(const std::vector<PendingOutput *> &outputs, std::string &error);
+
+namespace testing {
+/// Makes publishOutputs' rename of the `index`-th replaced output fail
+/// (EIO), -1 for none: the roll-back's test (AtomicFileTest).
+void failRenameForTesting(int index);
+} // namespace testing
 
 /// Writes `bytes` to `path` whole or not at all (a PendingOutput published
 /// alone; permissions as a new file's: 0666 less the umask). False with

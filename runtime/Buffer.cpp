@@ -144,11 +144,11 @@ Buffer Buffer::fromDescriptor(DType dtype, int64_t rank, const int64_t *words) {
   return out;
 }
 
-uint64_t Buffer::contentHash() const {
+uint64_t moec::contentHash(const void *data, size_t n) {
   // FNV-1a over 8-byte words, then the tail bytes.
-  uint64_t h = 1469598103934665603ull ^ numBytes();
-  const unsigned char *p = static_cast<const unsigned char *>(data());
-  size_t n = numBytes(), i = 0;
+  uint64_t h = 1469598103934665603ull ^ n;
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+  size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t word;
     std::memcpy(&word, p + i, 8);
@@ -158,3 +158,5 @@ uint64_t Buffer::contentHash() const {
     h = (h ^ p[i]) * 1099511628211ull;
   return h;
 }
+
+uint64_t Buffer::contentHash() const { return moec::contentHash(data(), numBytes()); }

@@ -29,6 +29,10 @@ float bf16ToF32(uint16_t b);
 /// "2x3x?" style shape text, for messages.
 std::string shapeString(const std::vector<int64_t> &shape);
 
+/// A 64-bit hash of `bytes` bytes (FNV-1a over 8-byte words: GB/s), for
+/// ranks that compare what they were given.
+uint64_t contentHash(const void *data, size_t bytes);
+
 class Buffer {
 public:
   Buffer() = default;
@@ -47,8 +51,8 @@ public:
   /// Element i as a double, whatever the storage type.
   double at(int64_t i) const;
 
-  /// A 64-bit hash of the bytes (8 at a time: GB/s), for ranks that check
-  /// they were given the same inputs.
+  /// contentHash of the bytes, for ranks that check they were given the
+  /// same inputs.
   uint64_t contentHash() const;
 
   /// The memref descriptor of this buffer, laid out as the C interface's

@@ -45,6 +45,35 @@ bool mpiLive() {
   return initialized && !finalized;
 }
 
+/// Ends the whole run: `line` on stderr, then MPI_Abort (mpirun stops
+/// every rank) with `status`, or _Exit where MPI is not running.
+[[noreturn]] void endRun(int status, const std::string &line) {
+  aborting = true;
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  if (mpiLive())
+    MPI_Abort(MPI_COMM_WORLD, status);
+  std::_Exit(status);
+}
+
+/// A gap this long between two looks at the clock by a waiting loop (which
+/// looks every millisecond or 100) means the process did not run meanwhile
+/// (SIGSTOP, a suspended machine): the time is not the peers' to answer for.
+constexpr std::chrono::milliseconds kStoppedGap{250};
+
+/// Where an exchange waits once every rank of its group has arrived.
+constexpr const char *kInsideExchange =
+    "inside the exchange, after every rank of its group had arrived (a peer stopped or died "
+    "in it)";
+
+/// What is left of a collective's time at its exchange (its arrival may
+/// have moved the deadline), at least a millisecond.
+std::chrono::milliseconds remaining(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return std::max(left, std::chrono::milliseconds(1));
+}
+
+
 /// Bounds the blocking MPI calls (the exchanges, which MPI's tuned blocking
 /// collectives run faster than their non-blocking forms, and the mesh's
 /// creation and MPI_Finalize): each registers a deadline while it runs; one
@@ -66,9 +95,10 @@ public:
   /// `axes` may be null (not a group collective); it must outlive the
   /// entry (the collective's own argument does).
   uint64_t arm(int64_t rank, const char *what, const std::vector<int64_t> *axes,
-               std::chrono::milliseconds timeout, const char *during) {
+               std::chrono::milliseconds timeout, const char *during,
+               std::chrono::milliseconds shownTimeout) {
     std::lock_guard<std::mutex> lock(mutex);
-    Entry e{++lastId, Clock::now() + timeout, rank, what, axes, timeout, during};
+    Entry e{++lastId, Clock::now() + timeout, rank, what, axes, shownTimeout, during};
     entries.push_back(e);
     // Only an earlier deadline than the one the thread sleeps to needs it.
     if (e.deadline < sleepingUntil)
@@ -92,7 +122,7 @@ private:
     int64_t rank;
     const char *what;
     const std::vector<int64_t> *axes;
-    std::chrono::milliseconds timeout;
+    std::chrono::milliseconds shownTimeout; // the collective's, for the message
     const char *during; // where it waits, or null: for its peers
   };
 
@@ -109,7 +139,7 @@ private:
         continue;
       }
       Clock::time_point now = Clock::now();
-      if (now - lastWake > std::chrono::milliseconds(250))
+      if (now - lastWake > kStoppedGap)
         for (Entry &e : entries)
           e.deadline += now - lastWake; // this process did not run meanwhile
       lastWake = now;
@@ -127,18 +157,12 @@ private:
   /// Called with the mutex held, so the collective cannot disarm (and free
   /// the axes) while the message is written.
   [[noreturn]] static void fire(const Entry &e) {
-    aborting = true;
     std::string what = e.what;
     if (e.axes)
       what += " over axes " + axesString(*e.axes);
-    std::fprintf(stderr, "moec: rank %lld: %s waited %lld ms %s; aborting the run\n",
-                 static_cast<long long>(e.rank), what.c_str(),
-                 static_cast<long long>(e.timeout.count()),
-                 e.during ? e.during : "for its peers");
-    std::fflush(stderr);
-    if (mpiLive())
-      MPI_Abort(MPI_COMM_WORLD, 3);
-    std::_Exit(3);
+    endRun(3, "moec: rank " + std::to_string(e.rank) + ": " + what + " waited " +
+                  std::to_string(e.shownTimeout.count()) + " ms " +
+                  (e.during ? e.during : "for its peers") + "; aborting the run");
   }
 
   std::mutex mutex;
@@ -151,9 +175,13 @@ private:
 /// Arms the watchdog for the current scope.
 class Armed {
 public:
+  /// `shownTimeout` (default `timeout`) is the time the message says was
+  /// waited: a collective's whole timeout, when what is left of it arms.
   Armed(int64_t rank, const char *what, const std::vector<int64_t> *axes,
-        std::chrono::milliseconds timeout, const char *during = nullptr)
-      : id(Watchdog::get().arm(rank, what, axes, timeout, during)) {}
+        std::chrono::milliseconds timeout, const char *during = nullptr,
+        std::chrono::milliseconds shownTimeout = std::chrono::milliseconds(0))
+      : id(Watchdog::get().arm(rank, what, axes, timeout, during,
+                               shownTimeout.count() ? shownTimeout : timeout)) {}
   ~Armed() { Watchdog::get().disarm(id); }
   Armed(const Armed &) = delete;
   Armed &operator=(const Armed &) = delete;
@@ -340,8 +368,8 @@ MpiComm::Group &MpiComm::group(const char *collective, const std::vector<int64_t
     return *found->second;
   // The ranks agreeing on every axis not in the group share a color (their
   // linear index over those axes); the key orders them as the group does.
-  // Every rank splits the same axis list at the same collective, so the
-  // split is collective as MPI requires (the watchdog is already armed).
+  // Every rank splits the same axis list at the same collective (agreed
+  // above), so the split is collective as MPI requires.
   uint64_t inGroup = 0;
   for (int64_t a : axes)
     inGroup |= uint64_t(1) << a;
@@ -352,7 +380,11 @@ MpiComm::Group &MpiComm::group(const char *collective, const std::vector<int64_t
   // Every rank splits at the same point of the program: arrive on the
   // world first, so that a rank that never comes is named, not waited on.
   Clock::time_point deadline = Clock::now() + waitLimit;
-  arrive(impl->everyone, collective, axes, Kind::Split, int64_t(axes.size()), deadline);
+  int64_t axesCode = 1; // the ordered list, a hex digit each: the same split everywhere
+  for (int64_t a : axes)
+    axesCode = axesCode * 16 + a + 1;
+  agreeOnSize(impl->everyone, collective, axes, Kind::Split, axesCode, deadline);
+  Armed armed(myRank, collective, &axes, remaining(deadline), kInsideExchange, waitLimit);
   auto g = std::make_unique<Group>();
   g->members = mesh::groupMembers(shape, myRank, axes);
   g->index = mesh::groupIndex(shape, myRank, axes);
@@ -383,7 +415,7 @@ const char *kindName(int64_t kind) {
   case 2: return "all_gather";
   case 3: return "reduce_scatter";
   case 4: return "all_to_all";
-  case 5: return "a split of a group";
+  case 5: return "a split";
   case 6: return "the run agreement";
   default: return "an unknown collective";
   }
@@ -396,7 +428,12 @@ std::string sizeText(int64_t kind, int64_t size) {
   case 3: return std::to_string(size) + " values kept";
   case 2: return std::to_string(size) + " bytes";
   case 4: return "rows of " + std::to_string(size) + " bytes";
-  case 5: return "over " + std::to_string(size) + " axes";
+  case 5: {
+    std::vector<int64_t> axes;
+    for (int64_t code = size; code > 1; code /= 16)
+      axes.insert(axes.begin(), code % 16 - 1);
+    return "axes " + axesString(axes);
+  }
   default: return "";
   }
 }
@@ -432,7 +469,7 @@ bool pollUntil(std::vector<MPI_Request> &requests, std::vector<char> &done,
         done[i] = 1, --left;
     }
     Clock::time_point now = Clock::now();
-    if (now - last > std::chrono::milliseconds(250))
+    if (now - last > kStoppedGap)
       deadline += now - last; // this process did not run meanwhile
     last = now;
     if (left == 0)
@@ -447,26 +484,6 @@ bool pollUntil(std::vector<MPI_Request> &requests, std::vector<char> &done,
   return true;
 }
 
-/// Where an exchange waits once every rank of its group has arrived.
-constexpr const char *kInsideExchange =
-    "inside the exchange, after every rank of its group had arrived (a peer stopped or died "
-    "in it)";
-
-/// What is left of a collective's time at its exchange (its arrival may
-/// have moved the deadline), at least a millisecond.
-std::chrono::milliseconds remaining(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return std::max(left, std::chrono::milliseconds(1));
-}
-
-/// 64-bit FNV-1a of `text`: the run agreement compares these first.
-uint64_t textHash(const std::string &text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 } // namespace
 
 std::vector<std::array<int64_t, 4>> MpiComm::arrive(Group &g, const char *collective,
@@ -479,20 +496,32 @@ std::vector<std::array<int64_t, 4>> MpiComm::arrive(Group &g, const char *collec
   const std::array<int64_t, 4> mine = table[g.index];
   std::vector<MPI_Request> requests;
   std::vector<int64_t> from; // the group index each receive is from
+  // A request that cannot be posted: the posted ones go (their buffers are
+  // this frame's) before the error does.
+  auto post = [&](int rc, const char *call) {
+    if (rc == MPI_SUCCESS)
+      return;
+    requests.pop_back();
+    for (MPI_Request &r : requests) {
+      MPI_Cancel(&r);
+      MPI_Request_free(&r);
+    }
+    checkMpi(rc, collective, call);
+  };
   for (int64_t p = 0; p < n; ++p)
     if (p != g.index) {
       requests.emplace_back();
       from.push_back(p);
-      checkMpi(MPI_Irecv(table[p].data(), 4, MPI_INT64_T, int(p), kArrivalTag, g.comm,
-                         &requests.back()),
-               collective, "MPI_Irecv");
+      post(MPI_Irecv(table[p].data(), 4, MPI_INT64_T, int(p), kArrivalTag, g.comm,
+                     &requests.back()),
+           "MPI_Irecv");
     }
   for (int64_t p = 0; p < n; ++p)
     if (p != g.index) {
       requests.emplace_back();
-      checkMpi(MPI_Isend(mine.data(), 4, MPI_INT64_T, int(p), kArrivalTag, g.comm,
-                         &requests.back()),
-               collective, "MPI_Isend");
+      post(MPI_Isend(mine.data(), 4, MPI_INT64_T, int(p), kArrivalTag, g.comm,
+                     &requests.back()),
+           "MPI_Isend");
     }
   std::vector<char> done;
   if (!pollUntil(requests, done, deadline)) {
@@ -510,47 +539,55 @@ std::vector<std::array<int64_t, 4>> MpiComm::arrive(Group &g, const char *collec
   return table;
 }
 
-void MpiComm::agreeOnSize(Group &g, const char *collective, const std::vector<int64_t> &axes,
-                          Kind kind, int64_t size, Clock::time_point &deadline) {
-  std::vector<std::array<int64_t, 4>> table = arrive(g, collective, axes, kind, size, deadline);
+namespace {
+/// The message every rank of a group builds alike from the same arrival
+/// table when the ranks are not in the same collective (and, with
+/// `sizes`, of the same size), else "".
+std::string disagreement(const std::vector<std::array<int64_t, 4>> &table,
+                         const std::vector<int64_t> &members, const std::vector<int64_t> &axes,
+                         bool sizes) {
   bool same = true;
-  for (const auto &entry : table)
-    same &= entry[0] == table[0][0] && entry[1] == table[0][1] && entry[2] == table[0][2];
+  for (const auto &e : table)
+    same &= e[0] == table[0][0] && e[1] == table[0][1] && (!sizes || e[2] == table[0][2]);
   if (same)
-    return;
-  // Every rank of the group holds the same table, so every rank throws the
-  // same error and none goes on into an exchange of mismatched sizes.
+    return "";
   std::string message = "the ranks of the group over axes " + axesString(axes) +
                         " disagree at its collective #" + std::to_string(table[0][0]) + ":";
   for (size_t p = 0; p < table.size(); ++p) {
     const auto &e = table[p];
-    message += std::string(p ? "," : "") + " rank " + std::to_string(g.members[p]) + " " +
+    message += std::string(p ? "," : "") + " rank " + std::to_string(members[p]) + " " +
                kindName(e[1]);
     if (std::string what = sizeText(e[1], e[2]); !what.empty())
       message += " of " + what;
     if (e[0] != table[0][0])
       message += " (its collective #" + std::to_string(e[0]) + ")";
   }
-  throw CollectiveError(message + " (do the ranks run the same program, options and inputs?)");
+  return message + " (do the ranks run the same program, options and inputs?)";
+}
+} // namespace
+
+void MpiComm::agreeOnSize(Group &g, const char *collective, const std::vector<int64_t> &axes,
+                          Kind kind, int64_t size, Clock::time_point &deadline) {
+  // Every rank of the group holds the same table, so every rank throws the
+  // same error and none goes on into an exchange of mismatched sizes.
+  auto table = arrive(g, collective, axes, kind, size, deadline);
+  if (std::string why = disagreement(table, g.members, axes, /*sizes=*/true); !why.empty())
+    throw CollectiveError(why);
 }
 
 void MpiComm::timedOut(const std::string &what) const {
-  aborting = true;
-  std::fprintf(stderr, "moec: rank %lld: %s; aborting the run\n",
-               static_cast<long long>(myRank), what.c_str());
-  std::fflush(stderr);
-  if (mpiLive())
-    MPI_Abort(MPI_COMM_WORLD, 3);
-  std::_Exit(3);
+  endRun(3, "moec: rank " + std::to_string(myRank) + ": " + what + "; aborting the run");
 }
 
 void MpiComm::allReduceSum(const std::vector<int64_t> &axes, float *data, int64_t count) {
-  if (count < 0)
-    fail("all_reduce", "reduces a negative number of values (" + std::to_string(count) + ")");
   Clock::time_point deadline = Clock::now() + waitLimit;
   Group &g = group("all_reduce", axes);
+  // Checked after the agreement, which every rank reaches: a rank alone
+  // with a bad count fails the agreement with the others.
   agreeOnSize(g, "all_reduce", axes, Kind::AllReduce, count, deadline);
-  Armed armed(myRank, "all_reduce", &axes, remaining(deadline), kInsideExchange);
+  if (count < 0)
+    fail("all_reduce", "reduces a negative number of values (" + std::to_string(count) + ")");
+  Armed armed(myRank, "all_reduce", &axes, remaining(deadline), kInsideExchange, waitLimit);
   // MPI counts are ints: longer buffers go in pieces (the same on every
   // rank, as the counts are).
   constexpr int64_t kPiece = int64_t(1) << 30;
@@ -565,22 +602,22 @@ void MpiComm::allReduceSum(const std::vector<int64_t> &axes, float *data, int64_
 
 void MpiComm::allGather(const std::vector<int64_t> &axes, const void *in, int64_t bytes,
                         void *out) {
-  checkCount("all_gather", "bytes sent", bytes);
   Clock::time_point deadline = Clock::now() + waitLimit;
   Group &g = group("all_gather", axes);
   agreeOnSize(g, "all_gather", axes, Kind::AllGather, bytes, deadline);
-  Armed armed(myRank, "all_gather", &axes, remaining(deadline), kInsideExchange);
+  checkCount("all_gather", "bytes sent", bytes);
+  Armed armed(myRank, "all_gather", &axes, remaining(deadline), kInsideExchange, waitLimit);
   checkMpi(MPI_Allgather(in, int(bytes), MPI_BYTE, out, int(bytes), MPI_BYTE, g.comm),
            "all_gather", "MPI_Allgather");
 }
 
 void MpiComm::reduceScatterSum(const std::vector<int64_t> &axes, const float *in, int64_t count,
                                float *out) {
-  checkCount("reduce_scatter", "values kept", count);
   Clock::time_point deadline = Clock::now() + waitLimit;
   Group &g = group("reduce_scatter", axes);
   agreeOnSize(g, "reduce_scatter", axes, Kind::ReduceScatter, count, deadline);
-  Armed armed(myRank, "reduce_scatter", &axes, remaining(deadline), kInsideExchange);
+  checkCount("reduce_scatter", "values kept", count);
+  Armed armed(myRank, "reduce_scatter", &axes, remaining(deadline), kInsideExchange, waitLimit);
   checkMpi(MPI_Reduce_scatter_block(in, out, int(count), MPI_FLOAT, MPI_SUM, g.comm),
            "reduce_scatter", "MPI_Reduce_scatter_block");
 }
@@ -594,7 +631,7 @@ void MpiComm::allToAllV(const std::vector<int64_t> &axes, const void *rows,
   // differ by design and are exchanged next.
   agreeOnSize(g, "all_to_all", axes, Kind::AllToAll, rowBytes, deadline);
   const int64_t n = int64_t(g.members.size());
-  Armed armed(myRank, "all_to_all", &axes, remaining(deadline), kInsideExchange);
+  Armed armed(myRank, "all_to_all", &axes, remaining(deadline), kInsideExchange, waitLimit);
   std::vector<int> sendRows(sendCounts, sendCounts + n), recvRows(n);
   checkMpi(MPI_Alltoall(sendRows.data(), 1, MPI_INT, recvRows.data(), 1, MPI_INT, g.comm),
            "all_to_all", "MPI_Alltoall");
@@ -678,7 +715,10 @@ std::string MpiComm::agreeOnRun(const std::vector<std::string> &lines) {
   Clock::time_point deadline = Clock::now() + waitLimit;
   Group &everyone = impl->everyone;
   auto table = arrive(everyone, "the run agreement", {}, Kind::Agree,
-                      int64_t(textHash(text)), deadline);
+                      int64_t(contentHash(text.data(), text.size())), deadline);
+  // A rank elsewhere (in a split) is not agreeing on anything.
+  if (std::string why = disagreement(table, everyone.members, {}, /*sizes=*/false); !why.empty())
+    return why;
   int64_t differing = -1;
   for (size_t r = 1; r < table.size() && differing < 0; ++r)
     if (table[r][2] != table[0][2])
@@ -690,7 +730,7 @@ std::string MpiComm::agreeOnRun(const std::vector<std::string> &lines) {
   const int64_t n = int64_t(table.size());
   int length = int(text.size());
   std::vector<int> lengths(n), offsets(n);
-  Armed armed(myRank, "the run agreement", nullptr, remaining(deadline), kInsideExchange);
+  Armed armed(myRank, "the run agreement", nullptr, remaining(deadline), kInsideExchange, waitLimit);
   checkMpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, everyone.comm),
            "the run agreement", "MPI_Allgather");
   int64_t totalLength = 0;
@@ -721,13 +761,7 @@ std::string MpiComm::agreeOnRun(const std::vector<std::string> &lines) {
 }
 
 void MpiComm::abort(const std::string &why) {
-  aborting = true;
-  std::fprintf(stderr, "moec: rank %lld failed: %s\n", static_cast<long long>(myRank),
-               why.c_str());
-  std::fflush(stderr);
-  if (mpiLive())
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  std::_Exit(2);
+  endRun(2, "moec: rank " + std::to_string(myRank) + " failed: " + why);
 }
 
 void MpiComm::quietUnlessRankZero() const {

@@ -20,11 +20,11 @@
 // RUN: not moec run %s --input /dev/zero --input %t/fifo --input %t/fifo --input %t/fifo 2>&1 | FileCheck %s --check-prefix=DEVICE %{nocrash}
 // DEVICE: moec: error: /dev/zero: is a character device; inputs are read from regular files
 
-// An .npy whose header claims more than memory, in a (sparse) file that
-// really is that long: refused before allocating.
-// RUN: %python -c "h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (17179869184,), }\".ljust(117) + '\n'; f = open('%t/huge.npy', 'wb'); f.write(b'\x93NUMPY\x01\x00' + bytes([len(h), 0]) + h.encode()); f.truncate(128 + 4 * 17179869184)"
+// An .npy whose header claims more than memory (4 TiB), in a (sparse) file
+// that really is that long: refused before allocating.
+// RUN: %python -c "h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }\".ljust(117) + '\n'; f = open('%t/huge.npy', 'wb'); f.write(b'\x93NUMPY\x01\x00' + bytes([len(h), 0]) + h.encode()); f.truncate(128 + 4 * 1099511627776)"
 // RUN: not moec run %s --input %t/huge.npy --input %t/huge.npy --input %t/huge.npy --input %t/huge.npy 2>&1 | FileCheck %s --check-prefix=HUGE %{nocrash}
-// HUGE: moec: error: {{.*}}huge.npy: the array of shape (17179869184,) needs 64.0 GiB, more than the {{.*}} of memory available
+// HUGE: moec: error: {{.*}}huge.npy: the array of shape (1099511627776,) needs 4.0 TiB, more than the {{.*}} of memory available
 // RUN: rm %t/huge.npy
 
 // Threads beyond what the machine runs: refused, not 14 s of libomp and an

@@ -24,9 +24,18 @@
 // RUN: not moec %s -o %t/out/fifo --emit so 2>&1 | FileCheck %s --check-prefix=NO-READER %{nocrash}
 // NO-READER: moec: error: {{.*}}out/fifo: a FIFO that no process is reading
 // RUN: test -p %t/out/fifo
-// RUN: (cat %t/out/fifo > %t/from-fifo &) && sleep 0.2 && moec %s -o %t/out/fifo --emit mlir
-// RUN: sleep 0.2 && FileCheck %s --check-prefix=FROM-FIFO < %t/from-fifo
+// RUN: %python %S/Inputs/fifo-reader.py %t/out/fifo %t/from-fifo %t/reading & \
+// RUN:   reader=$!; for i in $(seq 100); do [ -e %t/reading ] && break; sleep 0.1; done; \
+// RUN:   moec %s -o %t/out/fifo --emit mlir; status=$?; wait $reader; exit $status
+// RUN: rm %t/reading && FileCheck %s --check-prefix=FROM-FIFO < %t/from-fifo
 // FROM-FIFO: llvm.func @block
+
+// /dev/stdout is the descriptor: through a pipe, and appended to after >>.
+// RUN: moec %s -o /dev/stdout --emit mlir | FileCheck %s --check-prefix=FROM-FIFO
+// RUN: echo "before" > %t/log && moec %s -o /dev/stdout --emit mlir >> %t/log
+// RUN: FileCheck %s --check-prefix=APPENDED < %t/log
+// APPENDED: {{^}}before
+// APPENDED: llvm.func @block
 
 // /dev/null and /dev/full are written through: the device stays, a full
 // device is one error.

@@ -103,7 +103,12 @@ TEST(AtomicFile, WritesThroughACharacterDevice) {
   // A device node of our own where we may make one (root), else the
   // system's: either must stay a device.
   std::string device = dir / "null";
-  if (mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0)
+  bool made = mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0;
+  // (A nodev mount makes the node but will not open it.)
+  int probe = made ? open(device.c_str(), O_WRONLY) : -1;
+  if (probe >= 0)
+    close(probe);
+  else
     device = "/dev/null";
   std::string error;
   ASSERT_TRUE(writeFileAtomically(device, "discarded", error)) << error;
@@ -263,6 +268,80 @@ TEST(AtomicFile, TwoWritersOfOneSetLeaveOneWritersFiles) {
   for (int i = 0; i < 3; ++i)
     EXPECT_EQ(readAll(dir / ("out" + std::to_string(i))), std::string(4096 * (i + 1), tag));
   EXPECT_EQ(dir.list(), (std::vector<std::string>{"out0", "out1", "out2"}));
+}
+
+TEST(AtomicFile, WritesThroughInheritedDescriptors) {
+  TempDir dir;
+  std::string error;
+  // /dev/fd/N of a pipe (what /dev/stdout is under `moec ... | cat`).
+  int ends[2];
+  ASSERT_EQ(pipe(ends), 0);
+  ASSERT_TRUE(writeFileAtomically("/dev/fd/" + std::to_string(ends[1]), "through a pipe",
+                                  error))
+      << error;
+  close(ends[1]);
+  char buffer[64] = {};
+  EXPECT_EQ(read(ends[0], buffer, sizeof buffer), ssize_t(14));
+  EXPECT_EQ(std::string(buffer), "through a pipe");
+  // A pipe whose reader is gone: an error, not SIGPIPE.
+  ASSERT_EQ(pipe(ends), 0);
+  close(ends[0]);
+  EXPECT_FALSE(writeFileAtomically("/dev/fd/" + std::to_string(ends[1]), "lost", error));
+  EXPECT_EQ(error, "/dev/fd/" + std::to_string(ends[1]) + ": the reader went away");
+  close(ends[1]);
+  // A file opened to append (a shell's >>): appended to, not replaced.
+  writePlain(dir / "log", "before;");
+  int appended = open((dir / "log").c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(appended, 0);
+  ASSERT_TRUE(writeFileAtomically("/proc/self/fd/" + std::to_string(appended), "after", error))
+      << error;
+  close(appended);
+  EXPECT_EQ(readAll(dir / "log"), "before;after");
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"log"});
+  // A descriptor that is not open.
+  EXPECT_FALSE(checkOutputFile("/dev/fd/987654", error));
+  EXPECT_EQ(error, "/dev/fd/987654: Bad file descriptor");
+}
+
+TEST(AtomicFile, AFailedRenameRollsTheSetBack) {
+  TempDir dir;
+  writePlain(dir / "out0", "old0");
+  writePlain(dir / "out2", "old2");
+  std::string error;
+  std::vector<std::unique_ptr<PendingOutput>> files;
+  std::vector<PendingOutput *> set;
+  for (int i = 0; i < 4; ++i) {
+    files.push_back(PendingOutput::create(dir / ("out" + std::to_string(i)), error));
+    ASSERT_TRUE(files.back()) << error;
+    ASSERT_TRUE(files.back()->append("new" + std::to_string(i), error));
+    set.push_back(files.back().get());
+  }
+  // The third rename fails after out0 and out1 were renamed into place:
+  // out0 gets its old file back, out1 (new) goes, out2 keeps its own.
+  moec::testing::failRenameForTesting(2);
+  bool published = publishOutputs(set, error);
+  moec::testing::failRenameForTesting(-1);
+  EXPECT_FALSE(published);
+  EXPECT_EQ(error, dir / "out2" + ": Input/output error");
+  EXPECT_EQ(readAll(dir / "out0"), "old0");
+  EXPECT_EQ(readAll(dir / "out2"), "old2");
+  EXPECT_EQ(dir.list(), (std::vector<std::string>{"out0", "out2"}));
+}
+
+TEST(AtomicFile, OneDirectorySpelledTwiceIsLockedOnce) {
+  // out/a and out/./b (a symlink into "."): two spellings of one
+  // directory, locked once, not twice (which would wait forever).
+  TempDir dir;
+  mkdir((dir / "out").c_str(), 0755);
+  ASSERT_EQ(symlink("./b-real", (dir / "out/b").c_str()), 0);
+  std::string error;
+  auto a = PendingOutput::create(dir / "out/a", error);
+  auto b = PendingOutput::create(dir / "out/b", error);
+  ASSERT_TRUE(a && b) << error;
+  ASSERT_TRUE(a->append("a", error) && b->append("b", error));
+  ASSERT_TRUE(publishOutputs({a.get(), b.get()}, error)) << error;
+  EXPECT_EQ(readAll(dir / "out/a"), "a");
+  EXPECT_EQ(readAll(dir / "out/b-real"), "b");
 }
 
 TEST(AtomicFile, InputsMustBeRegularFiles) {

@@ -62,7 +62,6 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <string_view>
 #include <thread>
 #include <unistd.h>
 
@@ -238,7 +237,7 @@ ShardComm *mpiRank = nullptr;
 /// What every rank of an MPI run must agree on: the command line and the
 /// program's text.
 std::vector<std::string> commandLine;
-size_t programHash = 0;
+uint64_t programHash = 0;
 
 int fail(const std::string &message) {
   outs().flush(); // what was printed before the error comes before it
@@ -725,7 +724,7 @@ int main(int argc, char **argv) {
   auto file = mlir::openInputFile(inputFile, &error);
   if (!file)
     return fail(error);
-  programHash = std::hash<std::string_view>()(file->getBuffer());
+  programHash = contentHash(file->getBufferStart(), file->getBufferSize());
   SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
   mlir::moe::ShortSourceLineDiagnosticHandler handler(sourceMgr, &context);

@@ -10,4 +10,3 @@ while [ $# -gt 0 ]; do
 done
 printf 'half a library' > "$out"
 kill -9 "$PPID"
-sleep 5
