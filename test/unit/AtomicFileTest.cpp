@@ -74,6 +74,24 @@ bool isKind(const std::string &path, mode_t kind) {
   return lstat(path.c_str(), &info) == 0 && (info.st_mode & S_IFMT) == kind;
 }
 
+/// Outputs dir/<prefix>0<suffix> .. holding "new0", "new1", ..., ready to
+/// publish as a set.
+struct PendingSet {
+  PendingSet(const TempDir &dir, int count, const std::string &suffix) {
+    std::string error;
+    for (int i = 0; i < count; ++i) {
+      files.push_back(PendingOutput::create(dir / ("out" + std::to_string(i) + suffix), error));
+      EXPECT_TRUE(files.back()) << error;
+      if (!files.back())
+        return;
+      EXPECT_TRUE(files.back()->append("new" + std::to_string(i), error));
+      set.push_back(files.back().get());
+    }
+  }
+  std::vector<std::unique_ptr<PendingOutput>> files;
+  std::vector<PendingOutput *> set;
+};
+
 TEST(AtomicFile, ReplacesARegularFileWhole) {
   TempDir dir;
   writePlain(dir / "out", "old");
@@ -205,14 +223,9 @@ TEST(AtomicFile, ASetIsPublishedWholeOrNotAtAll) {
   writePlain(dir / "out0.npy", "old0");
   writePlain(dir / "out2.npy", "old2");
   std::string error;
-  std::vector<std::unique_ptr<PendingOutput>> files;
-  std::vector<PendingOutput *> set;
-  for (int i = 0; i < 4; ++i) {
-    files.push_back(PendingOutput::create(dir / ("out" + std::to_string(i) + ".npy"), error));
-    ASSERT_TRUE(files.back()) << error;
-    ASSERT_TRUE(files.back()->append("new" + std::to_string(i), error));
-    set.push_back(files.back().get());
-  }
+  PendingSet pending(dir, 4, ".npy");
+  ASSERT_EQ(pending.set.size(), 4u);
+  const std::vector<PendingOutput *> &set = pending.set;
   // The last target becomes a directory after the outputs were made: the
   // set fails before any target changes.
   mkdir((dir / "out3.npy").c_str(), 0755);
@@ -308,14 +321,9 @@ TEST(AtomicFile, AFailedRenameRollsTheSetBack) {
   writePlain(dir / "out0", "old0");
   writePlain(dir / "out2", "old2");
   std::string error;
-  std::vector<std::unique_ptr<PendingOutput>> files;
-  std::vector<PendingOutput *> set;
-  for (int i = 0; i < 4; ++i) {
-    files.push_back(PendingOutput::create(dir / ("out" + std::to_string(i)), error));
-    ASSERT_TRUE(files.back()) << error;
-    ASSERT_TRUE(files.back()->append("new" + std::to_string(i), error));
-    set.push_back(files.back().get());
-  }
+  PendingSet pending(dir, 4, "");
+  ASSERT_EQ(pending.set.size(), 4u);
+  const std::vector<PendingOutput *> &set = pending.set;
   // The third rename fails after out0 and out1 were renamed into place:
   // out0 gets its old file back, out1 (new) goes, out2 keeps its own.
   moec::testing::failRenameForTesting(2);
