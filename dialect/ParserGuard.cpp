@@ -139,6 +139,13 @@ mlir::moe::ShortSourceLineDiagnosticHandler::ShortSourceLineDiagnosticHandler(
     llvm::SourceMgr &mgr, MLIRContext *context)
     : SourceMgrDiagnosticHandler(mgr, context) {
   setHandler([this](Diagnostic &diag) {
+    bool shortLines = lineIsShort(diag.getLocation());
+    for (Diagnostic &note : diag.getNotes())
+      shortLines &= lineIsShort(note.getLocation());
+    if (shortLines) {
+      emitDiagnostic(diag); // everything the base handler does (call stacks too)
+      return;
+    }
     emitDiagnostic(diag.getLocation(), diag.str(), diag.getSeverity(),
                    lineIsShort(diag.getLocation()));
     for (Diagnostic &note : diag.getNotes())

@@ -303,10 +303,41 @@ private:
 
 int failRenameAt = -1; // testing::failRenameForTesting
 
+/// The process's umask, read without changing it (umask(2) can only set
+/// it, and setting it back races with other threads creating files).
 mode_t currentUmask() {
-  mode_t mask = umask(0);
-  umask(mask);
-  return mask;
+  if (FILE *status = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    unsigned mask;
+    while (std::fgets(line, sizeof line, status))
+      if (std::sscanf(line, "Umask: %o", &mask) == 1) {
+        std::fclose(status);
+        return mode_t(mask);
+      }
+    std::fclose(status);
+  }
+  return 022;
+}
+
+/// Whether `resolved`'s directory takes a new file: checked before the
+/// work that makes an output (the target's own kind is resolveOutput's).
+bool directoryTakesFile(const std::string &given, const std::string &resolved,
+                        std::string &error) {
+  std::string dir = parentOf(resolved);
+  struct stat info;
+  if (stat(dir.c_str(), &info) != 0) {
+    error = given + ": " + errnoText();
+    return false;
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    error = given + ": " + errnoText(ENOTDIR);
+    return false;
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    error = given + ": " + errnoText();
+    return false;
+  }
+  return true;
 }
 
 } // namespace
@@ -317,13 +348,10 @@ mode_t currentUmask() {
 
 std::unique_ptr<AnonymousFile> AnonymousFile::create(const std::string &dir,
                                                      std::string &error) {
+  // The umask applies to O_TMPFILE's mode as to any new file's.
   int fd = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
-  if (fd >= 0) {
-    // O_TMPFILE applies no umask until the file is named: do it now, as a
-    // new file's mode would be.
-    fchmod(fd, 0666 & ~currentUmask());
+  if (fd >= 0)
     return std::unique_ptr<AnonymousFile>(new AnonymousFile(fd, /*tmpfile=*/true));
-  }
   if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
     error = dir + ": " + errnoText();
     return nullptr;
@@ -338,7 +366,7 @@ std::unique_ptr<AnonymousFile> AnonymousFile::create(const std::string &dir,
     return nullptr;
   }
   unlink(buffer.data());
-  fchmod(fd, 0666 & ~currentUmask());
+  fchmod(fd, 0666 & ~currentUmask()); // mkostemp makes it 0600
   return std::unique_ptr<AnonymousFile>(new AnonymousFile(fd, /*tmpfile=*/false));
 }
 
@@ -379,13 +407,12 @@ std::string AnonymousFile::contents() const {
 
 std::unique_ptr<PendingOutput> PendingOutput::create(const std::string &target,
                                                      std::string &error) {
-  if (!checkOutputFile(target, error))
+  Resolution where;
+  if (!resolveOutput(target, where, error) ||
+      (where.kind == TargetKind::Replace && !directoryTakesFile(target, where.path, error)))
     return nullptr;
   std::unique_ptr<PendingOutput> out(new PendingOutput());
   out->given = target;
-  Resolution where;
-  if (!resolveOutput(target, where, error))
-    return nullptr;
   out->resolved = where.path;
   out->through = where.kind == TargetKind::WriteThrough;
   out->descriptor = where.descriptor;
@@ -527,23 +554,7 @@ bool moec::checkOutputFile(const std::string &path, std::string &error) {
   Resolution where;
   if (!resolveOutput(path, where, error))
     return false;
-  if (where.kind == TargetKind::WriteThrough)
-    return true;
-  std::string dir = parentOf(where.path);
-  struct stat info;
-  if (stat(dir.c_str(), &info) != 0) {
-    error = path + ": " + errnoText();
-    return false;
-  }
-  if (!S_ISDIR(info.st_mode)) {
-    error = path + ": " + errnoText(ENOTDIR);
-    return false;
-  }
-  if (access(dir.c_str(), W_OK | X_OK) != 0) {
-    error = path + ": " + errnoText();
-    return false;
-  }
-  return true;
+  return where.kind == TargetKind::WriteThrough || directoryTakesFile(path, where.path, error);
 }
 
 bool moec::checkOutputDirectory(const std::string &dir, std::string &error) {

@@ -544,15 +544,15 @@ namespace {
 /// table when the ranks are not in the same collective (and, with
 /// `sizes`, of the same size), else "".
 std::string disagreement(const std::vector<std::array<int64_t, 4>> &table,
-                         const std::vector<int64_t> &members, const std::vector<int64_t> &axes,
+                         const std::vector<int64_t> &members, const std::string &group,
                          bool sizes) {
   bool same = true;
   for (const auto &e : table)
     same &= e[0] == table[0][0] && e[1] == table[0][1] && (!sizes || e[2] == table[0][2]);
   if (same)
     return "";
-  std::string message = "the ranks of the group over axes " + axesString(axes) +
-                        " disagree at its collective #" + std::to_string(table[0][0]) + ":";
+  std::string message = "the ranks of " + group + " disagree at its collective #" +
+                        std::to_string(table[0][0]) + ":";
   for (size_t p = 0; p < table.size(); ++p) {
     const auto &e = table[p];
     message += std::string(p ? "," : "") + " rank " + std::to_string(members[p]) + " " +
@@ -571,7 +571,11 @@ void MpiComm::agreeOnSize(Group &g, const char *collective, const std::vector<in
   // Every rank of the group holds the same table, so every rank throws the
   // same error and none goes on into an exchange of mismatched sizes.
   auto table = arrive(g, collective, axes, kind, size, deadline);
-  if (std::string why = disagreement(table, g.members, axes, /*sizes=*/true); !why.empty())
+  // Named alike on every rank: a split's agreement is every rank's, whatever
+  // axes each meant to split.
+  std::string group = &g == &impl->everyone ? std::string("the run")
+                                            : "the group over axes " + axesString(axes);
+  if (std::string why = disagreement(table, g.members, group, /*sizes=*/true); !why.empty())
     throw CollectiveError(why);
 }
 
@@ -717,7 +721,8 @@ std::string MpiComm::agreeOnRun(const std::vector<std::string> &lines) {
   auto table = arrive(everyone, "the run agreement", {}, Kind::Agree,
                       int64_t(contentHash(text.data(), text.size())), deadline);
   // A rank elsewhere (in a split) is not agreeing on anything.
-  if (std::string why = disagreement(table, everyone.members, {}, /*sizes=*/false); !why.empty())
+  if (std::string why = disagreement(table, everyone.members, "the run", /*sizes=*/false);
+      !why.empty())
     return why;
   int64_t differing = -1;
   for (size_t r = 1; r < table.size() && differing < 0; ++r)

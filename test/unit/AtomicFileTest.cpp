@@ -268,10 +268,11 @@ TEST(AtomicFile, TwoWritersOfOneSetLeaveOneWritersFiles) {
     ASSERT_GE(fd, 0);
     flock(fd, LOCK_EX);
     std::string first = readAll(dir / "out0");
-    if (!first.empty())
+    if (!first.empty()) {
       for (int i = 1; i < 3; ++i)
         EXPECT_EQ(readAll(dir / ("out" + std::to_string(i))),
                   std::string(4096 * (i + 1), first[0]));
+    }
     flock(fd, LOCK_UN);
     close(fd);
   }

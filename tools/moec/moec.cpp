@@ -285,6 +285,8 @@ bool linkSharedLibrary(StringRef object, StringRef output, std::string &error) {
     error = "linking " + outputFile + " failed: " + why;
     return false;
   }
+  // A linker that succeeds with warnings still says them.
+  errs() << complaints->contents();
   return true;
 }
 
@@ -388,6 +390,13 @@ std::string memoryRefusal(const std::optional<MemoryPlan> &plan, const std::vect
          "block over MPI processes)";
 }
 
+/// Where `moec run` writes result `i`: --output-dir/out<i>.npy.
+std::string resultPath(size_t i) {
+  SmallString<256> path(outputDir);
+  sys::path::append(path, "out" + std::to_string(i) + ".npy");
+  return std::string(path);
+}
+
 int run(mlir::ModuleOp module) {
   std::string error;
   auto shardSig = entrySignature(module, entry, error);
@@ -432,19 +441,12 @@ int run(mlir::ModuleOp module) {
     return fail("--dim must not be negative");
   if (iters < 1)
     return fail("--iters must be at least 1");
-  for (const std::string &why : {threadCountRefusal(threads, "--threads " + std::to_string(threads)),
-                                 threads ? std::string() : ompNumThreadsRefusal()})
-    if (!why.empty())
-      return fail(why);
   // Each out<i>.npy can be made (not a directory, say): known before the
   // run, so checked before it (and again when the set is published).
   if (!outputDir.empty() && sys::fs::is_directory(outputDir))
-    for (size_t i = 0; i < sig->results.size(); ++i) {
-      SmallString<256> path(outputDir);
-      sys::path::append(path, "out" + std::to_string(i) + ".npy");
-      if (!checkOutputFile(std::string(path), error))
+    for (size_t i = 0; i < sig->results.size(); ++i)
+      if (!checkOutputFile(resultPath(i), error))
         return fail("--output-dir: " + error);
-    }
 
   std::vector<Buffer> args;
   if (randomInputs) {
@@ -641,13 +643,11 @@ int run(mlir::ModuleOp module) {
   // All files or none, published as one set (runtime/AtomicFile.h).
   std::vector<std::unique_ptr<moec::PendingOutput>> files;
   for (size_t i = 0; i < results->size(); ++i) {
-    SmallString<256> path(outputDir);
-    sys::path::append(path, "out" + std::to_string(i) + ".npy");
-    auto file = moec::PendingOutput::create(std::string(path), error);
+    auto file = moec::PendingOutput::create(resultPath(i), error);
     if (!file)
       return fail(error);
     if (!file->append(npyFileBytes((*results)[i]), error))
-      return fail(std::string(path) + ": " + error);
+      return fail(resultPath(i) + ": " + error);
     files.push_back(std::move(file));
   }
   std::vector<moec::PendingOutput *> set;
@@ -692,6 +692,12 @@ int checkOptions() {
   if (runCommand) {
     if (!outputDir.empty() && !checkOutputDirectory(outputDir, error))
       return fail("--output-dir " + error);
+    // libomp reads OMP_NUM_THREADS when --threads does not set it.
+    for (const std::string &why :
+         {threadCountRefusal(threads, "--threads " + std::to_string(threads)),
+          threads ? std::string() : ompNumThreadsRefusal()})
+      if (!why.empty())
+        return fail(why);
     return 0;
   }
   if (outputFile.empty())
