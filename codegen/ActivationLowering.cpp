@@ -4,25 +4,62 @@
 #include "codegen/Lowerings.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
 using namespace mlir::moe;
 using namespace mlir::moe::codegen;
 
 namespace {
-/// Gate and up element (r, m) of swiglu's inputs, fused [R, 2M] or two [R, M].
+/// Gate and up element (r, m) of swiglu's inputs, fused [R, 2M] (halves or
+/// interleaved columns) or two [R, M].
 struct GateUp {
   SmallVector<Value> buffers;
   Value width; // M
+  bool interleaved = false;
+  /// The columns of gate and up element m in buffers[0] (fused) or each.
+  std::pair<Value, Value> columns(Emitter &e, Value m) const {
+    if (buffers.size() == 2)
+      return {m, m};
+    if (interleaved) {
+      Value gate = e.mul(m, e.index(2));
+      return {gate, e.add(gate, e.index(1))};
+    }
+    return {m, e.add(m, width)};
+  }
   std::pair<Value, Value> at(Emitter &e, Value r, Value m) const {
-    if (buffers.size() == 1)
-      return {e.loadF32(buffers[0], {r, m}), e.loadF32(buffers[0], {r, e.add(m, width)})};
-    return {e.loadF32(buffers[0], {r, m}), e.loadF32(buffers[1], {r, m})};
+    auto [g, u] = columns(e, m);
+    return {e.loadF32(buffers[0], {r, g}), e.loadF32(buffers.back(), {r, u})};
   }
 };
 
-GateUp gateUpOf(Emitter &e, ValueRange inputs) {
+/// The activation's attributes, as the lowering reads them.
+struct ActivationSpec {
+  bool gptOss;
+  double alpha, limit;
+  template <typename SwigluLikeOp>
+  static ActivationSpec of(SwigluLikeOp op) {
+    return {op.getActivation() == Activation::gpt_oss, op.getAlpha().convertToDouble(),
+            op.getLimit().convertToDouble()};
+  }
+};
+
+/// silu(gate) * up, or GPT-OSS's (clamp(up) + 1) * g * sigmoid(alpha g)
+/// with g = min(gate, limit).
+Value activate(Emitter &e, const ActivationSpec &a, Value gate, Value up) {
+  if (!a.gptOss)
+    return e.fmul(e.fmul(gate, e.sigmoid(gate)), up);
+  auto &b = e.b;
+  Value limit = e.f32(a.limit);
+  Value g = arith::MinimumFOp::create(b, gate, limit);
+  Value u = arith::MaximumFOp::create(b, arith::MinimumFOp::create(b, up, limit), e.f32(-a.limit));
+  Value glu = e.fmul(g, e.sigmoid(e.fmul(g, e.f32(a.alpha))));
+  return e.fmul(e.fadd(u, e.f32(1)), glu);
+}
+
+GateUp gateUpOf(Emitter &e, ValueRange inputs, bool interleaved) {
   GateUp gu;
+  gu.interleaved = interleaved;
   for (Value in : inputs)
     gu.buffers.push_back(e.buffer(in));
   if (gu.buffers.size() == 2)
@@ -43,14 +80,15 @@ SmallVector<Value> dynamicRows(Emitter &e, RankedTensorType type, Value like) {
 void mlir::moe::codegen::lowerSwiglu(RewriterBase &rewriter, SwigluOp op) {
   rewriter.setInsertionPoint(op);
   Emitter e(rewriter, op.getLoc());
-  GateUp gu = gateUpOf(e, op.getInputs());
+  GateUp gu = gateUpOf(e, op.getInputs(), op.getInterleaved());
+  ActivationSpec spec = ActivationSpec::of(op);
   auto type = cast<RankedTensorType>(op.getType());
   Value rowCount = e.dim(gu.buffers[0], 0), zero = e.index(0);
   Value out = e.alloc(type, dynamicRows(e, type, gu.buffers[0]));
   e.parallelFor(zero, rowCount, [&](Value r) {
     e.forLoop(zero, gu.width, [&](Value m) {
       auto [gate, up] = gu.at(e, r, m);
-      e.storeF32(e.fmul(e.fmul(gate, e.sigmoid(gate)), up), out, {r, m});
+      e.storeF32(activate(e, spec, gate, up), out, {r, m});
     });
   });
   rewriter.replaceOp(op, e.tensor(out, type));
@@ -60,7 +98,8 @@ void mlir::moe::codegen::lowerSwigluGrad(RewriterBase &rewriter,
                                          SwigluGradOp op) {
   rewriter.setInsertionPoint(op);
   Emitter e(rewriter, op.getLoc());
-  GateUp gu = gateUpOf(e, op.getInputs());
+  GateUp gu = gateUpOf(e, op.getInputs(), op.getInterleaved());
+  ActivationSpec spec = ActivationSpec::of(op);
   Value grad = e.buffer(op.getGrad());
   Value rowCount = e.dim(gu.buffers[0], 0), zero = e.index(0);
   e.checkSameSize(rowCount, e.dim(grad, 0),
@@ -74,19 +113,35 @@ void mlir::moe::codegen::lowerSwigluGrad(RewriterBase &rewriter,
     e.forLoop(zero, gu.width, [&](Value m) {
       auto [gate, up] = gu.at(e, r, m);
       Value g = e.loadF32(grad, {r, m});
-      Value s = e.sigmoid(gate);
-      // silu'(z) = s * (1 + z * (1 - s))
-      Value oneMinusS = arith::SubFOp::create(e.b, e.f32(1), s);
-      Value dsilu = e.fmul(s, e.fadd(e.f32(1), e.fmul(gate, oneMinusS)));
-      Value dGate = e.fmul(e.fmul(g, up), dsilu);
-      Value dUp = e.fmul(g, e.fmul(gate, s));
-      if (outs.size() == 1) {
-        e.storeF32(dGate, outs[0], {r, m});
-        e.storeF32(dUp, outs[0], {r, e.add(m, gu.width)});
+      Value dGate, dUp;
+      if (!spec.gptOss) {
+        Value s = e.sigmoid(gate);
+        // silu'(z) = s * (1 + z * (1 - s))
+        Value oneMinusS = arith::SubFOp::create(e.b, e.f32(1), s);
+        Value dsilu = e.fmul(s, e.fadd(e.f32(1), e.fmul(gate, oneMinusS)));
+        dGate = e.fmul(e.fmul(g, up), dsilu);
+        dUp = e.fmul(g, e.fmul(gate, s));
       } else {
-        e.storeF32(dGate, outs[0], {r, m});
-        e.storeF32(dUp, outs[1], {r, m});
+        // Clamped values pass no gradient (torch.clamp's rule: the bounds
+        // themselves still do).
+        auto &b = e.b;
+        Value limit = e.f32(spec.limit), alpha = e.f32(spec.alpha);
+        Value gc = arith::MinimumFOp::create(b, gate, limit);
+        Value uc = arith::MaximumFOp::create(b, arith::MinimumFOp::create(b, up, limit),
+                                             e.f32(-spec.limit));
+        Value s = e.sigmoid(e.fmul(gc, alpha));
+        Value oneMinusS = arith::SubFOp::create(b, e.f32(1), s);
+        // d/dg [g sigmoid(alpha g)] = s (1 + alpha g (1 - s))
+        Value dglu = e.fmul(s, e.fadd(e.f32(1), e.fmul(e.fmul(alpha, gc), oneMinusS)));
+        Value gateInside = arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, gate, limit);
+        Value upInside = arith::CmpFOp::create(b, arith::CmpFPredicate::OLE,
+                                               math::AbsFOp::create(b, up), limit);
+        dGate = e.select(gateInside, e.fmul(e.fmul(g, e.fadd(uc, e.f32(1))), dglu), e.f32(0));
+        dUp = e.select(upInside, e.fmul(g, e.fmul(gc, s)), e.f32(0));
       }
+      auto [gateCol, upCol] = gu.columns(e, m);
+      e.storeF32(dGate, outs[0], {r, gateCol});
+      e.storeF32(dUp, outs.back(), {r, upCol});
     });
   });
   SmallVector<Value> results;
@@ -110,6 +165,29 @@ void mlir::moe::codegen::lowerScaleRows(RewriterBase &rewriter,
     Value s = e.load(scale, {r});
     e.forLoop(zero, width, [&](Value h) {
       e.storeF32(e.fmul(e.loadF32(in, {r, h}), s), out, {r, h});
+    });
+  });
+  rewriter.replaceOp(op, e.tensor(out, type));
+}
+
+void mlir::moe::codegen::lowerSigmoid(RewriterBase &rewriter, SigmoidOp op) {
+  rewriter.setInsertionPoint(op);
+  Emitter e(rewriter, op.getLoc());
+  Value in = e.buffer(op.getInput());
+  auto type = cast<RankedTensorType>(op.getType());
+  SmallVector<Value> dyn;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      dyn.push_back(e.dim(in, i));
+  Value out = e.alloc(type, dyn);
+  Value zero = e.index(0);
+  e.parallelFor(zero, e.dim(in, 0), [&](Value r) {
+    if (type.getRank() == 1) {
+      e.store(e.sigmoid(e.load(in, {r})), out, {r});
+      return;
+    }
+    e.forLoop(zero, e.dim(in, 1), [&](Value c) {
+      e.store(e.sigmoid(e.load(in, {r, c})), out, {r, c});
     });
   });
   rewriter.replaceOp(op, e.tensor(out, type));

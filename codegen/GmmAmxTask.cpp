@@ -142,7 +142,7 @@ void PackedGmmTasks::amxEpilogue(Value r0, Value r1, Value rowPair, Value colPai
       v0 = dequantizeSums(withoutWeightOffset(v0, r), r, g, tileColumns(c0, colPair, 0));
       v1 = dequantizeSums(withoutWeightOffset(v1, r), r, g, tileColumns(c0, colPair, 1));
     }
-    storePair(r, colPair, c0, v0, v1);
+    storePair(r, g, colPair, c0, v0, v1);
   });
 }
 

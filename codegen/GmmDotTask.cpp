@@ -71,7 +71,7 @@ void PackedGmmTasks::packDotRows(Value r0, Value r1, Value packed) {
   });
 }
 
-void PackedGmmTasks::dotRegisterTile(Value r0, Value rows, Value ir, Value q, Value colPairs,
+void PackedGmmTasks::dotRegisterTile(Value r0, Value rows, Value ir, Value q, Value g, Value colPairs,
                                    Value c0, const Scratch &s) {
   auto &b = e.b;
   Value zero = e.index(0), one = e.index(1);
@@ -111,8 +111,8 @@ void PackedGmmTasks::dotRegisterTile(Value r0, Value rows, Value ir, Value q, Va
     e.ifThen(e.lt(e.add(ir, e.index(i)), rows), [&] {
       Value r = e.add(r0, e.add(ir, e.index(i)));
       const Value *v = &acc[i * kTilesPerRow];
-      storePair(r, pair0, c0, v[0], v[1]);
-      e.ifThen(secondPairExists, [&] { storePair(r, e.add(pair0, one), c0, v[2], v[3]); });
+      storePair(r, g, pair0, c0, v[0], v[1]);
+      e.ifThen(secondPairExists, [&] { storePair(r, g, e.add(pair0, one), c0, v[2], v[3]); });
     });
   }
 }
@@ -128,7 +128,7 @@ void PackedGmmTasks::dotTask(Value r0, Value r1, Value g, Value cb, const Scratc
   e.forLoop(e.index(0), rows, e.index(kTileRowCount), ValueRange{},
             [&](Value ir, ValueRange) -> SmallVector<Value> {
               e.forLoop(e.index(0), quads, [&](Value q) {
-                dotRegisterTile(r0, rows, ir, q, colPairs, c0, s);
+                dotRegisterTile(r0, rows, ir, q, g, colPairs, c0, s);
               });
               return {};
             });

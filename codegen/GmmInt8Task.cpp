@@ -146,7 +146,7 @@ void PackedGmmTasks::int8VectorTask(Value r0, Value r1, Value g, Value cb) {
             }
             return out;
           });
-      storePair(r, pair, c0, dequantizeSums(sums[0], r, g, tiles[0]),
+      storePair(r, g, pair, c0, dequantizeSums(sums[0], r, g, tiles[0]),
                 dequantizeSums(sums[1], r, g, tiles[1]));
     });
   });
@@ -226,7 +226,7 @@ void PackedGmmTasks::vnniRegisterTile(Value r0, Value rows, Value ir, Value q, V
           const Value *v = &acc[i * kTiles + 2 * j];
           Value v0 = dequantizeSums(withoutWeightOffset(v[0], r), r, g, tileColumns(c0, pair[j], 0));
           Value v1 = dequantizeSums(withoutWeightOffset(v[1], r), r, g, tileColumns(c0, pair[j], 1));
-          storePair(r, pair[j], c0, v0, v1);
+          storePair(r, g, pair[j], c0, v0, v1);
         };
         if (j == 0)
           store();

@@ -43,6 +43,15 @@ struct GmmKernelPlan {
   bool avx512Vnni = false;    // int8 groups off AMX on vpdpbusd
   Value gateScales, upScales; // upScales may be gateScales (fused w13)
   bool perChannel = false;
+  // The epilogue's extras (the open models' experts): biases [E, Nw] in the
+  // weights' column space, added to the f32 sums before the activation
+  // (gateBias for gateRhs's columns, upBias for upRhs's; either may be
+  // null); GPT-OSS's clamped activation; gate/up columns interleaved in
+  // gateRhs (gate 2j, up 2j + 1) instead of N apart.
+  Value gateBias, upBias;
+  bool gptOss = false;
+  double alpha = 1.702, limit = 7.0;
+  bool interleaved = false;
 };
 
 // Vector pieces both task kinds' loads and epilogues use.
@@ -52,6 +61,15 @@ Value lanesBelow(Emitter &e, Value col, Value limit, int64_t lanes);
 /// silu(gate) * up = gate / (1 + exp(-gate)) * up on f32 vectors, as
 /// moe.swiglu computes it.
 Value siluTimes(Emitter &e, Value gate, Value up);
+/// The plan's activation of gate and up f32 vectors: siluTimes, or GPT-OSS's
+/// (clamp(up, -limit, limit) + 1) * g * sigmoid(alpha g), g = min(gate, limit).
+Value activate(Emitter &e, const GmmKernelPlan &p, Value gate, Value up);
+/// Two vectors of interleaved columns (g0 u0 g1 u1 ...) as the gate and up
+/// vectors (g0 g1 ... and u0 u1 ...).
+std::pair<Value, Value> deinterleave(Emitter &e, Value first, Value second);
+/// `v` plus the 16 bias values of group `g` from column `col` (those below
+/// `limit`), when `bias` is given.
+Value plusBias(Emitter &e, Value v, Value bias, Value g, Value col, Value limit);
 
 } // namespace mlir::moe::codegen
 

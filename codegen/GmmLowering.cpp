@@ -55,6 +55,11 @@ void mlir::moe::codegen::lowerGmm(RewriterBase &rewriter, GmmOp op) {
   Value rhs = e.buffer(op.getRhs());
   Value sizes = e.buffer(op.getGroupSizes());
   Value scales = op.isQuantized() ? e.buffer(op.getRhsScales()) : Value();
+  Value bias = op.getBias() ? e.buffer(op.getBias()) : Value();
+  // The products of row r's column n plus its group's bias, if any.
+  auto withBias = [&](Value v, Value g, Value n) {
+    return bias ? e.fadd(v, e.loadF32(bias, {g, n})) : v;
+  };
   bool transposed = op.getTransposeRhs();
   auto type = cast<RankedTensorType>(op.getType());
   Value rowCount = e.dim(lhs, 0), depth = e.dim(lhs, 1);
@@ -105,7 +110,7 @@ void mlir::moe::codegen::lowerGmm(RewriterBase &rewriter, GmmOp op) {
         e.forLoop(zero, cWidth, [&](Value n) {
           Value sum = arith::SIToFPOp::create(b, b.getF32Type(), e.load(acc, {n}));
           Value scale = e.fmul(rowScale, weightScale(e, scales, g, n));
-          e.storeF32(e.fmul(sum, scale), out, {r, n});
+          e.storeF32(withBias(e.fmul(sum, scale), g, n), out, {r, n});
         });
         return;
       }
@@ -118,7 +123,7 @@ void mlir::moe::codegen::lowerGmm(RewriterBase &rewriter, GmmOp op) {
           e.store(e.fadd(e.load(acc, {n}), e.fmul(a, e.loadF32(rhs, {g, d, n}))), acc, {n});
         });
       });
-      e.forLoop(zero, cWidth, [&](Value n) { e.storeF32(e.load(acc, {n}), out, {r, n}); });
+      e.forLoop(zero, cWidth, [&](Value n) { e.storeF32(withBias(e.load(acc, {n}), g, n), out, {r, n}); });
     });
   });
   rewriter.replaceOp(op, e.tensor(out, type));

@@ -114,6 +114,51 @@ Value mlir::moe::codegen::siluTimes(Emitter &e, Value gate, Value up) {
   return arith::MulFOp::create(b, arith::MulFOp::create(b, gate, sig), up);
 }
 
+Value mlir::moe::codegen::activate(Emitter &e, const GmmKernelPlan &p, Value gate, Value up) {
+  if (!p.gptOss)
+    return siluTimes(e, gate, up);
+  auto &b = e.b;
+  auto type = cast<VectorType>(gate.getType());
+  auto splat = [&](double v) {
+    return arith::ConstantOp::create(b, DenseElementsAttr::get(type, static_cast<float>(v)));
+  };
+  Value one = splat(1.0);
+  Value g = arith::MinimumFOp::create(b, gate, splat(p.limit));
+  Value u = arith::MaximumFOp::create(b, arith::MinimumFOp::create(b, up, splat(p.limit)),
+                                      splat(-p.limit));
+  Value z = arith::MulFOp::create(b, g, splat(p.alpha));
+  Value sig = arith::DivFOp::create(
+      b, one, arith::AddFOp::create(b, one, math::ExpOp::create(b, arith::NegFOp::create(b, z))));
+  return arith::MulFOp::create(b, arith::AddFOp::create(b, u, one), arith::MulFOp::create(b, g, sig));
+}
+
+std::pair<Value, Value> mlir::moe::codegen::deinterleave(Emitter &e, Value first, Value second) {
+  int64_t lanes = cast<VectorType>(first.getType()).getNumElements();
+  SmallVector<int64_t> even, odd;
+  for (int64_t l = 0; l < lanes; ++l) {
+    even.push_back(2 * l);
+    odd.push_back(2 * l + 1);
+  }
+  return {vector::ShuffleOp::create(e.b, first, second, even).getResult(),
+          vector::ShuffleOp::create(e.b, first, second, odd).getResult()};
+}
+
+Value mlir::moe::codegen::plusBias(Emitter &e, Value v, Value bias, Value g, Value col,
+                                   Value limit) {
+  if (!bias)
+    return v;
+  auto &b = e.b;
+  auto type = cast<VectorType>(v.getType());
+  Type element = cast<MemRefType>(bias.getType()).getElementType();
+  auto loadType = VectorType::get(type.getShape(), element);
+  Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(element)));
+  Value lanes = vector::MaskedLoadOp::create(b, loadType, bias, ValueRange{g, col},
+                                             lanesBelow(e, col, limit, type.getNumElements()), zeros);
+  if (!element.isF32())
+    lanes = arith::ExtFOp::create(b, type, lanes);
+  return arith::AddFOp::create(b, v, lanes);
+}
+
 namespace {
 class MicrokernelEmitter {
 public:
@@ -135,8 +180,15 @@ private:
     return arith::ExtFOp::create(b, vecType, v);
   }
   void packWeights(Value g, Value pc, Value kLen, Value c0, Value panels, Value packed);
-  void registerTile(Value r0, Value r1, Value ir, Value pi, Value c0, Value pc, Value kLen,
-                    Value packed, Value partial);
+  void registerTile(Value r0, Value r1, Value g, Value ir, Value pi, Value c0, Value pc,
+                    Value kLen, Value packed, Value partial);
+  /// Where the 16 weight columns of a panel's vector `v` are, for the panel
+  /// writing output columns from `colOut`: the weight, its first column, the
+  /// end of its columns, and its bias.
+  struct VectorColumns {
+    Value weight, column, limit, bias;
+  };
+  VectorColumns vectorColumns(int64_t v, Value colOut);
   void task(Value r0, Value r1, Value g, Value cb, Value packed, Value partial);
 
   Emitter &e;
@@ -147,9 +199,23 @@ private:
   VectorType vecType;
 };
 
+MicrokernelEmitter::VectorColumns MicrokernelEmitter::vectorColumns(int64_t v, Value colOut) {
+  Value width = e.index(p.width);
+  if (p.swiglu && p.interleaved)
+    // Gate and up alternate: the panel's 2 x outPerPanel weight columns.
+    return {p.gateRhs, e.add(e.mul(colOut, e.index(2)), e.index(v * kLanes)),
+            e.mul(width, e.index(2)), p.gateBias};
+  if (p.swiglu && v >= t.vectors / 2) {
+    Value offset = e.index(p.upOffset);
+    return {p.upRhs, e.add(e.add(colOut, offset), e.index((v - t.vectors / 2) * kLanes)),
+            e.add(width, offset), p.upBias};
+  }
+  return {p.gateRhs, e.add(colOut, e.index(v * kLanes)), width, p.gateBias};
+}
+
 void MicrokernelEmitter::packWeights(Value g, Value pc, Value kLen, Value c0,
                                      Value panels, Value packed) {
-  Value zero = e.index(0), width = e.index(p.width);
+  Value zero = e.index(0);
   Type element = cast<MemRefType>(p.gateRhs.getType()).getElementType();
   auto loadType = VectorType::get({kLanes}, element);
   Value passThru = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(element)));
@@ -160,15 +226,8 @@ void MicrokernelEmitter::packWeights(Value g, Value pc, Value kLen, Value c0,
     e.forLoop(zero, panels, [&](Value pi) {
       Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
       for (int64_t v = 0; v < t.vectors; ++v) {
-        Value src = p.gateRhs, col, limit = width;
-        if (p.swiglu && v >= t.vectors / 2) {
-          Value offset = e.index(p.upOffset);
-          src = p.upRhs;
-          col = e.add(e.add(colOut, offset), e.index((v - t.vectors / 2) * kLanes));
-          limit = e.add(width, offset);
-        } else {
-          col = e.add(colOut, e.index(v * kLanes));
-        }
+        VectorColumns vc = vectorColumns(v, colOut);
+        Value src = vc.weight, col = vc.column, limit = vc.limit;
         Value vec;
         if (p.transposeRhs) {
           // rhs [E, N, D]: the 16 columns are 16 rows of the weight, a
@@ -191,8 +250,9 @@ void MicrokernelEmitter::packWeights(Value g, Value pc, Value kLen, Value c0,
   });
 }
 
-void MicrokernelEmitter::registerTile(Value r0, Value r1, Value ir, Value pi, Value c0,
-                                      Value pc, Value kLen, Value packed, Value partial) {
+void MicrokernelEmitter::registerTile(Value r0, Value r1, Value g, Value ir, Value pi,
+                                      Value c0, Value pc, Value kLen, Value packed,
+                                      Value partial) {
   Value zero = e.index(0), one = e.index(1);
   Value rowsHere = e.sub(r1, ir);
   // Rows past the tile's end repeat its last row: computed, never stored.
@@ -265,10 +325,21 @@ void MicrokernelEmitter::registerTile(Value r0, Value r1, Value ir, Value pi, Va
     int64_t outVectors = p.swiglu ? t.vectors / 2 : t.vectors;
     for (int64_t i = 0; i < t.rows; ++i) {
       e.ifThen(e.lt(e.index(i), rowsHere), [&] {
+        // The sums with their bias, in the weight's column order.
+        auto sum = [&](int64_t v) {
+          VectorColumns vc = vectorColumns(v, colOut);
+          return plusBias(e, acc[i * t.vectors + v], vc.bias, g, vc.column, vc.limit);
+        };
         for (int64_t u = 0; u < outVectors; ++u) {
-          Value v = acc[i * t.vectors + u];
-          if (p.swiglu)
-            v = siluTimes(e, v, acc[i * t.vectors + u + outVectors]);
+          Value v;
+          if (p.swiglu && p.interleaved) {
+            auto [gate, up] = deinterleave(e, sum(2 * u), sum(2 * u + 1));
+            v = activate(e, p, gate, up);
+          } else if (p.swiglu) {
+            v = activate(e, p, sum(u), sum(u + outVectors));
+          } else {
+            v = sum(u);
+          }
           if (p.perm)
             v = arith::SelectOp::create(b, valid[i], v, splat(0.0));
           if (!outElement.isF32())
@@ -301,7 +372,7 @@ void MicrokernelEmitter::task(Value r0, Value r1, Value g, Value cb, Value packe
   b.setInsertionPoint(rowLoop.getBody()->getTerminator());
   auto panelLoop = scf::ForOp::create(b, e.index(0), panels, e.index(1));
   b.setInsertionPoint(panelLoop.getBody()->getTerminator());
-  registerTile(r0, r1, rowLoop.getInductionVar(), panelLoop.getInductionVar(), c0, pc, kLen,
+  registerTile(r0, r1, g, rowLoop.getInductionVar(), panelLoop.getInductionVar(), c0, pc, kLen,
                packed, partial);
 }
 
@@ -473,9 +544,16 @@ GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
   }
   plan.transposeRhs = gate.getTransposeRhs();
   int64_t rhsWidth = cast<RankedTensorType>(gate.getRhs().getType()).getDimSize(plan.transposeRhs ? 1 : 2);
+  plan.gateBias = gate.getBias() ? e.unitStrideBuffer(gate.getBias()) : Value();
+  plan.upBias = plan.gateBias;
   if (swiglu) {
     plan.swiglu = true;
+    plan.gptOss = swiglu.getActivation() == Activation::gpt_oss;
+    plan.alpha = swiglu.getAlpha().convertToDouble();
+    plan.limit = swiglu.getLimit().convertToDouble();
+    plan.interleaved = swiglu.getInterleaved();
     if (up) {
+      plan.upBias = up.getBias() ? e.unitStrideBuffer(up.getBias()) : Value();
       plan.upRhs = e.unitStrideBuffer(up.getRhs());
       if (plan.int8)
         plan.upScales = e.unitStrideBuffer(up.getRhsScales());

@@ -18,6 +18,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/GmmPackedTasks.h"
+
+#include <tuple>
 #include "codegen/Emitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -112,10 +114,12 @@ void PackedGmmTasks::packWeights(Value g, Value c0, Value colPairs, Value packed
       Value last = e.sub(e.mul(colPairs, e.index(2 * kTileCols)), e.index(1));
       for (int64_t i = 0; i < depthPerLane; ++i) {
         Value row = e.min(e.add(ahead, e.index(i)), e.index(p.depth - 1));
-        for (int64_t half = 0; half < (p.swiglu ? 2 : 1); ++half) {
+        // Halves: separate gate and up columns (interleaved ones are one run).
+        bool halves = p.swiglu && !p.interleaved;
+        for (int64_t half = 0; half < (halves ? 2 : 1); ++half) {
           // Column pairs cover [c0, c0 + 32 pairs): gate (and up) columns.
           TileColumns first = tileColumns(c0, e.index(0), half);
-          Value end = e.min(e.add(first.column, p.swiglu ? e.divs(last, e.index(2)) : last),
+          Value end = e.min(e.add(first.column, halves ? e.divs(last, e.index(2)) : last),
                             e.sub(first.limit, e.index(1)));
           e.forLoop(first.column, e.add(end, e.index(1)), e.index(64), ValueRange{},
                     [&](Value col, ValueRange) -> SmallVector<Value> {
@@ -171,12 +175,16 @@ PackedGmmTasks::TileColumns PackedGmmTasks::tileColumns(Value c0, Value pair, in
   Value width = e.index(p.width);
   if (!p.swiglu)
     return {p.gateRhs, e.add(c0, e.add(e.mul(pair, e.index(2 * kTileCols)), e.index(half * kTileCols))),
-            width, p.gateScales};
+            width, p.gateScales, p.gateBias};
   Value col = e.add(c0, e.mul(pair, e.index(kTileCols)));
+  if (p.interleaved)
+    // The pair's 16 outputs read 32 alternating gate/up weight columns.
+    return {p.gateRhs, e.add(e.mul(col, e.index(2)), e.index(half * kTileCols)),
+            e.mul(width, e.index(2)), p.gateScales, p.gateBias};
   if (half == 0)
-    return {p.gateRhs, col, width, p.gateScales};
+    return {p.gateRhs, col, width, p.gateScales, p.gateBias};
   Value offset = e.index(p.upOffset);
-  return {p.upRhs, e.add(col, offset), e.add(width, offset), p.upScales};
+  return {p.upRhs, e.add(col, offset), e.add(width, offset), p.upScales, p.upBias};
 }
 
 Value PackedGmmTasks::columnPairs(Value cb) {
@@ -205,7 +213,7 @@ Value PackedGmmTasks::ensureWeights(Value g, Value cb, const Scratch &s) {
   return colPairs;
 }
 
-void PackedGmmTasks::storePair(Value r, Value pair, Value c0, Value v0, Value v1) {
+void PackedGmmTasks::storePair(Value r, Value g, Value pair, Value c0, Value v0, Value v1) {
   auto &b = e.b;
   auto vecType = VectorType::get({kLanes}, b.getF32Type());
   Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
@@ -222,8 +230,14 @@ void PackedGmmTasks::storePair(Value r, Value pair, Value c0, Value v0, Value v1
       v = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), v);
     vector::MaskedStoreOp::create(b, p.out, ValueRange{r, col}, lanesBelow(e, col, width, kLanes), v);
   };
+  TileColumns tile0 = tileColumns(c0, pair, 0), tile1 = tileColumns(c0, pair, 1);
+  v0 = plusBias(e, v0, tile0.bias, g, tile0.column, tile0.limit);
+  v1 = plusBias(e, v1, tile1.bias, g, tile1.column, tile1.limit);
   if (p.swiglu) {
-    store(siluTimes(e, v0, v1), e.add(c0, e.mul(pair, e.index(kTileCols))));
+    Value gate = v0, up = v1;
+    if (p.interleaved)
+      std::tie(gate, up) = deinterleave(e, v0, v1);
+    store(activate(e, p, gate, up), e.add(c0, e.mul(pair, e.index(kTileCols))));
   } else {
     Value col = e.add(c0, e.mul(pair, e.index(2 * kTileCols)));
     store(v0, col);

@@ -96,15 +96,16 @@ private:
   /// the weight, the first column, the end of the columns that exist, and
   /// for int8 the weight's scales.
   struct TileColumns {
-    Value weight, column, limit, scales;
+    Value weight, column, limit, scales, bias;
   };
   TileColumns tileColumns(Value c0, Value pair, int64_t half);
   /// Packs the block (int8: offset by 128).
   void packWeights(Value g, Value c0, Value colPairs, Value packed);
   /// The output of row `r` for column pair `pair` of the block at `c0`,
-  /// from the f32 sums of its two tiles: SwiGLU, zero for a padding row,
+  /// of group `g`, from the f32 sums of its two tiles: their bias, the
+  /// activation (SwiGLU or GPT-OSS's, columns maybe interleaved), zero for a padding row,
   /// rounding to the output type, masked to the columns that exist.
-  void storePair(Value r, Value pair, Value c0, Value v0, Value v1);
+  void storePair(Value r, Value g, Value pair, Value c0, Value v0, Value v1);
   /// int8: the i32 sums of row `r` for the 16 columns of `tile` times the
   /// row's and the weight's scales, as f32.
   Value dequantizeSums(Value sums, Value r, Value g, const TileColumns &tile);
@@ -123,7 +124,7 @@ private:
                    const Scratch &s);
 
   void packDotRows(Value r0, Value r1, Value packed);
-  void dotRegisterTile(Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0,
+  void dotRegisterTile(Value r0, Value rows, Value ir, Value q, Value g, Value colPairs, Value c0,
                        const Scratch &s);
 
   Emitter &e;

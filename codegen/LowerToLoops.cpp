@@ -235,6 +235,7 @@ struct MoeLowerToLoopsPass
               codegen::lowerTgmm(rewriter, o);
           })
           .Case([&](SwigluOp o) { codegen::lowerSwiglu(rewriter, o); })
+          .Case([&](SigmoidOp o) { codegen::lowerSigmoid(rewriter, o); })
           .Case([&](QuantizeOp o) { codegen::lowerQuantize(rewriter, o); })
           .Case([&](DequantizeOp o) { codegen::lowerDequantize(rewriter, o); })
           .Case([&](FakeQuantOp o) { codegen::lowerFakeQuant(rewriter, o); })

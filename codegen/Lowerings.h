@@ -40,6 +40,7 @@ void lowerTgmm(RewriterBase &rewriter, TgmmOp op);
 /// moe.tgmm as register tiles, split over experts, depth and columns
 /// (TgmmMicrokernel.cpp): the microkernel strategies' form.
 void lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op);
+void lowerSigmoid(RewriterBase &rewriter, SigmoidOp op);
 void lowerSwiglu(RewriterBase &rewriter, SwigluOp op);
 
 /// The int8 ops (QuantizeLowering.cpp).

@@ -26,9 +26,10 @@ using namespace mlir::moe::codegen;
 
 namespace {
 /// The K chosen columns of token `t` (into per-token stack scratch): ids
-/// and logits, largest first, ties to the lower id.
-std::pair<Value, Value> selectTopK(Emitter &e, Value logits, Value t, int64_t columns,
-                                   int64_t k) {
+/// and the values `valueAt(c)` they were chosen by, largest first, ties to
+/// the lower id.
+std::pair<Value, Value> selectTopK(Emitter &e, function_ref<Value(Value)> valueAt,
+                                   int64_t columns, int64_t k) {
   auto &b = e.b;
   Value cColumns = e.index(columns), cK = e.index(k), zero = e.index(0);
   Value negInf = e.f32(-std::numeric_limits<float>::infinity());
@@ -40,7 +41,7 @@ std::pair<Value, Value> selectTopK(Emitter &e, Value logits, Value t, int64_t co
     SmallVector<Value> best = e.forLoop(
         zero, cColumns, ValueRange{negInf, e.index(-1)},
         [&](Value c, ValueRange acc) -> SmallVector<Value> {
-          Value v = e.loadF32(logits, {t, c});
+          Value v = valueAt(c);
           Value free = arith::XOrIOp::create(
               b, e.load(taken, {c}), arith::ConstantOp::create(b, b.getBoolAttr(true)));
           Value better = arith::OrIOp::create(
@@ -89,10 +90,17 @@ std::pair<Value, Value> softmaxShiftAndDenominator(Emitter &e, Value logits, Val
 struct RouteAttrs {
   int64_t columns, k, experts;
   bool softmax, overAll, nulls, untilNull, renormalize;
+  Value selectionBias; // [columns] f32 buffer, or null
+  int64_t groups, topkGroups;
+  bool top2Sum;
+  double scaling;
+  /// Whether the experts are chosen by their scores (+ bias, in groups)
+  /// rather than by their logits.
+  bool byScores() const { return selectionBias || groups > 1; }
 };
 
 template <typename RouteLikeOp>
-RouteAttrs routeAttrs(RouteLikeOp op, int64_t k) {
+RouteAttrs routeAttrs(Emitter &e, RouteLikeOp op, int64_t k) {
   int64_t columns = cast<RankedTensorType>(op.getLogits().getType()).getDimSize(1);
   int64_t nullExperts = static_cast<int64_t>(op.getNullExperts());
   return {columns,
@@ -102,7 +110,74 @@ RouteAttrs routeAttrs(RouteLikeOp op, int64_t k) {
           op.getOrder() == RouteOrder::softmax_then_topk,
           nullExperts > 0,
           op.getNullPolicy() == NullPolicy::take_until_null,
-          op.getRenormalize()};
+          op.getRenormalize(),
+          op.getSelectionBias() ? e.buffer(op.getSelectionBias()) : Value(),
+          static_cast<int64_t>(op.getGroups()),
+          static_cast<int64_t>(op.getTopkGroups()),
+          op.getGroupScore() == GroupScore::top2_sum,
+          op.getRoutedScaling().convertToDouble()};
+}
+
+/// Token `t`'s selection scores (DeepSeek-V2/V3) into scratch [columns]:
+/// the score (softmax over all columns with `shift` and `denom`, or
+/// sigmoid) plus the selection bias; with groups, the columns of every group
+/// outside the best `topkGroups` (scored by their max, or the sum of their
+/// top two; ties to the lower group) set to 0, as the families' code masks
+/// them (masked_fill 0.0, not -inf).
+Value selectionScores(Emitter &e, const RouteAttrs &a, Value logits, Value t, Value shift,
+                      Value denom) {
+  auto &b = e.b;
+  Value zero = e.index(0);
+  Value sel = e.allocaScratch({a.columns}, b.getF32Type());
+  e.forLoop(zero, e.index(a.columns), [&](Value c) {
+    Value v = e.loadF32(logits, {t, c});
+    Value score = a.softmax ? e.fdiv(e.exp(arith::SubFOp::create(b, v, shift)), denom)
+                            : e.sigmoid(v);
+    if (a.selectionBias)
+      score = e.fadd(score, e.load(a.selectionBias, {c}));
+    e.store(score, sel, {c});
+  });
+  if (a.groups <= 1)
+    return sel;
+  int64_t perGroup = a.columns / a.groups;
+  Value negInf = e.f32(-std::numeric_limits<float>::infinity());
+  Value groupScore = e.allocaScratch({a.groups}, b.getF32Type());
+  e.forLoop(zero, e.index(a.groups), [&](Value g) {
+    Value first = e.mul(g, e.index(perGroup));
+    // The largest and second largest of the group.
+    SmallVector<Value> best = e.forLoop(
+        zero, e.index(perGroup), ValueRange{negInf, negInf},
+        [&](Value i, ValueRange acc) -> SmallVector<Value> {
+          Value v = e.load(sel, {e.add(first, i)});
+          Value above = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, v, acc[0]);
+          Value second = e.select(above, acc[0], arith::MaximumFOp::create(b, acc[1], v));
+          return {e.select(above, v, acc[0]), second};
+        });
+    e.store(a.top2Sum ? e.fadd(best[0], best[1]) : best[0], groupScore, {g});
+  });
+  // The kept groups: topkGroups rounds of a strict greater-than scan.
+  Value kept = e.allocaScratch({a.groups}, b.getI1Type());
+  Value no = arith::ConstantOp::create(b, b.getBoolAttr(false));
+  Value yes = arith::ConstantOp::create(b, b.getBoolAttr(true));
+  e.fill(kept, no);
+  e.forLoop(zero, e.index(a.topkGroups), [&](Value) {
+    SmallVector<Value> best = e.forLoop(
+        zero, e.index(a.groups), ValueRange{negInf, e.index(-1)},
+        [&](Value g, ValueRange acc) -> SmallVector<Value> {
+          Value v = e.load(groupScore, {g});
+          Value free = arith::XOrIOp::create(b, e.load(kept, {g}), yes);
+          Value better = arith::OrIOp::create(
+              b, e.lt(acc[1], zero), arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, v, acc[0]));
+          Value pick = e.andI(free, better);
+          return {e.select(pick, v, acc[0]), e.select(pick, g, acc[1])};
+        });
+    e.store(yes, kept, {best[1]});
+  });
+  e.forLoop(zero, e.index(a.columns), [&](Value c) {
+    Value inKept = e.load(kept, {e.divs(c, e.index(perGroup))});
+    e.store(e.select(inKept, e.load(sel, {c}), e.f32(0)), sel, {c});
+  });
+  return sel;
 }
 
 /// One token's forward up to the weights: the selection, the softmax shift
@@ -120,10 +195,25 @@ TokenSlots routeSlots(Emitter &e, const RouteAttrs &a, Value logits, Value t,
                       function_ref<void(Value, Value, Value, Value)> slot) {
   auto &b = e.b;
   TokenSlots token;
-  std::tie(token.chosenId, token.chosenLogit) = selectTopK(e, logits, t, a.columns, a.k);
-  if (a.softmax)
-    std::tie(token.shift, token.denom) = softmaxShiftAndDenominator(
-        e, logits, t, a.columns, a.k, token.chosenLogit, a.overAll);
+  if (a.byScores()) {
+    // Scores first (softmax over all columns), then the choice by them;
+    // each slot's weight is its unbiased score, from its logit as below.
+    if (a.softmax)
+      std::tie(token.shift, token.denom) =
+          softmaxShiftAndDenominator(e, logits, t, a.columns, a.k, Value(), /*overAll=*/true);
+    Value sel = selectionScores(e, a, logits, t, token.shift, token.denom);
+    token.chosenId = selectTopK(e, [&](Value c) { return e.load(sel, {c}); }, a.columns, a.k).first;
+    token.chosenLogit = e.allocaScratch({a.k}, b.getF32Type());
+    e.forLoop(e.index(0), e.index(a.k), [&](Value s) {
+      e.store(e.loadF32(logits, {t, e.load(token.chosenId, {s})}), token.chosenLogit, {s});
+    });
+  } else {
+    std::tie(token.chosenId, token.chosenLogit) =
+        selectTopK(e, [&](Value c) { return e.loadF32(logits, {t, c}); }, a.columns, a.k);
+    if (a.softmax)
+      std::tie(token.shift, token.denom) = softmaxShiftAndDenominator(
+          e, logits, t, a.columns, a.k, token.chosenLogit, a.overAll);
+  }
   Value cExperts = e.index(a.experts), f0 = e.f32(0);
   Value noNull = arith::ConstantOp::create(b, b.getBoolAttr(false));
   // Carried: "a null expert was seen", the sum of the real scores.
@@ -158,7 +248,7 @@ void mlir::moe::codegen::lowerRoute(RewriterBase &rewriter, RouteOp op) {
   auto &b = e.b;
 
   Value logits = e.buffer(op.getLogits());
-  RouteAttrs a = routeAttrs(op, op.getK());
+  RouteAttrs a = routeAttrs(e, op, op.getK());
   Value tokens = e.dim(logits, 0);
   auto idsType = cast<RankedTensorType>(op.getIds().getType());
   auto weightsType = cast<RankedTensorType>(op.getWeights().getType());
@@ -182,6 +272,10 @@ void mlir::moe::codegen::lowerRoute(RewriterBase &rewriter, RouteOp op) {
         });
       });
     }
+    if (a.scaling != 1.0)
+      e.forLoop(zero, cK, [&](Value s) {
+        e.store(e.fmul(e.load(weights, {t, s}), e.f32(a.scaling)), weights, {t, s});
+      });
   });
   rewriter.replaceOp(op, {e.tensor(ids, idsType), e.tensor(weights, weightsType)});
 }
@@ -194,7 +288,7 @@ void mlir::moe::codegen::lowerRouteGrad(RewriterBase &rewriter, RouteGradOp op) 
   Value logits = e.buffer(op.getLogits());
   Value dweights = e.buffer(op.getWeightsGrad());
   RouteAttrs a =
-      routeAttrs(op, cast<RankedTensorType>(op.getWeightsGrad().getType()).getDimSize(1));
+      routeAttrs(e, op, cast<RankedTensorType>(op.getWeightsGrad().getType()).getDimSize(1));
   int64_t k = a.k;
   Value tokens = e.dim(logits, 0);
   e.checkSameSize(tokens, e.dim(dweights, 0),
@@ -216,6 +310,11 @@ void mlir::moe::codegen::lowerRouteGrad(RewriterBase &rewriter, RouteGradOp op) 
       e.store(isNull, isNullSlot, {s});
     });
     Value sum = token.sum;
+    // The gradient of the weights before the routed scaling.
+    auto dwAt = [&](Value s) {
+      Value dw = e.load(dweights, {t, s});
+      return a.scaling == 1.0 ? dw : e.fmul(dw, e.f32(a.scaling));
+    };
     // dv = (dw - w . dw) / sum(v) when renormalising (sum > 0), else dw;
     // ds = dv outside null slots. Stored over dscore.
     Value dscore = e.allocaScratch({k}, b.getF32Type());
@@ -228,14 +327,14 @@ void mlir::moe::codegen::lowerRouteGrad(RewriterBase &rewriter, RouteGradOp op) 
                                // Null slots add nothing (not 0 * dw: dw may be inf).
                                Value isNull = e.load(isNullSlot, {s});
                                Value w = e.fdiv(e.load(score, {s}), safeSum);
-                               Value term = e.fmul(w, e.load(dweights, {t, s}));
+                               Value term = e.fmul(w, dwAt(s));
                                return {e.fadd(acc[0], e.select(isNull, f0, term))};
                              })[0];
     wDotDw = e.select(renormalized, wDotDw, f0);
     // sum_k s_k ds_k, the softmax's correction.
     Value sDotDs = e.forLoop(zero, cK, ValueRange{f0},
                              [&](Value s, ValueRange acc) -> SmallVector<Value> {
-                               Value dv = e.fdiv(arith::SubFOp::create(b, e.load(dweights, {t, s}), wDotDw),
+                               Value dv = e.fdiv(arith::SubFOp::create(b, dwAt(s), wDotDw),
                                                  safeSum);
                                Value ds = e.select(e.load(isNullSlot, {s}), f0, dv);
                                e.store(ds, dscore, {s});

@@ -58,6 +58,33 @@ def Moe_RouteOrder : I32EnumAttr<"RouteOrder",
   let cppNamespace = "::mlir::moe";
 }
 
+def Moe_GroupScore : I32EnumAttr<"GroupScore",
+    "how group-limited selection scores a group of experts", [
+    I32EnumAttrCase<"max", 0>,
+    I32EnumAttrCase<"top2_sum", 1>]> {
+  let cppNamespace = "::mlir::moe";
+}
+
+def Moe_Activation : I32EnumAttr<"Activation",
+    "the routed experts' gated activation", [
+    I32EnumAttrCase<"swiglu", 0>,
+    I32EnumAttrCase<"gpt_oss", 1>]> {
+  let cppNamespace = "::mlir::moe";
+}
+
+def Moe_Family : I32EnumAttr<"Family",
+    "the open-model family whose MoE layer a block is", [
+    I32EnumAttrCase<"mixtral", 0>,
+    I32EnumAttrCase<"qwen2_moe", 1>,
+    I32EnumAttrCase<"qwen3_moe", 2>,
+    I32EnumAttrCase<"olmoe", 3>,
+    I32EnumAttrCase<"deepseek_v2", 4>,
+    I32EnumAttrCase<"deepseek_v3", 5>,
+    I32EnumAttrCase<"gpt_oss", 6>,
+    I32EnumAttrCase<"llama4", 7>]> {
+  let cppNamespace = "::mlir::moe";
+}
+
 def Moe_NullPolicy : I32EnumAttr<"NullPolicy",
     "what a selected null expert does to the later slots of its token", [
     I32EnumAttrCase<"independent", 0>,
@@ -101,6 +128,7 @@ def Moe_F32Tensor : TensorRankOf<[F32], [1, 2]>;
 def Moe_FloatTensor2D : 2DTensorOf<[F32, BF16]>;
 def Moe_FloatTensor3D : 3DTensorOf<[F32, BF16]>;
 def Moe_F32Tensor1D : 1DTensorOf<[F32]>;
+def Moe_FloatTensor1D : 1DTensorOf<[F32, BF16]>;
 def Moe_F32Tensor2D : 2DTensorOf<[F32]>;
 def Moe_I32Tensor1D : 1DTensorOf<[I32]>;
 def Moe_I32Tensor2D : 2DTensorOf<[I32]>;

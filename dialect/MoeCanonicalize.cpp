@@ -34,7 +34,9 @@ struct CanonicalizeRouteConfig : OpRewritePattern<RouteOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RouteOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getNullExperts() != 0)
+    // Selection by (biased, grouped) scores is not selection by logits: the
+    // orders are not interchangeable there.
+    if (op.getNullExperts() != 0 || op.getSelectionBias() || op.getGroups() > 1)
       return failure();
     RouteOrder order = op.getOrder();
     bool renormalize = op.getRenormalize();
@@ -162,7 +164,9 @@ struct SwigluOfHalves : OpRewritePattern<SwigluOp> {
     if (!isColumnBlock(gate, 0, width / 2) ||
         !isColumnBlock(up, width / 2, width / 2))
       return failure();
-    auto fused = SwigluOp::create(rewriter, op.getLoc(), ValueRange{gate.getSource()});
+    auto fused = SwigluOp::create(rewriter, op.getLoc(), ValueRange{gate.getSource()},
+                                  op.getActivationAttr(), op.getAlphaAttr(), op.getLimitAttr(),
+                                  /*interleaved=*/UnitAttr());
     // The slices may have carried a more static row count than the source.
     Value result = fused.getResult();
     if (result.getType() != op.getType())

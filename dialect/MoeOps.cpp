@@ -18,6 +18,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::moe;
 
@@ -93,6 +95,54 @@ LogicalResult verifyRouterConfig(Operation *op, int64_t columns, int64_t k,
                              << " has no effect without null_experts or null_fraction";
   return success();
 }
+
+/// The selection knobs moe.route, moe.route_grad and moe.block share:
+/// group-limited selection, the selection bias (length `biasLength`, or
+/// none when negative) and the routed scaling factor.
+LogicalResult verifySelection(Operation *op, int64_t columns, int64_t k, int64_t nullExperts,
+                              RouteOrder order, int64_t biasLength, int64_t groups,
+                              int64_t topkGroups, GroupScore groupScore, double scaling) {
+  if (!(scaling > 0) || !std::isfinite(scaling))
+    return op->emitOpError() << "routed_scaling (" << scaling
+                             << ") must be a positive finite number";
+  if (groups < 1)
+    return op->emitOpError() << "groups (" << groups << ") must be at least 1";
+  if (groups == 1 && topkGroups != 1)
+    return op->emitOpError() << "topk_groups (" << topkGroups
+                             << ") has no effect without groups (> 1)";
+  if (groups == 1 && groupScore != GroupScore::max)
+    return op->emitOpError() << "group_score " << stringifyGroupScore(groupScore)
+                             << " has no effect without groups (> 1)";
+  bool byScores = groups > 1 || biasLength >= 0;
+  if (!byScores)
+    return success();
+  const char *what = groups > 1 ? "group-limited selection" : "a selection bias";
+  if (order != RouteOrder::softmax_then_topk)
+    return op->emitOpError() << what
+                             << " chooses by scores: it needs order softmax_then_topk";
+  if (nullExperts != 0)
+    return op->emitOpError() << what << " does not combine with null_experts";
+  if (biasLength >= 0 &&
+      failed(expectDim(op, biasLength, "selection_bias length", columns, "router columns")))
+    return failure();
+  if (groups == 1)
+    return success();
+  if (columns % groups != 0)
+    return op->emitOpError() << "groups (" << groups << ") must divide the " << columns
+                             << " router columns";
+  int64_t perGroup = columns / groups;
+  if (topkGroups < 1 || topkGroups > groups)
+    return op->emitOpError() << "topk_groups (" << topkGroups << ") must be in [1, " << groups
+                             << "] (groups)";
+  if (k > topkGroups * perGroup)
+    return op->emitOpError() << "top-k (" << k << ") exceeds the " << topkGroups * perGroup
+                             << " experts of the " << topkGroups << " kept groups of "
+                             << perGroup;
+  if (groupScore == GroupScore::top2_sum && perGroup < 2)
+    return op->emitOpError() << "group_score top2_sum needs groups of at least 2 experts, got "
+                             << perGroup;
+  return success();
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -118,9 +168,23 @@ LogicalResult RouteOp::inferReturnTypes(MLIRContext *ctx,
   return success();
 }
 
+void RouteOp::build(OpBuilder &builder, OperationState &state, Value logits, int64_t k) {
+  MLIRContext *ctx = builder.getContext();
+  build(builder, state, logits, /*selection_bias=*/Value(), builder.getI64IntegerAttr(k),
+        ScoringAttr::get(ctx, Scoring::softmax),
+        RouteOrderAttr::get(ctx, RouteOrder::topk_then_softmax), /*renormalize=*/UnitAttr(),
+        builder.getI64IntegerAttr(0), NullPolicyAttr::get(ctx, NullPolicy::independent),
+        builder.getI64IntegerAttr(1), builder.getI64IntegerAttr(1),
+        GroupScoreAttr::get(ctx, GroupScore::max), builder.getF64FloatAttr(1.0));
+}
+
 LogicalResult RouteOp::verify() {
-  return verifyRouterConfig(*this, dimOf(getLogits(), 1), getK(),
-                            getNullExperts(), getNullPolicy());
+  int64_t columns = dimOf(getLogits(), 1);
+  if (failed(verifyRouterConfig(*this, columns, getK(), getNullExperts(), getNullPolicy())))
+    return failure();
+  return verifySelection(*this, columns, getK(), getNullExperts(), getOrder(),
+                         getSelectionBias() ? dimOf(getSelectionBias(), 0) : -1, getGroups(),
+                         getTopkGroups(), getGroupScore(), getRoutedScaling().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//
@@ -145,8 +209,12 @@ LogicalResult RouteGradOp::verify() {
       failed(expectDim(op, dimOf(getWeightsGrad(), 0), "token count of weights_grad",
                        dimOf(getLogits(), 0), "token count of logits")))
     return failure();
-  return verifyRouterConfig(op, dimOf(getLogits(), 1), dimOf(getWeightsGrad(), 1),
-                            getNullExperts(), getNullPolicy());
+  int64_t columns = dimOf(getLogits(), 1), k = dimOf(getWeightsGrad(), 1);
+  if (failed(verifyRouterConfig(op, columns, k, getNullExperts(), getNullPolicy())))
+    return failure();
+  return verifySelection(op, columns, k, getNullExperts(), getOrder(),
+                         getSelectionBias() ? dimOf(getSelectionBias(), 0) : -1, getGroups(),
+                         getTopkGroups(), getGroupScore(), getRoutedScaling().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//
@@ -298,8 +366,10 @@ LogicalResult GatherRowsOp::verify() {
 
 void GmmOp::build(OpBuilder &builder, OperationState &state, Value lhs, Value rhs,
                   Value groupSizes, bool transposeRhs) {
-  build(builder, state, lhs, rhs, groupSizes, /*rhs_scales=*/Value(), transposeRhs);
+  build(builder, state, lhs, rhs, groupSizes, /*rhs_scales=*/Value(), /*bias=*/Value(),
+        transposeRhs);
 }
+
 
 LogicalResult GmmOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
                                       Adaptor adaptor,
@@ -340,6 +410,15 @@ LogicalResult GmmOp::verify() {
       failed(expectDim(op, dimOf(getGroupSizes(), 0), "group count",
                        rhs.getDimSize(0), "rhs expert count")))
     return failure();
+  if (Value bias = getBias()) {
+    if (getTransposeRhs())
+      return emitOpError("a bias is for the forward: transpose_rhs is not supported");
+    if (failed(expectDim(op, dimOf(bias, 0), "bias expert count", rhs.getDimSize(0),
+                         "rhs expert count")) ||
+        failed(expectDim(op, dimOf(bias, 1), "bias width", rhs.getDimSize(2),
+                         "rhs output columns (dimension 2)")))
+      return failure();
+  }
   bool int8 = rhs.getElementType().isInteger(8);
   if (!int8) {
     if (getRhsScales())
@@ -471,8 +550,30 @@ LogicalResult verifySwigluInputs(Operation *op, ValueRange inputs) {
 }
 } // namespace
 
+namespace {
+/// The activation attributes of swiglu and swiglu_grad.
+template <typename SwigluLikeOp>
+LogicalResult verifyActivation(SwigluLikeOp op) {
+  if (op.getInterleaved() && op.getInputs().size() != 1)
+    return op.emitOpError("interleaved gate/up columns need one fused gate|up operand");
+  double alpha = op.getAlpha().convertToDouble(), limit = op.getLimit().convertToDouble();
+  if (op.getActivation() == Activation::swiglu) {
+    if (alpha != 1.702 || limit != 7.0)
+      return op.emitOpError("alpha and limit apply to activation gpt_oss");
+    return success();
+  }
+  if (!(limit > 0) || !std::isfinite(limit) || !std::isfinite(alpha))
+    return op.emitOpError() << "activation gpt_oss needs a positive finite limit and a finite "
+                               "alpha, got limit "
+                            << limit << " and alpha " << alpha;
+  return success();
+}
+} // namespace
+
 LogicalResult SwigluOp::verify() {
-  return verifySwigluInputs(*this, getInputs());
+  if (failed(verifySwigluInputs(*this, getInputs())))
+    return failure();
+  return verifyActivation(*this);
 }
 
 LogicalResult SwigluGradOp::inferReturnTypes(MLIRContext *,
@@ -485,7 +586,7 @@ LogicalResult SwigluGradOp::inferReturnTypes(MLIRContext *,
 }
 
 LogicalResult SwigluGradOp::verify() {
-  if (failed(verifySwigluInputs(*this, getInputs())))
+  if (failed(verifySwigluInputs(*this, getInputs())) || failed(verifyActivation(*this)))
     return failure();
   // grad has the shape of the forward result.
   SmallVector<Type> forward;
@@ -717,6 +818,128 @@ LogicalResult BlockOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
   return success();
 }
 
+namespace {
+/// What makes a block a family's layer (shared/docs/model-families.md): the
+/// conditions its attributes and operands must meet, each with what to say
+/// when one does not hold.
+SmallVector<std::pair<bool, const char *>> familyForm(BlockOp op) {
+  bool softmax = op.getScoring() == Scoring::softmax;
+  bool byScores = op.getOrder() == RouteOrder::softmax_then_topk;
+  bool shared = op.hasSharedExpert(), gated = (bool)op.getSharedGate();
+  bool biases = op.getGateUpBias() || op.getDownBias();
+  bool gptOss = op.getActivation() == Activation::gpt_oss;
+  bool plainExperts = !biases && !gptOss && !op.getInterleaved() && !op.getWeightInput();
+  bool plainRouter = !op.getRouterBias() && !op.getSelectionBias() && op.getGroups() == 1 &&
+                     op.getRoutedScaling().convertToDouble() == 1.0;
+  switch (*op.getFamily()) {
+  case Family::mixtral:
+    return {{softmax, "scoring softmax"},
+            {op.getRenormalize() || !byScores,
+             "weights renormalised over the chosen (renormalize, or order topk_then_softmax)"},
+            {plainRouter && plainExperts && !shared, "no bias, groups, scaling or shared expert"}};
+  case Family::qwen2_moe:
+    return {{softmax && byScores, "scoring softmax and order softmax_then_topk"},
+            {plainRouter && plainExperts, "no bias, groups or scaling"},
+            {shared && gated, "a shared expert gated by shared_gate(...)"}};
+  case Family::qwen3_moe:
+  case Family::olmoe:
+    return {{softmax && byScores, "scoring softmax and order softmax_then_topk"},
+            {plainRouter && plainExperts && !shared, "no bias, groups, scaling or shared expert"}};
+  case Family::deepseek_v2:
+    return {{softmax && byScores, "scoring softmax and order softmax_then_topk"},
+            {!op.getSelectionBias() && !op.getRouterBias(), "no router or selection bias"},
+            {op.getGroups() == 1 || op.getGroupScore() == GroupScore::max,
+             "groups scored by their max (group_score max)"},
+            {plainExperts && !gated, "plain SwiGLU experts and an ungated shared expert"}};
+  case Family::deepseek_v3:
+    return {{!softmax && byScores, "scoring sigmoid and order softmax_then_topk"},
+            {(bool)op.getSelectionBias(), "a selection_bias(...) (e_score_correction_bias)"},
+            {op.getGroups() == 1 || op.getGroupScore() == GroupScore::top2_sum,
+             "groups scored by the sum of their top 2 (group_score top2_sum)"},
+            {!op.getRouterBias() && plainExperts && !gated,
+             "no router bias, plain SwiGLU experts and an ungated shared expert"}};
+  case Family::gpt_oss:
+    return {{softmax && !byScores, "scoring softmax over the K chosen (order topk_then_softmax)"},
+            {(op.getRouterBias() || op.getRouterLogits()) && op.getGateUpBias() &&
+                 op.getDownBias(),
+             "router_bias(...) (or logits(...) that carry it), gate_up_bias(...) and "
+             "down_bias(...)"},
+            {gptOss && op.getInterleaved(), "activation gpt_oss with interleaved gate/up columns"},
+            {!op.getSelectionBias() && op.getGroups() == 1 && !op.getWeightInput() && !shared,
+             "no selection bias, groups, weight_input or shared expert"}};
+  case Family::llama4:
+    return {{!softmax && !byScores, "scoring sigmoid of the chosen logits (order topk_then_softmax)"},
+            {op.getWeightInput(), "weight_input (the weight scales the expert's input)"},
+            {plainRouter && !biases && !gptOss && !op.getInterleaved() && !gated,
+             "no bias, groups, scaling, gate/up interleaving or shared gate"}};
+  }
+  return {};
+}
+} // namespace
+
+LogicalResult BlockOp::verifyVariants(int64_t columns, int64_t experts, int64_t mlp,
+                                      int64_t hidden) {
+  Operation *op = *this;
+  if (failed(verifySelection(op, columns, getK(), getNullExperts(), getOrder(),
+                             getSelectionBias() ? dimOf(getSelectionBias(), 0) : -1, getGroups(),
+                             getTopkGroups(), getGroupScore(),
+                             getRoutedScaling().convertToDouble())))
+    return failure();
+  if (Value bias = getRouterBias()) {
+    if (!getRouterWeight())
+      return emitOpError("router_bias(...) needs router(...) weights: fixed logits(...) "
+                         "carry their bias already");
+    if (failed(expectDim(op, dimOf(bias, 0), "router_bias length", columns, "router columns")))
+      return failure();
+  }
+  auto gateUp = getExpertGateUp();
+  if (Value bias = getGateUpBias()) {
+    if (gateUp.size() != 1)
+      return emitOpError("gate_up_bias(...) needs one fused gate_up weight [E, H, 2M]");
+    if (failed(expectDim(op, dimOf(bias, 0), "gate_up_bias expert count", experts,
+                         "expert count of down weights")) ||
+        failed(expectDim(op, dimOf(bias, 1), "gate_up_bias width", 2 * mlp,
+                         "2 x mlp size of down weights")) ||
+        failed(expectSameElement(op, bias, "gate_up_bias", getX(), "x")))
+      return failure();
+  }
+  if (Value bias = getDownBias())
+    if (failed(expectDim(op, dimOf(bias, 0), "down_bias expert count", experts,
+                         "expert count of down weights")) ||
+        failed(expectDim(op, dimOf(bias, 1), "down_bias width", hidden, "hidden size of x")) ||
+        failed(expectSameElement(op, bias, "down_bias", getX(), "x")))
+      return failure();
+  if (getInterleaved() && gateUp.size() != 1)
+    return emitOpError("interleaved gate/up columns need one fused gate_up weight [E, H, 2M]");
+  double alpha = getAlpha().convertToDouble(), limit = getLimit().convertToDouble();
+  if (getActivation() == Activation::swiglu && (alpha != 1.702 || limit != 7.0))
+    return emitOpError("alpha and limit apply to activation gpt_oss");
+  if (getActivation() == Activation::gpt_oss &&
+      (!(limit > 0) || !std::isfinite(limit) || !std::isfinite(alpha)))
+    return emitOpError() << "activation gpt_oss needs a positive finite limit and a finite "
+                            "alpha, got limit "
+                         << limit << " and alpha " << alpha;
+  if (getPreweight() && getDownBias())
+    return emitOpError("preweight scales the activations before the down projection, whose "
+                       "down_bias must be weighted after it: drop preweight");
+  if (getWeightInput() && getPreweight())
+    return emitOpError("weight_input and preweight both say where the routing weight "
+                       "applies: give one");
+  if (Value gate = getSharedGate()) {
+    if (!hasSharedExpert())
+      return emitOpError("shared_gate(...) needs a shared expert");
+    if (failed(expectDim(op, dimOf(gate, 0), "shared_gate rows", hidden, "hidden size of x")) ||
+        failed(expectDim(op, dimOf(gate, 1), "shared_gate columns", 1, "one gate per token")) ||
+        failed(expectSameElement(op, gate, "shared_gate", getX(), "x")))
+      return failure();
+  }
+  if (getFamily())
+    for (auto [holds, what] : familyForm(*this))
+      if (!holds)
+        return emitOpError() << "family " << stringifyFamily(*getFamily()) << " needs " << what;
+  return success();
+}
+
 LogicalResult BlockOp::verify() {
   Operation *op = *this;
   int64_t tokens = dimOf(getX(), 0), hidden = dimOf(getX(), 1);
@@ -793,6 +1016,9 @@ LogicalResult BlockOp::verify() {
                          << getNullExperts()
                          << " null experts) but the expert weights hold "
                          << experts;
+
+  if (failed(verifyVariants(columns, experts, mlp, hidden)))
+    return failure();
 
   // Shared expert: none, or (sw13 | sw1, sw3) and sw2 [S, H].
   auto sharedGateUp = getSharedGateUp();

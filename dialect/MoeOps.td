@@ -33,6 +33,17 @@ def Moe_RouteOp : Moe_Op<"route", [Pure,
     - `order = softmax_then_topk` (Mixtral-style fused kernels): apply
       `scoring` over all E + N logits, take the K largest scores.
     - `renormalize`: divide the K weights of a token by their sum.
+    - `routed_scaling F` (DeepSeek): the K weights times F, after the
+      optional renormalisation.
+    - Selection by scores (DeepSeek-V2/V3; `order softmax_then_topk`): with
+      `selection_bias(%b : [E + N])` the experts are chosen by s + b (s the
+      scores), their weights are the unbiased s. With `groups G` the columns
+      form G contiguous groups; each group is scored by its largest
+      selection score (`group_score max`) or the sum of its two largest
+      (`top2_sum`), the best `topk_groups` groups are kept (ties: lower
+      group) and the top K are taken inside them; experts of the other
+      groups score 0, as the families' code masks them (so a kept expert
+      scoring below 0 loses to them).
     - Null experts (ids >= E): their slot weight is 0 and the slot costs no
       compute downstream. With `null_policy = take_until_null` every slot after
       a token's first null slot becomes null too (id E, weight 0). With
@@ -44,10 +55,16 @@ def Moe_RouteOp : Moe_Op<"route", [Pure,
     %ids8, %w8 = moe.route %logits top 8 scoring sigmoid order softmax_then_topk
                    renormalize null_experts 4 null_policy take_until_null
                    : tensor<?x64xf32>
+    // DeepSeek-V3: sigmoid scores, biased group-limited selection.
+    %ids3, %w3 = moe.route %logits selection_bias(%b : tensor<256xf32>) top 8
+                   scoring sigmoid order softmax_then_topk renormalize groups 8
+                   topk_groups 4 group_score top2_sum routed_scaling 2.5
+                   : tensor<?x256xf32>
     ```
   }];
   let arguments = (ins
     Moe_FloatTensor2D:$logits,
+    Optional<Moe_F32Tensor1D>:$selection_bias,
     I64Attr:$k,
     DefaultValuedAttr<Moe_Scoring, "::mlir::moe::Scoring::softmax">:$scoring,
     DefaultValuedAttr<Moe_RouteOrder,
@@ -55,14 +72,26 @@ def Moe_RouteOp : Moe_Op<"route", [Pure,
     UnitAttr:$renormalize,
     DefaultValuedAttr<I64Attr, "0">:$null_experts,
     DefaultValuedAttr<Moe_NullPolicy,
-                      "::mlir::moe::NullPolicy::independent">:$null_policy
+                      "::mlir::moe::NullPolicy::independent">:$null_policy,
+    DefaultValuedAttr<I64Attr, "1">:$groups,
+    DefaultValuedAttr<I64Attr, "1">:$topk_groups,
+    DefaultValuedAttr<Moe_GroupScore, "::mlir::moe::GroupScore::max">:$group_score,
+    DefaultValuedAttr<F64Attr, "1.0">:$routed_scaling
   );
   let results = (outs Moe_I32Tensor2D:$ids, Moe_F32Tensor2D:$weights);
   let assemblyFormat = [{
-    $logits `top` $k (`scoring` $scoring^)? (`order` $order^)?
+    $logits (`selection_bias` `(` $selection_bias^ `:` type($selection_bias) `)`)?
+    `top` $k (`scoring` $scoring^)? (`order` $order^)?
     (`renormalize` $renormalize^)? (`null_experts` $null_experts^)?
-    (`null_policy` $null_policy^)? attr-dict `:` type($logits)
+    (`null_policy` $null_policy^)? (`groups` $groups^)? (`topk_groups` $topk_groups^)?
+    (`group_score` $group_score^)? (`routed_scaling` $routed_scaling^)?
+    attr-dict `:` type($logits)
   }];
+  let builders = [
+    // The forms before group-limited selection: no selection bias, one
+    // group, no scaling.
+    OpBuilder<(ins "::mlir::Value":$logits, "int64_t":$k)>
+  ];
   let extraClassDeclaration = [{
     /// Number of real experts E (logit columns minus null experts).
     int64_t getNumExperts();
@@ -86,7 +115,12 @@ def Moe_RouteGradOp : Moe_Op<"route_grad", [Pure,
     dv = (dw - w . dw) / sum(v) (or dw without `renormalize`), ds = dv outside
     null slots; sigmoid: d logit[c_k] = ds_k s_k (1 - s_k); softmax over the
     K chosen or all columns: d logit_j = p_j (dp_j - sum_k s_k ds_k) with dp
-    the scattered ds. K is the width of `weights_grad`.
+    the scattered ds. K is the width of `weights_grad`. A `routed_scaling`
+    F scales dw by F first. Group-limited selection and a selection bias only
+    choose (piecewise constant, held fixed like the top-K): the weights are
+    the unbiased scores of the chosen, differentiated as above; the
+    selection bias gets no gradient (DeepSeek-V3 updates it by its load
+    balancing rule, not by gradients).
 
     ```mlir
     %dlogits = moe.route_grad %dw, %logits scoring sigmoid renormalize
@@ -96,19 +130,28 @@ def Moe_RouteGradOp : Moe_Op<"route_grad", [Pure,
   let arguments = (ins
     Moe_F32Tensor2D:$weights_grad,
     Moe_FloatTensor2D:$logits,
+    Optional<Moe_F32Tensor1D>:$selection_bias,
     DefaultValuedAttr<Moe_Scoring, "::mlir::moe::Scoring::softmax">:$scoring,
     DefaultValuedAttr<Moe_RouteOrder,
                       "::mlir::moe::RouteOrder::topk_then_softmax">:$order,
     UnitAttr:$renormalize,
     DefaultValuedAttr<I64Attr, "0">:$null_experts,
     DefaultValuedAttr<Moe_NullPolicy,
-                      "::mlir::moe::NullPolicy::independent">:$null_policy
+                      "::mlir::moe::NullPolicy::independent">:$null_policy,
+    DefaultValuedAttr<I64Attr, "1">:$groups,
+    DefaultValuedAttr<I64Attr, "1">:$topk_groups,
+    DefaultValuedAttr<Moe_GroupScore, "::mlir::moe::GroupScore::max">:$group_score,
+    DefaultValuedAttr<F64Attr, "1.0">:$routed_scaling
   );
   let results = (outs Moe_F32Tensor2D:$logits_grad);
   let assemblyFormat = [{
-    $weights_grad `,` $logits (`scoring` $scoring^)? (`order` $order^)?
+    $weights_grad `,` $logits
+    (`selection_bias` `(` $selection_bias^ `:` type($selection_bias) `)`)?
+    (`scoring` $scoring^)? (`order` $order^)?
     (`renormalize` $renormalize^)? (`null_experts` $null_experts^)?
-    (`null_policy` $null_policy^)? attr-dict `:` type($weights_grad) `,` type($logits)
+    (`null_policy` $null_policy^)? (`groups` $groups^)? (`topk_groups` $topk_groups^)?
+    (`group_score` $group_score^)? (`routed_scaling` $routed_scaling^)?
+    attr-dict `:` type($weights_grad) `,` type($logits)
   }];
   let hasVerifier = 1;
 }
@@ -295,7 +338,7 @@ def Moe_ScatterSlotsOp : Moe_Op<"scatter_slots", [Pure,
 // moe.gmm / moe.tgmm
 //===----------------------------------------------------------------------===//
 
-def Moe_GmmOp : Moe_Op<"gmm", [Pure,
+def Moe_GmmOp : Moe_Op<"gmm", [Pure, AttrSizedOperandSegments,
     InferTypeOpAdaptor]> {
   let summary = "grouped matmul: each row group times its expert's weights";
   let description = [{
@@ -321,21 +364,29 @@ def Moe_GmmOp : Moe_Op<"gmm", [Pure,
     %h = moe.gmm %rows, %w13, %sizes : tensor<?x2048xbf16>, tensor<60x2048x2816xbf16>, tensor<60xi32>
     %dx = moe.gmm %dh, %w13, %sizes transpose_rhs : tensor<?x2816xf32>, tensor<60x2048x2816xf32>, tensor<60xi32>
     %q = moe.gmm %rows, %w13q, %sizes scales(%s : tensor<60xf32>) : tensor<?x2048xf32>, tensor<60x2048x2816xi8>, tensor<60xi32>
+    %o = moe.gmm %act, %w2, %sizes bias(%b2 : tensor<32x2880xbf16>) : tensor<?x2880xbf16>, tensor<32x2880x2880xbf16>, tensor<32xi32>
     ```
+
+    With `bias(%b : [E, N])` (GPT-OSS's expert biases), row r gets
+    bias[g(r)] added to its products, in f32, before any fused activation
+    and rounding: the kernels add it in their epilogue. Not with
+    `transpose_rhs`.
   }];
   let arguments = (ins Moe_FloatTensor2D:$lhs, Moe_GmmRhsTensor3D:$rhs,
                        Moe_I32Tensor1D:$group_sizes,
                        Optional<Moe_F32Tensor>:$rhs_scales,
+                       Optional<Moe_FloatTensor2D>:$bias,
                        UnitAttr:$transpose_rhs);
   let results = (outs Moe_FloatTensor2D:$out);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` $group_sizes
     (`scales` `(` $rhs_scales^ `:` type($rhs_scales) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`transpose_rhs` $transpose_rhs^)? attr-dict
     `:` type($lhs) `,` type($rhs) `,` type($group_sizes)
   }];
   let builders = [
-    // The float forms, with no scales.
+    // The float forms, with no scales and no bias.
     OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
                    "::mlir::Value":$group_sizes,
                    CArg<"bool", "false">:$transpose_rhs)>
@@ -446,14 +497,28 @@ def Moe_SwigluOp : Moe_Op<"swiglu", [Pure,
     ops so that the fusion passes can find it and move it into the up-gmm's
     epilogue as one unit.
 
+    `activation gpt_oss` is GPT-OSS's clamped form: gate = min(gate, limit),
+    up = clamp(up, -limit, limit), out = (up + 1) * gate * sigmoid(alpha *
+    gate) (`alpha`, `limit` default 1.702 and 7.0). `interleaved` (one fused
+    operand only): its columns alternate gate, up, gate, up (GPT-OSS's
+    gate_up_proj), instead of gate in the first M columns.
+
     ```mlir
     %a = moe.swiglu %h : tensor<?x2816xf32>
     %a2 = moe.swiglu %gate, %up : tensor<?x1408xf32>, tensor<?x1408xf32>
     ```
   }];
-  let arguments = (ins Variadic<Moe_FloatTensor2D>:$inputs);
+  let arguments = (ins Variadic<Moe_FloatTensor2D>:$inputs,
+                       DefaultValuedAttr<Moe_Activation,
+                           "::mlir::moe::Activation::swiglu">:$activation,
+                       DefaultValuedAttr<F64Attr, "1.702">:$alpha,
+                       DefaultValuedAttr<F64Attr, "7.0">:$limit,
+                       UnitAttr:$interleaved);
   let results = (outs Moe_FloatTensor2D:$out);
-  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+  let assemblyFormat = [{
+    $inputs (`activation` $activation^)? (`alpha` $alpha^)? (`limit` $limit^)?
+    (`interleaved` $interleaved^)? attr-dict `:` type($inputs)
+  }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
 }
@@ -468,19 +533,44 @@ def Moe_SwigluGradOp : Moe_Op<"swiglu_grad", [Pure,
     d_gate = grad * up * silu'(gate), d_up = grad * silu(gate), with
     silu'(z) = sigmoid(z) * (1 + z * (1 - sigmoid(z))). Recomputes the
     activation instead of reading a saved one, which is what the remat
-    policies trade on.
+    policies trade on. The attributes are those of the moe.swiglu; for
+    gpt_oss, with g, u clamped and s = sigmoid(alpha g): d_gate = grad (u + 1)
+    s (1 + alpha g (1 - s)) where gate < limit, else 0; d_up = grad g s where
+    |up| < limit, else 0.
 
     ```mlir
     %dh = moe.swiglu_grad %da, %h : tensor<?x1408xf32>, tensor<?x2816xf32>
     ```
   }];
   let arguments = (ins Variadic<Moe_FloatTensor2D>:$inputs,
-                       Moe_FloatTensor2D:$grad);
+                       Moe_FloatTensor2D:$grad,
+                       DefaultValuedAttr<Moe_Activation,
+                           "::mlir::moe::Activation::swiglu">:$activation,
+                       DefaultValuedAttr<F64Attr, "1.702">:$alpha,
+                       DefaultValuedAttr<F64Attr, "7.0">:$limit,
+                       UnitAttr:$interleaved);
   let results = (outs Variadic<Moe_FloatTensor2D>:$input_grads);
   let assemblyFormat = [{
-    $grad `,` $inputs attr-dict `:` type($grad) `,` type($inputs)
+    $grad `,` $inputs (`activation` $activation^)? (`alpha` $alpha^)? (`limit` $limit^)?
+    (`interleaved` $interleaved^)? attr-dict `:` type($grad) `,` type($inputs)
   }];
   let hasVerifier = 1;
+}
+
+def Moe_SigmoidOp : Moe_Op<"sigmoid", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise logistic sigmoid, 1 / (1 + exp(-x))";
+  let description = [{
+    Qwen2-MoE gates its shared expert per token by sigmoid(x @ w_gate): a
+    dedicated op (upstream's math dialect has none) that the backward knows
+    (d x = d out * s * (1 - s)) and that moe-lower-to-loops lowers.
+
+    ```mlir
+    %g = moe.sigmoid %z : tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins Moe_F32Tensor:$input);
+  let results = (outs Moe_F32Tensor:$out);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
 def Moe_ScaleRowsOp : Moe_Op<"scale_rows", [Pure,
@@ -672,6 +762,23 @@ def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
     scales the activations by the routing weights before the down projection.
     The result is `[T, H]` with the element type of `x`.
 
+    The open models' variants (docs/dialect.md has a block per family):
+    - `router_bias(%b : [E + N])`: logits = x @ router + b (GPT-OSS);
+      `selection_bias(...)`, `groups`, `topk_groups`, `group_score`,
+      `routed_scaling`: moe.route's (DeepSeek-V2/V3).
+    - `gate_up_bias(%b : [E, 2M])` (one fused gate_up only) and
+      `down_bias(%b : [E, H])`: the experts' biases (GPT-OSS), added in the
+      gmms' epilogues.
+    - `activation gpt_oss`, `alpha`, `limit`, `interleaved`: moe.swiglu's,
+      for the routed experts (the shared expert is plain SwiGLU).
+    - `weight_input`: the routing weight scales the expert's input rows
+      instead of its output (Llama-4).
+    - `shared_gate(%wg : [H, 1])`: the shared expert's output times
+      sigmoid(x @ wg), per token (Qwen2-MoE).
+    - `family NAME` names the model family; the verifier checks that the
+      block has that family's form. DeepSeek's `n_shared_experts` shared
+      experts are one shared expert n_shared * M wide.
+
     ```mlir
     %y = moe.block %x logits(%logits : tensor<?x60xf32>)
            gate_up(%w13 : tensor<60x2048x2816xf32>)
@@ -685,11 +792,16 @@ def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
     Moe_FloatTensor2D:$x,
     Optional<Moe_FloatTensor2D>:$router_logits,
     Optional<Moe_FloatTensor2D>:$router_weight,
+    Optional<Moe_FloatTensor1D>:$router_bias,
+    Optional<Moe_F32Tensor1D>:$selection_bias,
     Optional<Moe_F32Tensor2D>:$null_draws,
     Variadic<Moe_FloatTensor3D>:$expert_gate_up,
+    Optional<Moe_FloatTensor2D>:$gate_up_bias,
     Moe_FloatTensor3D:$expert_down,
+    Optional<Moe_FloatTensor2D>:$down_bias,
     Variadic<Moe_FloatTensor2D>:$shared_gate_up,
     Optional<Moe_FloatTensor2D>:$shared_down,
+    Optional<Moe_FloatTensor2D>:$shared_gate,
     I64Attr:$k,
     DefaultValuedAttr<Moe_Scoring, "::mlir::moe::Scoring::softmax">:$scoring,
     DefaultValuedAttr<Moe_RouteOrder,
@@ -703,21 +815,40 @@ def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
                       "::mlir::moe::PackStrategy::argsort">:$pack_strategy,
     DefaultValuedAttr<Moe_CombineStrategy,
                       "::mlir::moe::CombineStrategy::unsort">:$combine_strategy,
-    UnitAttr:$preweight
+    UnitAttr:$preweight,
+    DefaultValuedAttr<I64Attr, "1">:$groups,
+    DefaultValuedAttr<I64Attr, "1">:$topk_groups,
+    DefaultValuedAttr<Moe_GroupScore, "::mlir::moe::GroupScore::max">:$group_score,
+    DefaultValuedAttr<F64Attr, "1.0">:$routed_scaling,
+    UnitAttr:$weight_input,
+    DefaultValuedAttr<Moe_Activation, "::mlir::moe::Activation::swiglu">:$activation,
+    DefaultValuedAttr<F64Attr, "1.702">:$alpha,
+    DefaultValuedAttr<F64Attr, "7.0">:$limit,
+    UnitAttr:$interleaved,
+    OptionalAttr<Moe_Family>:$family
   );
   let results = (outs Moe_FloatTensor2D:$out);
   let assemblyFormat = [{
     $x (`logits` `(` $router_logits^ `:` type($router_logits) `)`)?
     (`router` `(` $router_weight^ `:` type($router_weight) `)`)?
+    (`router_bias` `(` $router_bias^ `:` type($router_bias) `)`)?
+    (`selection_bias` `(` $selection_bias^ `:` type($selection_bias) `)`)?
     (`null_draws` `(` $null_draws^ `:` type($null_draws) `)`)?
     `gate_up` `(` $expert_gate_up `:` type($expert_gate_up) `)`
+    (`gate_up_bias` `(` $gate_up_bias^ `:` type($gate_up_bias) `)`)?
     `down` `(` $expert_down `:` type($expert_down) `)`
+    (`down_bias` `(` $down_bias^ `:` type($down_bias) `)`)?
     (`shared_gate_up` `(` $shared_gate_up^ `:` type($shared_gate_up) `)`)?
     (`shared_down` `(` $shared_down^ `:` type($shared_down) `)`)?
+    (`shared_gate` `(` $shared_gate^ `:` type($shared_gate) `)`)?
     `top` $k (`scoring` $scoring^)? (`order` $order^)?
     (`renormalize` $renormalize^)? (`null_experts` $null_experts^)?
     (`null_policy` $null_policy^)? (`null_fraction` $null_fraction^)?
+    (`groups` $groups^)? (`topk_groups` $topk_groups^)? (`group_score` $group_score^)?
+    (`routed_scaling` $routed_scaling^)?
     (`pack_strategy` $pack_strategy^)? (`combine_strategy` $combine_strategy^)? (`preweight` $preweight^)?
+    (`weight_input` $weight_input^)? (`activation` $activation^)? (`alpha` $alpha^)?
+    (`limit` $limit^)? (`interleaved` $interleaved^)? (`family` $family^)?
     attr-dict `:` type($x)
   }];
   let extraClassDeclaration = [{
@@ -726,6 +857,9 @@ def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
     /// 0 when the block has no shared expert.
     int64_t getSharedDim();
     bool hasSharedExpert() { return !getSharedGateUp().empty(); }
+    /// The open models' variants (after the base checks of verify()).
+    ::mlir::LogicalResult verifyVariants(int64_t columns, int64_t experts, int64_t mlp,
+                                         int64_t hidden);
   }];
   let hasVerifier = 1;
 }

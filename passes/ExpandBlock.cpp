@@ -26,8 +26,8 @@ void expandBlock(RewriterBase &rewriter, BlockOp op) {
   Location loc = op.getLoc();
   Routing route = buildRoute(rewriter, loc, op);
   Value out = buildRoutedExperts(rewriter, loc, op, op.getX(), route.ids, route.weights,
-                                 op.getNumExperts(), op.getExpertGateUp(),
-                                 op.getExpertDown());
+                                 op.getNumExperts(), op.getExpertGateUp(), op.getGateUpBias(),
+                                 op.getExpertDown(), op.getDownBias());
 
   if (op.hasSharedExpert())
     out = arith::AddFOp::create(rewriter, loc, out,

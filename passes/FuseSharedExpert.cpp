@@ -52,7 +52,8 @@ struct FuseSharedGateUp : OpRewritePattern<SwigluOp> {
     Value sw13 = concatWeights(rewriter, loc, gate.getInputs()[1], up.getInputs()[1], /*dim=*/1);
     Value h = matmulF32(rewriter, loc, gate.getInputs()[0], sw13);
     rewriter.setInsertionPoint(op);
-    Value act = SwigluOp::create(rewriter, loc, ValueRange{h});
+    Value act = SwigluOp::create(rewriter, loc, ValueRange{h}, op.getActivationAttr(),
+                                 op.getAlphaAttr(), op.getLimitAttr(), /*interleaved=*/UnitAttr());
     if (act.getType() != op.getType())
       act = tensor::CastOp::create(rewriter, loc, op.getType(), act);
     rewriter.replaceOp(op, act);
@@ -170,7 +171,8 @@ void expandWithSharedGroups(RewriterBase &rw, BlockOp op) {
 
   // The routed block over E + c experts.
   Value out = buildRoutedExperts(rw, loc, op, op.getX(), allIds, allWeights, experts + c,
-                                 ValueRange{allW13}, allW2);
+                                 ValueRange{allW13}, /*gateUpBias=*/Value(), allW2,
+                                 /*downBias=*/Value());
   // Said on the gmms: moe-quantize{mode=int8_routed} must not quantize
   // the shared expert with the routed ones.
   for (Value w : {allW13, allW2})
@@ -201,7 +203,13 @@ struct MoeFuseSharedExpertPass
     }
     SmallVector<BlockOp> blocks;
     getOperation()->walk([&](BlockOp op) {
-      if (op.hasSharedExpert())
+      // The shared groups run the routed experts' MLP with weight 1: not
+      // for a block whose routed experts differ from a plain SwiGLU MLP
+      // (biases, GPT-OSS's activation) or whose shared expert is gated
+      // (Qwen2-MoE). Those keep their shared expert as it is.
+      bool plainExperts = op.getActivation() == Activation::swiglu && !op.getInterleaved() &&
+                          !op.getGateUpBias() && !op.getDownBias();
+      if (op.hasSharedExpert() && plainExperts && !op.getSharedGate())
         blocks.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -36,12 +36,16 @@ struct FuseGateUpGmms : OpRewritePattern<SwigluOp> {
     // before moe-quantize instead.
     if (gate.isQuantized() || up.isQuantized())
       return failure();
+    // A block gives a bias to one fused gate_up only; two biased gmms stay.
+    if (gate.getBias() || up.getBias())
+      return failure();
     // At the later of the two, where every operand of both is defined.
     rewriter.setInsertionPoint(gate->isBeforeInBlock(up) ? up : gate);
     Value w13 = concatWeights(rewriter, op.getLoc(), gate.getRhs(), up.getRhs(), /*dim=*/2);
     auto gmm = GmmOp::create(rewriter, gate.getLoc(), gate.getLhs(), w13, gate.getGroupSizes());
     rewriter.setInsertionPoint(op);
-    Value act = SwigluOp::create(rewriter, op.getLoc(), ValueRange{gmm});
+    Value act = SwigluOp::create(rewriter, op.getLoc(), ValueRange{gmm}, op.getActivationAttr(),
+                                 op.getAlphaAttr(), op.getLimitAttr(), /*interleaved=*/UnitAttr());
     if (act.getType() != op.getType())
       act = tensor::CastOp::create(rewriter, op.getLoc(), op.getType(), act);
     rewriter.replaceOp(op, act);

@@ -16,7 +16,12 @@
 //                                   d rhs = tgmm(lhs, d out)
 //   out = gmm(lhs, rhs) transposed  d lhs = gmm(d out, rhs), d rhs = tgmm(d out, lhs)
 //   a = swiglu(h)                   d h = swiglu_grad(d a, h)
-//   out = scale_rows(in, s)         d in = scale_rows(d out, s)
+//   out = scale_rows(in, s)         d in = scale_rows(d out, s) (d s below)
+//   out = gmm(lhs, rhs) + bias      d bias[e] = column sums of group e of d out
+//                                   (tgmm of a column of ones)
+//   s = sigmoid(z) (shared gate)    d z = d s * s * (1 - s); its scale_rows
+//                                   gives d s = rowdot(d out, in) always
+//   logits = x @ r + broadcast(b)   d b = the column sums of d logits
 //   C = matmul(A, B) (shared expert) d A = d C B^T, d B = A^T d C
 //   truncf / extf / addf            the cast back / both operands
 //   out = gmm(lhs, quantize(w))     int8, straight-through: d lhs = gmm(d out,
@@ -95,6 +100,21 @@ Value transposed(OpBuilder &b, Location loc, Value v) {
   std::swap(sizes[0], sizes[1]);
   Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
   return linalg::TransposeOp::create(b, loc, v, init, ArrayRef<int64_t>{1, 0}).getResult()[0];
+}
+
+/// [E, N]: the column sums of each group's rows of `rows [R, N]` (a gmm
+/// bias's gradient), as the tgmm of a column of ones: the grouped kernels
+/// already walk the groups.
+Value groupColumnSums(OpBuilder &b, Location loc, Value rows, Value sizes) {
+  auto type = cast<RankedTensorType>(rows.getType());
+  Type element = type.getElementType();
+  SmallVector<OpFoldResult> shape = {tensor::getMixedSizes(b, loc, rows)[0], b.getIndexAttr(1)};
+  Value ones = linalg::FillOp::create(
+                   b, loc, arith::ConstantOp::create(b, loc, b.getFloatAttr(element, 1.0)).getResult(),
+                   tensor::EmptyOp::create(b, loc, shape, element).getResult())
+                   .getResult(0);
+  Value sums = TgmmOp::create(b, loc, ones, rows, sizes);
+  return tensor::CollapseShapeOp::create(b, loc, sums, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
 }
 
 /// The adjoints of the values of one function, summed as they arrive.
@@ -496,8 +516,12 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
             if (auto quantize = o.getRhs().getDefiningOp<QuantizeOp>())
               adjoints.add(loc, quantize.getInput(),
                            TgmmOp::create(b, loc, o.getLhs(), dout, o.getGroupSizes()));
+            if (Value bias = o.getBias())
+              adjoints.add(loc, bias, groupColumnSums(b, loc, dout, o.getGroupSizes()));
             return success();
           }
+          if (Value bias = o.getBias())
+            adjoints.add(loc, bias, groupColumnSums(b, loc, dout, o.getGroupSizes()));
           if (!o.getTransposeRhs()) {
             adjoints.add(loc, o.getLhs(), GmmOp::create(b, loc, dout, o.getRhs(), o.getGroupSizes(),
                                                         /*transpose_rhs=*/true));
@@ -510,15 +534,49 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
           return success();
         })
         .Case([&](SwigluOp o) {
-          auto g = SwigluGradOp::create(b, loc, o.getInputs(), grad(o.getOut()));
+          auto g = SwigluGradOp::create(b, loc, o.getInputs(), grad(o.getOut()),
+                                        o.getActivationAttr(), o.getAlphaAttr(), o.getLimitAttr(),
+                                        o.getInterleavedAttr());
           for (auto [input, dinput] : llvm::zip(o.getInputs(), g.getInputGrads()))
             adjoints.add(loc, input, dinput);
           return success();
         })
         .Case([&](ScaleRowsOp o) {
           adjoints.add(loc, o.getInput(), ScaleRowsOp::create(b, loc, grad(o.getOut()), o.getScale()));
-          if (routingGrad)
+          // The routing weights (pack's sorted weights: preweight, Llama-4's
+          // weighted input) get a gradient with routing-grad only; any
+          // other scale (Qwen2-MoE's shared-expert gate) always.
+          if (routingGrad || !o.getScale().getDefiningOp<PackOp>())
             adjoints.add(loc, o.getScale(), rowDot(b, loc, grad(o.getOut()), o.getInput()));
+          return success();
+        })
+        .Case([&](SigmoidOp o) {
+          // d z = d s * s * (1 - s), on the forward's s.
+          Value s = o.getOut();
+          Value one = filledLike(b, loc, s, b.getF32FloatAttr(1.0f));
+          Value slope = arith::MulFOp::create(b, loc, s, arith::SubFOp::create(b, loc, one, s));
+          adjoints.add(loc, o.getInput(), arith::MulFOp::create(b, loc, grad(o.getOut()), slope));
+          return success();
+        })
+        .Case([&](linalg::BroadcastOp o) -> LogicalResult {
+          // The router bias on every row: its gradient sums the rows.
+          Value g = grad(o.getResult()[0]);
+          auto inType = cast<RankedTensorType>(o.getInput().getType());
+          auto f32 = b.getF32Type();
+          Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+          Value init = linalg::FillOp::create(
+                           b, loc, zero,
+                           tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, o.getInput()), f32)
+                               .getResult())
+                           .getResult(0);
+          Value g32 = castTo(b, loc, g, cast<RankedTensorType>(g.getType()).clone(f32));
+          Value sum = linalg::ReduceOp::create(
+                          b, loc, ValueRange{g32}, ValueRange{init}, o.getDimensions(),
+                          [](OpBuilder &nb, Location nl, ValueRange args) {
+                            linalg::YieldOp::create(nb, nl, ValueRange{arith::AddFOp::create(nb, nl, args[0], args[1])});
+                          })
+                          .getResult(0);
+          adjoints.add(loc, o.getInput(), castTo(b, loc, sum, inType));
           return success();
         })
         .Case([&](linalg::MatmulOp o) -> LogicalResult {
@@ -605,9 +663,12 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
           // a gradient); the ids are integers.
           if (Value dw = grad(o.getWeights()))
             adjoints.add(loc, o.getLogits(),
-                         RouteGradOp::create(b, loc, dw, o.getLogits(), o.getScoringAttr(),
-                                             o.getOrderAttr(), o.getRenormalizeAttr(),
-                                             o.getNullExpertsAttr(), o.getNullPolicyAttr()));
+                         RouteGradOp::create(b, loc, dw, o.getLogits(), o.getSelectionBias(),
+                                             o.getScoringAttr(), o.getOrderAttr(),
+                                             o.getRenormalizeAttr(), o.getNullExpertsAttr(),
+                                             o.getNullPolicyAttr(), o.getGroupsAttr(),
+                                             o.getTopkGroupsAttr(), o.getGroupScoreAttr(),
+                                             o.getRoutedScalingAttr()));
           return success();
         })
         .Case([&](NullSlotsOp o) -> LogicalResult {

@@ -256,6 +256,12 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
     SmallVector<Attribute> argSplits;
     DenseSet<Value> expertWeights(block.getExpertGateUp().begin(), block.getExpertGateUp().end());
     expertWeights.insert(block.getExpertDown());
+    // The experts' biases go with their experts; the router's (and the
+    // selection bias, the shared gate) are replicated: every shard routes
+    // over all logits.
+    for (Value bias : {block.getGateUpBias(), block.getDownBias()})
+      if (bias)
+        expertWeights.insert(bias);
     for (BlockArgument arg : body.getArguments()) {
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       SmallVector<SmallVector<std::string>> split(type ? type.getRank() : 0);
@@ -455,14 +461,18 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
       SmallVector<Value> gateUp;
       for (Value w : block.getExpertGateUp())
         gateUp.push_back(withDummy(w));
+      auto dummyBias = [&](Value bias) { return bias ? withDummy(bias) : Value(); };
       partial = buildRoutedExperts(b, loc, block, x, denseIds, masked, local + 1, gateUp,
-                                   withDummy(block.getExpertDown()));
+                                   dummyBias(block.getGateUpBias()),
+                                   withDummy(block.getExpertDown()),
+                                   dummyBias(block.getDownBias()));
     } else {
       auto capacity = capacityFor(block, assignments, local);
       if (failed(capacity))
         return failure();
       partial = buildRoutedExperts(b, loc, block, x, ids, weights, experts,
-                                   block.getExpertGateUp(), block.getExpertDown(),
+                                   block.getExpertGateUp(), block.getGateUpBias(),
+                                   block.getExpertDown(), block.getDownBias(),
                                    PackScope{local, *capacity});
       if (*capacity)
         countDropped(b, loc, ids, local, **capacity);
@@ -538,7 +548,12 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
       capacity = (capacity + capacityRound - 1) / capacityRound * capacityRound;
     }
     auto recvType = RankedTensorType::get({capacity, xType.getDimSize(1)}, xType.getElementType());
-    auto a2a = AllToAllOp::create(b, loc, TypeRange{recvType, sendType}, pack.getRows(), send,
+    // Llama-4 weights the expert's input: the rows leave already weighted
+    // and come back to be summed as they are.
+    Value sent = pack.getRows();
+    if (block.getWeightInput())
+      sent = ScaleRowsOp::create(b, loc, sent, pack.getSortedWeights());
+    auto a2a = AllToAllOp::create(b, loc, TypeRange{recvType, sendType}, sent, send,
                                   grid, axes);
     auto idsA2a = AllToAllOp::create(b, loc,
                                      TypeRange{RankedTensorType::get({capacity, 1}, i32), sendType},
@@ -552,11 +567,10 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
                                     b.getI64IntegerAttr(local + 1), b.getI64IntegerAttr(1),
                                     b.getI64IntegerAttr(local), IntegerAttr(),
                                     block.getPackStrategyAttr());
-    SmallVector<Value> h;
-    for (Value w : block.getExpertGateUp())
-      h.push_back(GmmOp::create(b, loc, localPack.getRows(), w, localPack.getGroupSizes()));
-    Value act = SwigluOp::create(b, loc, h);
-    Value down = GmmOp::create(b, loc, act, block.getExpertDown(), localPack.getGroupSizes());
+    Value down = buildExpertMlp(b, loc, block, localPack.getRows(), localPack.getGroupSizes(),
+                                block.getExpertGateUp(), block.getGateUpBias(),
+                                block.getExpertDown(), block.getDownBias(),
+                                /*preweight=*/Value());
     Value inReceiveOrder = CombineOp::create(b, loc, down, localPack.getPermutation(), ones,
                                              block.getCombineStrategyAttr(), b.getUnitAttr());
     auto back = AllToAllOp::create(
@@ -564,7 +578,8 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
         TypeRange{cast<RankedTensorType>(pack.getRows().getType()), sendType}, inReceiveOrder,
         a2a.getRecvCounts(), grid, axes);
     return Value(CombineOp::create(b, loc, back.getReceived(), pack.getPermutation(), weights,
-                                   block.getCombineStrategyAttr(), UnitAttr()));
+                                   block.getCombineStrategyAttr(),
+                                   block.getWeightInput() ? b.getUnitAttr() : UnitAttr()));
   }
 
   void runOnOperation() override {

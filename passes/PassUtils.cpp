@@ -78,15 +78,20 @@ mlir::moe::Routing mlir::moe::buildRoute(OpBuilder &b, Location loc, moe::BlockO
                                          Value x, Value logits, Value draws) {
   if (!logits)
     logits = block.getRouterLogits();
-  if (!logits)
+  if (!logits) {
     logits = matmulF32(b, loc, x ? x : block.getX(), block.getRouterWeight());
+    if (Value bias = block.getRouterBias())
+      logits = addRowBias(b, loc, logits, bias);
+  }
   // The null policy is the route's only with null experts to apply it to
   // (drawn nulls apply it in moe.null_slots).
   auto policy = block.getNullExperts() ? block.getNullPolicyAttr()
                                        : NullPolicyAttr::get(b.getContext(), NullPolicy::independent);
-  auto route = RouteOp::create(b, loc, logits, block.getKAttr(), block.getScoringAttr(),
-                               block.getOrderAttr(), block.getRenormalizeAttr(),
-                               block.getNullExpertsAttr(), policy);
+  auto route = RouteOp::create(b, loc, logits, block.getSelectionBias(), block.getKAttr(),
+                               block.getScoringAttr(), block.getOrderAttr(),
+                               block.getRenormalizeAttr(), block.getNullExpertsAttr(), policy,
+                               block.getGroupsAttr(), block.getTopkGroupsAttr(),
+                               block.getGroupScoreAttr(), block.getRoutedScalingAttr());
   Routing routing{route.getIds(), route.getWeights()};
   if (!draws)
     draws = block.getNullDraws();
@@ -103,7 +108,8 @@ mlir::moe::Routing mlir::moe::buildRoute(OpBuilder &b, Location loc, moe::BlockO
 
 Value mlir::moe::buildRoutedExperts(OpBuilder &b, Location loc, moe::BlockOp block, Value x,
                                     Value ids, Value weights, int64_t experts,
-                                    ValueRange gateUp, Value down, PackScope scope) {
+                                    ValueRange gateUp, Value gateUpBias, Value down,
+                                    Value downBias, PackScope scope) {
   auto optional = [&](std::optional<int64_t> v) {
     return v ? b.getI64IntegerAttr(*v) : IntegerAttr();
   };
@@ -111,16 +117,47 @@ Value mlir::moe::buildRoutedExperts(OpBuilder &b, Location loc, moe::BlockOp blo
                              /*expert_offset=*/b.getI64IntegerAttr(0),
                              optional(scope.localExperts), optional(scope.capacity),
                              block.getPackStrategyAttr());
-  Value sizes = pack.getGroupSizes();
+  Value rows = pack.getRows();
+  if (block.getWeightInput())
+    rows = ScaleRowsOp::create(b, loc, rows, pack.getSortedWeights());
+  Value out = buildExpertMlp(b, loc, block, rows, pack.getGroupSizes(), gateUp, gateUpBias, down,
+                             downBias, block.getPreweight() ? pack.getSortedWeights() : Value());
+  bool weighted = block.getPreweight() || block.getWeightInput();
+  return CombineOp::create(b, loc, out, pack.getPermutation(), weights,
+                           block.getCombineStrategyAttr(),
+                           weighted ? b.getUnitAttr() : UnitAttr());
+}
+
+Value mlir::moe::buildExpertMlp(OpBuilder &b, Location loc, BlockOp block, Value rows,
+                                Value sizes, ValueRange gateUp, Value gateUpBias, Value down,
+                                Value downBias, Value preweight) {
   SmallVector<Value> h;
   for (Value w : gateUp)
-    h.push_back(GmmOp::create(b, loc, pack.getRows(), w, sizes));
-  Value act = SwigluOp::create(b, loc, h);
-  if (block.getPreweight())
-    act = ScaleRowsOp::create(b, loc, act, pack.getSortedWeights());
-  Value rows = GmmOp::create(b, loc, act, down, sizes);
-  return CombineOp::create(b, loc, rows, pack.getPermutation(), weights,
-                           block.getCombineStrategyAttr(), block.getPreweightAttr());
+    h.push_back(GmmOp::create(b, loc, rows, w, sizes, /*rhs_scales=*/Value(), gateUpBias));
+  Value act = buildActivation(b, loc, block, h);
+  if (preweight)
+    act = ScaleRowsOp::create(b, loc, act, preweight);
+  return GmmOp::create(b, loc, act, down, sizes, /*rhs_scales=*/Value(), downBias);
+}
+
+Value mlir::moe::buildActivation(OpBuilder &b, Location loc, BlockOp block, ValueRange h) {
+  return SwigluOp::create(b, loc, h, block.getActivationAttr(), block.getAlphaAttr(),
+                          block.getLimitAttr(), block.getInterleavedAttr());
+}
+
+Value mlir::moe::addRowBias(OpBuilder &b, Location loc, Value m, Value bias) {
+  // A broadcast and an add that upstream lowers as they are, and that the
+  // backward knows (the bias's gradient sums the rows back).
+  auto type = cast<RankedTensorType>(m.getType());
+  auto biasType = cast<RankedTensorType>(bias.getType());
+  if (biasType.getElementType() != type.getElementType())
+    bias = castTo(b, loc, bias, biasType.clone(type.getElementType()));
+  SmallVector<Value> dyn;
+  if (type.isDynamicDim(0))
+    dyn.push_back(tensor::DimOp::create(b, loc, m, 0));
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType(), dyn);
+  Value rows = linalg::BroadcastOp::create(b, loc, bias, init, ArrayRef<int64_t>{0}).getResult()[0];
+  return arith::AddFOp::create(b, loc, m, rows);
 }
 
 Value mlir::moe::buildSharedExpert(OpBuilder &b, Location loc, BlockOp block, Value x) {
@@ -129,6 +166,12 @@ Value mlir::moe::buildSharedExpert(OpBuilder &b, Location loc, BlockOp block, Va
     gateUp.push_back(matmulF32(b, loc, x, w));
   Value act = SwigluOp::create(b, loc, gateUp);
   Value out = matmulF32(b, loc, act, block.getSharedDown());
+  if (Value gate = block.getSharedGate()) {
+    // Qwen2-MoE: times sigmoid(x @ w_gate), one gate per token.
+    Value z = matmulF32(b, loc, x, gate);
+    Value column = tensor::CollapseShapeOp::create(b, loc, z, ArrayRef<ReassociationIndices>{{0, 1}});
+    out = ScaleRowsOp::create(b, loc, out, SigmoidOp::create(b, loc, column));
+  }
   Type element = getElementTypeOrSelf(x.getType());
   if (element != b.getF32Type())
     out = arith::TruncFOp::create(b, loc,

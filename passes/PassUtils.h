@@ -44,8 +44,21 @@ struct PackScope {
 /// combine. Pack and combine strategies come from `block`. Returns [T, H]
 /// (f32 or x's type, as combine infers).
 Value buildRoutedExperts(OpBuilder &b, Location loc, BlockOp block, Value x, Value ids,
-                         Value weights, int64_t experts, ValueRange gateUp, Value down,
-                         PackScope scope = {});
+                         Value weights, int64_t experts, ValueRange gateUp, Value gateUpBias,
+                         Value down, Value downBias, PackScope scope = {});
+
+/// The expert MLP over packed `rows` in groups `sizes`: the up gmm(s) with
+/// their bias (null when none), `block`'s activation, the per-row
+/// `preweight` scale if given, the down gmm with its bias.
+Value buildExpertMlp(OpBuilder &b, Location loc, BlockOp block, Value rows, Value sizes,
+                     ValueRange gateUp, Value gateUpBias, Value down, Value downBias,
+                     Value preweight);
+
+/// `block`'s activation (moe.swiglu with its activation attributes) of `h`.
+Value buildActivation(OpBuilder &b, Location loc, BlockOp block, ValueRange h);
+
+/// m [T, N] + bias [N] on every row (the router bias), in m's type.
+Value addRowBias(OpBuilder &b, Location loc, Value m, Value bias);
 
 /// A block's routing: ids [T, K] (i32) and weights [T, K] (f32).
 struct Routing {
@@ -60,7 +73,8 @@ Routing buildRoute(OpBuilder &b, Location loc, BlockOp block, Value x = {},
                    Value logits = {}, Value draws = {});
 
 /// The shared expert over `x`: silu(x @ sw1) * (x @ sw3) @ sw2, in f32,
-/// returned in the element type of x.
+/// times sigmoid(x @ w_gate) per token with a shared gate, returned in the
+/// element type of x.
 Value buildSharedExpert(OpBuilder &b, Location loc, BlockOp block, Value x);
 
 /// A shared expert's matmul (buildSharedExpert's): from a zero accumulator,

@@ -74,11 +74,14 @@ struct Quantizer {
     Value replacement;
     if (mode == Mode::FakeInt8) {
       Value rows = FakeQuantOp::create(b, loc, gmm.getLhs());
-      replacement = GmmOp::create(b, loc, rows, fakeWeight(loc, gmm.getRhs()), gmm.getGroupSizes());
+      replacement = GmmOp::create(b, loc, rows, fakeWeight(loc, gmm.getRhs()), gmm.getGroupSizes(),
+                                  /*rhs_scales=*/Value(), gmm.getBias());
     } else {
+      // The bias (GPT-OSS) stays float: the epilogue adds it to the
+      // dequantized sums.
       auto q = QuantizeOp::create(b, loc, gmm.getRhs(), granularity);
       replacement = GmmOp::create(b, loc, gmm.getLhs(), q.getValues(), gmm.getGroupSizes(),
-                                  q.getScales());
+                                  q.getScales(), gmm.getBias());
     }
     gmm.replaceAllUsesWith(replacement);
     gmm.erase();
@@ -102,7 +105,7 @@ struct Quantizer {
     } else {
       auto q = QuantizeOp::create(b, loc, expert, granularity);
       auto [rows, sizes] = sharedRows.get(b, loc, x, element);
-      result = GmmOp::create(b, loc, rows, q.getValues(), sizes, q.getScales());
+      result = GmmOp::create(b, loc, rows, q.getValues(), sizes, q.getScales(), /*bias=*/Value());
     }
     replaceMatmul(b, mm, result);
   }
