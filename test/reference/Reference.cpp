@@ -22,23 +22,110 @@ struct TokenRoute {
   double sum = 0;
 };
 
+/// Whether the configuration selects on the scores (a selection bias or
+/// groups: the families' forms) rather than on the logits.
+bool selectsOnScores(const RouteConfig &c) { return !c.selectionBias.empty() || c.groups > 1; }
+
+void checkRouteConfig(int64_t columns, const RouteConfig &c) {
+  auto fail = [](const char *what) {
+    std::fprintf(stderr, "route: %s\n", what);
+    std::abort();
+  };
+  if (c.k < 0 || c.k > columns)
+    fail("k must be in [0, columns]");
+  if (!selectsOnScores(c))
+    return;
+  if (c.nullExperts > 0)
+    fail("groups and a selection bias do not go with null experts");
+  if (!c.sigmoid && !c.softmaxThenTopk)
+    fail("groups and a selection bias need order softmax_then_topk (or sigmoid scoring)");
+  if (!c.selectionBias.empty() && int64_t(c.selectionBias.size()) != columns)
+    fail("the selection bias must have one value per column");
+  if (c.groups < 1 || columns % c.groups != 0)
+    fail("groups must divide the columns");
+  if (c.topkGroups < 1 || c.topkGroups > c.groups)
+    fail("topkGroups must be in [1, groups]");
+}
+
+/// The top-k of `value` [columns] (ties: the lower id), in order.
+template <typename Value>
+std::vector<int64_t> topk(const Value *value, int64_t columns, int64_t k) {
+  std::vector<int64_t> chosen;
+  std::vector<bool> taken(columns, false);
+  for (int64_t s = 0; s < k; ++s) {
+    int64_t best = -1;
+    for (int64_t j = 0; j < columns; ++j)
+      if (!taken[j] && (best < 0 || value[j] > value[best]))
+        best = j;
+    taken[best] = true;
+    chosen.push_back(best);
+  }
+  return chosen;
+}
+
+/// The families' selection (RouteConfig): the scores s of every column
+/// (softmax over all or sigmoid), s' = s + bias, the groups kept, s' of the
+/// others 0.0, top-K of that. Sets r.prob to s with softmax.
+template <typename Real>
+std::vector<int64_t> selectOnScores(const Real *row, int64_t columns, const RouteConfig &c,
+                                    TokenRoute &r) {
+  std::vector<double> score(columns);
+  if (c.sigmoid) {
+    for (int64_t j = 0; j < columns; ++j)
+      score[j] = 1.0 / (1.0 + std::exp(-double(row[j])));
+  } else {
+    double shift = -INFINITY, denom = 0;
+    for (int64_t j = 0; j < columns; ++j)
+      shift = std::max(shift, double(row[j]));
+    for (int64_t j = 0; j < columns; ++j)
+      denom += std::exp(double(row[j]) - shift);
+    for (int64_t j = 0; j < columns; ++j)
+      score[j] = std::exp(double(row[j]) - shift) / denom;
+    r.prob = score;
+  }
+  std::vector<double> choice = score;
+  if (!c.selectionBias.empty())
+    for (int64_t j = 0; j < columns; ++j)
+      choice[j] += c.selectionBias[j];
+  if (c.groups > 1) {
+    int64_t size = columns / c.groups;
+    std::vector<double> groupScore(c.groups);
+    for (int64_t g = 0; g < c.groups; ++g) {
+      const double *member = &choice[g * size];
+      if (c.groupScoreTop2Sum) {
+        // The sum of the two largest (the one value of a group of one).
+        std::vector<int64_t> top = topk(member, size, std::min<int64_t>(2, size));
+        groupScore[g] = 0;
+        for (int64_t i : top)
+          groupScore[g] += member[i];
+      } else {
+        groupScore[g] = *std::max_element(member, member + size);
+      }
+    }
+    std::vector<int64_t> kept = topk(groupScore.data(), c.groups, c.topkGroups);
+    std::vector<bool> keep(c.groups, false);
+    for (int64_t g : kept)
+      keep[g] = true;
+    // masked_fill(~mask, 0.0), as the families' code: not -inf.
+    for (int64_t j = 0; j < columns; ++j)
+      if (!keep[j / size])
+        choice[j] = 0.0;
+  }
+  return topk(choice.data(), columns, c.k);
+}
+
 template <typename Real>
 TokenRoute routeToken(const Real *row, int64_t columns, const RouteConfig &c) {
   int64_t experts = columns - c.nullExperts;
   TokenRoute r;
-  std::vector<bool> taken(columns, false);
-  for (int64_t s = 0; s < c.k; ++s) {
-    int64_t best = -1;
-    for (int64_t j = 0; j < columns; ++j)
-      if (!taken[j] && (best < 0 || row[j] > row[best]))
-        best = j;
-    taken[best] = true;
-    r.chosen.push_back(best);
-  }
+  r.chosen = selectsOnScores(c) ? selectOnScores(row, columns, c, r) : topk(row, columns, c.k);
   r.score.resize(c.k);
   if (c.sigmoid) {
     for (int64_t s = 0; s < c.k; ++s)
       r.score[s] = 1.0 / (1.0 + std::exp(-double(row[r.chosen[s]])));
+  } else if (c.softmaxThenTopk && !r.prob.empty()) {
+    for (int64_t s = 0; s < c.k; ++s)
+      r.score[s] = r.prob[r.chosen[s]];
   } else if (c.softmaxThenTopk) {
     double shift = -INFINITY, denom = 0;
     for (int64_t j = 0; j < columns; ++j)
@@ -74,6 +161,7 @@ template <typename Real>
 Routing routeImpl(const std::vector<Real> &logits, int64_t tokens, int64_t columns,
                   const RouteConfig &c) {
   int64_t experts = columns - c.nullExperts;
+  checkRouteConfig(columns, c);
   Routing r;
   for (int64_t t = 0; t < tokens; ++t) {
     TokenRoute token = routeToken(&logits[t * columns], columns, c);
@@ -84,7 +172,8 @@ Routing routeImpl(const std::vector<Real> &logits, int64_t tokens, int64_t colum
       seen = seen || token.chosen[s] >= experts;
       double w = token.null[s] ? 0.0 : token.score[s];
       r.ids.push_back(static_cast<int32_t>(id));
-      r.weights.push_back(c.renormalize && token.sum > 0 ? w / token.sum : w);
+      w = c.renormalize && token.sum > 0 ? w / token.sum : w;
+      r.weights.push_back(c.routedScaling == 1.0 ? w : w * c.routedScaling);
     }
   }
   return r;
@@ -150,10 +239,15 @@ std::vector<double> moec::reference::routeBackward(const std::vector<double> &lo
     std::fprintf(stderr, "routeBackward: logits must be [T, C] and dweights [T, K]\n");
     std::abort();
   }
+  checkRouteConfig(columns, c);
   std::vector<double> dlogits(tokens * columns, 0.0);
   for (int64_t t = 0; t < tokens; ++t) {
     double *dz = &dlogits[t * columns];
-    const double *dw = &dweights[t * c.k];
+    // w = F w': dw' = F dw.
+    std::vector<double> scaled(&dweights[t * c.k], &dweights[t * c.k] + c.k);
+    for (double &v : scaled)
+      v *= c.routedScaling;
+    const double *dw = scaled.data();
     // The forward again, keeping what the chain rule needs.
     TokenRoute token = routeToken(&logits[t * columns], columns, c);
     const std::vector<int64_t> &chosen = token.chosen;
@@ -214,47 +308,106 @@ double siluGrad(double z) {
   return s * (1.0 + z * (1.0 - s));
 }
 
-/// silu(x @ gate) * (x @ up) @ down for one row; `gateUp` gives column j of
-/// the gate (j < width) and of the up projection.
-template <typename Real, typename GateUp, typename Down>
-void mlp(const Real *x, int64_t hidden, int64_t width, GateUp gateUp,
-         Down down, double scale, double *out) {
-  std::vector<double> act(width);
+/// The gated activation a(g, u) of an expert's column: SwiGLU, silu(g) * u,
+/// or GPT-OSS's, (clamp(u, -limit, limit) + 1) * gc * sigmoid(alpha * gc)
+/// with gc = min(g, limit).
+struct Activation {
+  bool gptOss = false;
+  double alpha = 1.702, limit = 7.0;
+
+  double operator()(double g, double u) const {
+    if (!gptOss)
+      return silu(g) * u;
+    double gc = std::min(g, limit), uc = std::min(std::max(u, -limit), limit);
+    return (uc + 1.0) * (gc * sigmoid(alpha * gc));
+  }
+
+  /// da/dg and da/du; a clamp passes no gradient where it clamps (g >
+  /// limit; |u| > limit) and all of it inside (the bounds included).
+  void grad(double g, double u, double &dg, double &du) const {
+    if (!gptOss) {
+      dg = u * siluGrad(g);
+      du = silu(g);
+      return;
+    }
+    double gc = std::min(g, limit), uc = std::min(std::max(u, -limit), limit);
+    double s = sigmoid(alpha * gc);
+    // d(gc s(alpha gc)) / dgc = s + alpha gc s (1 - s).
+    dg = g <= limit ? (uc + 1.0) * (s + alpha * gc * s * (1.0 - s)) : 0.0;
+    du = std::fabs(u) <= limit ? gc * s : 0.0;
+  }
+};
+
+const Activation kSwiGLU{};
+
+Activation routedActivation(const BlockShape &s) {
+  Activation act;
+  act.gptOss = s.gptOss;
+  act.alpha = s.alpha;
+  act.limit = s.limit;
+  return act;
+}
+
+/// scale * (act(x' @ gate + bias, x' @ up + bias) @ down + downBias) added
+/// to `out` for one row, x' = inScale * x; `gateUp(h, j, up)` gives column
+/// j of the gate (up = false) or of the up projection, `gateUpBias(j, up)`
+/// and `downBias(h)` the biases (0 when there are none).
+template <typename Real, typename GateUp, typename GateUpBias, typename Down, typename DownBias>
+void mlp(const Real *x, double inScale, int64_t hidden, int64_t width, const Activation &act,
+         GateUp gateUp, GateUpBias gateUpBias, Down down, DownBias downBias, double scale,
+         double *out) {
+  std::vector<double> a(width);
   for (int64_t j = 0; j < width; ++j) {
     double g = 0, u = 0;
     for (int64_t h = 0; h < hidden; ++h) {
-      g += double(x[h]) * gateUp(h, j, /*up=*/false);
-      u += double(x[h]) * gateUp(h, j, /*up=*/true);
+      double xin = inScale * double(x[h]);
+      g += xin * gateUp(h, j, /*up=*/false);
+      u += xin * gateUp(h, j, /*up=*/true);
     }
-    act[j] = silu(g) * u;
+    g += gateUpBias(j, /*up=*/false);
+    u += gateUpBias(j, /*up=*/true);
+    a[j] = act(g, u);
   }
   for (int64_t h = 0; h < hidden; ++h) {
     double acc = 0;
     for (int64_t j = 0; j < width; ++j)
-      acc += act[j] * down(j, h);
+      acc += a[j] * down(j, h);
+    acc += downBias(h);
     out[h] += scale * acc;
   }
 }
 
 /// The reverse of mlp() for one row: `dy` [hidden] is the cotangent of
-/// `out`; adds to `dx` [hidden] and, through `gateUpGrad(h, j, up)` and
-/// `downGrad(j, h)` (references into the gradients, indexed as `gateUp`
-/// and `down`), to the weights' gradients. Returns the gradient of `scale`
-/// (the routing weight): dy . (mlp output before scaling).
-template <typename Real, typename GateUp, typename Down, typename GateUpGrad,
-          typename DownGrad>
-double mlpBackward(const Real *x, int64_t hidden, int64_t width, GateUp gateUp,
-                 Down down, double scale, const double *dy, double *dx,
-                 GateUpGrad gateUpGrad, DownGrad downGrad) {
+/// `out`; adds the gradient of the expert's input x' to `dxin` [hidden]
+/// and, through `gateUpGrad(h, j, up)`, `gateUpBiasGrad(j, up)`,
+/// `downGrad(j, h)` and `downBiasGrad(h)` (references into the gradients,
+/// indexed as the weights), to the weights' gradients. Returns the
+/// gradient of `scale` (the routing weight on the output): dy . (mlp
+/// output before scaling, down bias included).
+template <typename Real, typename GateUp, typename GateUpBias, typename Down, typename DownBias,
+          typename GateUpGrad, typename GateUpBiasGrad, typename DownGrad, typename DownBiasGrad>
+double mlpBackward(const Real *x, double inScale, int64_t hidden, int64_t width,
+                   const Activation &act, GateUp gateUp, GateUpBias gateUpBias, Down down,
+                   DownBias downBias, double scale, const double *dy, double *dxin,
+                   GateUpGrad gateUpGrad, GateUpBiasGrad gateUpBiasGrad, DownGrad downGrad,
+                   DownBiasGrad downBiasGrad) {
+  // out[h] = sum_j a_j down(j, h) + downBias(h).
   double dscale = 0;
+  for (int64_t h = 0; h < hidden; ++h) {
+    dscale += downBias(h) * dy[h];
+    downBiasGrad(h) += scale * dy[h];
+  }
   for (int64_t j = 0; j < width; ++j) {
     // Forward of column j.
     double g = 0, u = 0;
     for (int64_t h = 0; h < hidden; ++h) {
-      g += double(x[h]) * gateUp(h, j, /*up=*/false);
-      u += double(x[h]) * gateUp(h, j, /*up=*/true);
+      double xin = inScale * double(x[h]);
+      g += xin * gateUp(h, j, /*up=*/false);
+      u += xin * gateUp(h, j, /*up=*/true);
     }
-    double a = silu(g) * u;
+    g += gateUpBias(j, /*up=*/false);
+    u += gateUpBias(j, /*up=*/true);
+    double a = act(g, u);
     // out[h] += scale * a * down(j, h).
     double da = 0;
     double aDownDy = 0; // a * (down[j, :] . dy)
@@ -264,17 +417,29 @@ double mlpBackward(const Real *x, int64_t hidden, int64_t width, GateUp gateUp,
       aDownDy += a * down(j, h) * dy[h];
     }
     dscale += aDownDy;
-    // a = silu(g) * u.
-    double dg = da * u * siluGrad(g);
-    double du = da * silu(g);
-    // g = x . gate[:, j], u = x . up[:, j].
+    // a = act(g, u).
+    double dadg, dadu;
+    act.grad(g, u, dadg, dadu);
+    double dg = da * dadg, du = da * dadu;
+    gateUpBiasGrad(j, /*up=*/false) += dg;
+    gateUpBiasGrad(j, /*up=*/true) += du;
+    // g = x' . gate[:, j], u = x' . up[:, j].
     for (int64_t h = 0; h < hidden; ++h) {
-      gateUpGrad(h, j, /*up=*/false) += double(x[h]) * dg;
-      gateUpGrad(h, j, /*up=*/true) += double(x[h]) * du;
-      dx[h] += gateUp(h, j, /*up=*/false) * dg + gateUp(h, j, /*up=*/true) * du;
+      double xin = inScale * double(x[h]);
+      gateUpGrad(h, j, /*up=*/false) += xin * dg;
+      gateUpGrad(h, j, /*up=*/true) += xin * du;
+      dxin[h] += gateUp(h, j, /*up=*/false) * dg + gateUp(h, j, /*up=*/true) * du;
     }
   }
   return dscale;
+}
+
+/// The column of w13 (and b13) holding column j of the gate (up = false)
+/// or of the up projection: halves, or alternating with `interleaved`.
+int64_t gateUpColumn(const BlockShape &s, int64_t j, bool up) {
+  if (s.interleaved)
+    return 2 * j + (up ? 1 : 0);
+  return up ? s.mlp + j : j;
 }
 
 /// Element j of the gate (up = false) or up projection (up = true) in row h
@@ -284,7 +449,7 @@ auto &expertGateUp(Vec &w13, Vec &w1, Vec &w3, const BlockShape &s, int64_t e,
                    int64_t h, int64_t j, bool up) {
   int64_t H = s.hidden, M = s.mlp;
   if (s.fusedW13)
-    return w13[(e * H + h) * 2 * M + (up ? M + j : j)];
+    return w13[(e * H + h) * 2 * M + gateUpColumn(s, j, up)];
   return (up ? w3 : w1)[(e * H + h) * M + j];
 }
 
@@ -297,10 +462,50 @@ auto &sharedGateUp(Vec &sw13, Vec &sw1, Vec &sw3, const BlockShape &s,
   return (up ? sw3 : sw1)[h * S + j];
 }
 
+/// Which of the optional weights the block uses.
+struct Uses {
+  bool b13 = false, b2 = false, swg = false;
+};
+
+/// Checks the shape's variants against the weights' sizes.
+template <typename Weights>
+Uses checkBlock(const BlockShape &s, const Weights &w, const char *who) {
+  int64_t H = s.hidden, M = s.mlp, E = s.experts;
+  auto fail = [&](const char *what) {
+    std::fprintf(stderr, "%s: %s\n", who, what);
+    std::abort();
+  };
+  if (s.interleaved && !s.fusedW13)
+    fail("interleaved gate/up columns need a fused w13");
+  Uses uses;
+  uses.b13 = s.expertBias && !w.b13.empty();
+  uses.b2 = s.expertBias && !w.b2.empty();
+  uses.swg = s.sharedGate && s.shared > 0;
+  if (uses.b13 && int64_t(w.b13.size()) != E * 2 * M)
+    fail("b13 must be [E, 2M]");
+  if (uses.b2 && int64_t(w.b2.size()) != E * H)
+    fail("b2 must be [E, H]");
+  if (uses.swg && int64_t(w.swg.size()) != H)
+    fail("the shared gate swg must be [H]");
+  return uses;
+}
+
+/// sigmoid(x . swg) for one row.
+template <typename Real, typename Vec>
+double sharedGateOf(const Real *x, const Vec &swg, int64_t hidden) {
+  double z = 0;
+  for (int64_t h = 0; h < hidden; ++h)
+    z += double(x[h]) * double(swg[h]);
+  return sigmoid(z);
+}
+
 template <typename Real, typename Weights>
 std::vector<double> blockImpl(const std::vector<Real> &x, const Routing &routing,
                               const BlockShape &s, const Weights &w, int64_t k) {
   int64_t H = s.hidden, M = s.mlp, E = s.experts, S = s.shared;
+  Uses uses = checkBlock(s, w, "block");
+  Activation act = routedActivation(s);
+  auto none = [](auto...) -> double { return 0.0; };
   std::vector<double> y(s.tokens * H, 0.0);
   for (int64_t t = 0; t < s.tokens; ++t) {
     const Real *xt = &x[t * H];
@@ -312,15 +517,23 @@ std::vector<double> blockImpl(const std::vector<Real> &x, const Routing &routing
       auto gateUp = [&](int64_t h, int64_t j, bool up) -> double {
         return expertGateUp(w.w13, w.w1, w.w3, s, e, h, j, up);
       };
+      auto gateUpBias = [&](int64_t j, bool up) -> double {
+        return uses.b13 ? double(w.b13[e * 2 * M + gateUpColumn(s, j, up)]) : 0.0;
+      };
       auto down = [&](int64_t j, int64_t h) -> double { return w.w2[(e * M + j) * H + h]; };
-      mlp(xt, H, M, gateUp, down, routing.weights[t * k + slot], yt);
+      auto downBias = [&](int64_t h) -> double { return uses.b2 ? double(w.b2[e * H + h]) : 0.0; };
+      double r = routing.weights[t * k + slot];
+      // weight_input: the expert on r x, its output unweighted.
+      mlp(xt, s.weightInput ? r : 1.0, H, M, act, gateUp, gateUpBias, down, downBias,
+          s.weightInput ? 1.0 : r, yt);
     }
     if (S > 0) {
       auto gateUp = [&](int64_t h, int64_t j, bool up) -> double {
         return sharedGateUp(w.sw13, w.sw1, w.sw3, s, h, j, up);
       };
       auto down = [&](int64_t j, int64_t h) -> double { return w.sw2[j * H + h]; };
-      mlp(xt, H, S, gateUp, down, 1.0, yt);
+      double gate = uses.swg ? sharedGateOf(xt, w.swg, H) : 1.0;
+      mlp(xt, 1.0, H, S, kSwiGLU, gateUp, none, down, none, gate, yt);
     }
   }
   return y;
@@ -335,6 +548,8 @@ BlockGradients backwardImpl(const std::vector<Real> &x, const Routing &routing,
     std::fprintf(stderr, "blockBackward: x and dy must be [T, H]\n");
     std::abort();
   }
+  Uses uses = checkBlock(s, w, "blockBackward");
+  Activation act = routedActivation(s);
   BlockGradients grad;
   grad.x.assign(T * H, 0.0);
   grad.routingWeights.assign(T * k, 0.0);
@@ -346,6 +561,10 @@ BlockGradients backwardImpl(const std::vector<Real> &x, const Routing &routing,
     dw.w3.assign(E * H * M, 0.0);
   }
   dw.w2.assign(E * M * H, 0.0);
+  if (uses.b13)
+    dw.b13.assign(E * 2 * M, 0.0);
+  if (uses.b2)
+    dw.b2.assign(E * H, 0.0);
   if (S > 0) {
     if (s.sharedFused) {
       dw.sw13.assign(H * 2 * S, 0.0);
@@ -354,7 +573,13 @@ BlockGradients backwardImpl(const std::vector<Real> &x, const Routing &routing,
       dw.sw3.assign(H * S, 0.0);
     }
     dw.sw2.assign(S * H, 0.0);
+    if (uses.swg)
+      dw.swg.assign(H, 0.0);
   }
+  auto none = [](auto...) -> double { return 0.0; };
+  double sink = 0; // the gradient of a bias the block does not have
+  auto noneGrad = [&](auto...) -> double & { return sink; };
+  std::vector<double> dxin(H);
   for (int64_t t = 0; t < T; ++t) {
     const Real *xt = &x[t * H];
     const double *dyt = &dy[t * H];
@@ -366,13 +591,37 @@ BlockGradients backwardImpl(const std::vector<Real> &x, const Routing &routing,
       auto gateUp = [&](int64_t h, int64_t j, bool up) -> double {
         return expertGateUp(w.w13, w.w1, w.w3, s, e, h, j, up);
       };
+      auto gateUpBias = [&](int64_t j, bool up) -> double {
+        return uses.b13 ? double(w.b13[e * 2 * M + gateUpColumn(s, j, up)]) : 0.0;
+      };
       auto down = [&](int64_t j, int64_t h) -> double { return w.w2[(e * M + j) * H + h]; };
+      auto downBias = [&](int64_t h) -> double { return uses.b2 ? double(w.b2[e * H + h]) : 0.0; };
       auto gateUpGrad = [&](int64_t h, int64_t j, bool up) -> double & {
         return expertGateUp(dw.w13, dw.w1, dw.w3, s, e, h, j, up);
       };
+      auto gateUpBiasGrad = [&](int64_t j, bool up) -> double & {
+        return uses.b13 ? dw.b13[e * 2 * M + gateUpColumn(s, j, up)] : sink;
+      };
       auto downGrad = [&](int64_t j, int64_t h) -> double & { return dw.w2[(e * M + j) * H + h]; };
-      grad.routingWeights[t * k + slot] = mlpBackward(
-          xt, H, M, gateUp, down, routing.weights[t * k + slot], dyt, dxt, gateUpGrad, downGrad);
+      auto downBiasGrad = [&](int64_t h) -> double & {
+        return uses.b2 ? dw.b2[e * H + h] : sink;
+      };
+      double r = routing.weights[t * k + slot];
+      double &dr = grad.routingWeights[t * k + slot];
+      if (!s.weightInput) {
+        dr = mlpBackward(xt, 1.0, H, M, act, gateUp, gateUpBias, down, downBias, r, dyt, dxt,
+                         gateUpGrad, gateUpBiasGrad, downGrad, downBiasGrad);
+        continue;
+      }
+      // weight_input: x' = r x, y += expert(x'): dx += r dx', dr = dx' . x.
+      std::fill(dxin.begin(), dxin.end(), 0.0);
+      mlpBackward(xt, r, H, M, act, gateUp, gateUpBias, down, downBias, 1.0, dyt, dxin.data(),
+                  gateUpGrad, gateUpBiasGrad, downGrad, downBiasGrad);
+      dr = 0;
+      for (int64_t h = 0; h < H; ++h) {
+        dxt[h] += r * dxin[h];
+        dr += dxin[h] * double(xt[h]);
+      }
     }
     if (S > 0) {
       auto gateUp = [&](int64_t h, int64_t j, bool up) -> double {
@@ -383,7 +632,17 @@ BlockGradients backwardImpl(const std::vector<Real> &x, const Routing &routing,
         return sharedGateUp(dw.sw13, dw.sw1, dw.sw3, s, h, j, up);
       };
       auto downGrad = [&](int64_t j, int64_t h) -> double & { return dw.sw2[j * H + h]; };
-      mlpBackward(xt, H, S, gateUp, down, 1.0, dyt, dxt, gateUpGrad, downGrad);
+      double gate = uses.swg ? sharedGateOf(xt, w.swg, H) : 1.0;
+      double dgate = mlpBackward(xt, 1.0, H, S, kSwiGLU, gateUp, none, down, none, gate, dyt, dxt,
+                                 gateUpGrad, noneGrad, downGrad, noneGrad);
+      if (uses.swg) {
+        // gate = sigmoid(z), z = x . swg.
+        double dz = dgate * gate * (1.0 - gate);
+        for (int64_t h = 0; h < H; ++h) {
+          dxt[h] += dz * double(w.swg[h]);
+          dw.swg[h] += dz * double(xt[h]);
+        }
+      }
     }
   }
   return grad;
@@ -396,7 +655,8 @@ std::vector<double> moec::reference::toF64(const std::vector<float> &v) {
 
 BlockWeightsF64 moec::reference::toF64(const BlockWeights &w) {
   return {toF64(w.w13),  toF64(w.w1),  toF64(w.w3),  toF64(w.w2),
-          toF64(w.sw13), toF64(w.sw1), toF64(w.sw3), toF64(w.sw2)};
+          toF64(w.sw13), toF64(w.sw1), toF64(w.sw3), toF64(w.sw2),
+          toF64(w.b13),  toF64(w.b2),  toF64(w.swg)};
 }
 
 std::vector<double> moec::reference::block(const std::vector<float> &x,
@@ -423,6 +683,9 @@ const std::vector<double> &moec::reference::BlockGradients::of(
   if (weight == &BlockWeights::sw1) return w.sw1;
   if (weight == &BlockWeights::sw3) return w.sw3;
   if (weight == &BlockWeights::sw2) return w.sw2;
+  if (weight == &BlockWeights::b13) return w.b13;
+  if (weight == &BlockWeights::b2) return w.b2;
+  if (weight == &BlockWeights::swg) return w.swg;
   std::fprintf(stderr, "BlockGradients::of: not a weight of BlockWeights\n");
   std::abort();
 }
@@ -469,6 +732,22 @@ std::vector<float> moec::reference::routerLogits(const std::vector<float> &x,
         acc += x[t * hidden + h] * router[h * columns + c];
       logits[t * columns + c] = acc;
     }
+  return logits;
+}
+
+std::vector<float> moec::reference::routerLogits(const std::vector<float> &x,
+                                                 const std::vector<float> &router,
+                                                 const std::vector<float> &bias,
+                                                 int64_t tokens, int64_t hidden,
+                                                 int64_t columns) {
+  if (int64_t(bias.size()) != columns) {
+    std::fprintf(stderr, "routerLogits: the router bias must be [C]\n");
+    std::abort();
+  }
+  std::vector<float> logits = routerLogits(x, router, tokens, hidden, columns);
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t c = 0; c < columns; ++c)
+      logits[t * columns + c] += bias[c];
   return logits;
 }
 
@@ -556,6 +835,11 @@ std::vector<double> moec::reference::blockInt8(const std::vector<float> &x, cons
                                                const BlockShape &s, const BlockWeights &w, int64_t k,
                                                const Int8Config &config) {
   int64_t H = s.hidden, M = s.mlp, E = s.experts, S = s.shared;
+  if (s.gptOss || s.interleaved || s.expertBias || s.weightInput || s.sharedGate) {
+    std::fprintf(stderr, "blockInt8: the family variants (gpt_oss, interleaved, expert biases, "
+                         "weight_input, shared gate) are not modelled\n");
+    std::abort();
+  }
   bool perChannel = config.perChannel;
   std::vector<Int8Expert> experts(E);
   for (int64_t e = 0; e < E; ++e) {

@@ -20,6 +20,25 @@ struct RouteConfig {
   bool renormalize = false;
   int64_t nullExperts = 0;
   bool takeUntilNull = false;
+  /// The model families' routing (shared/docs/model-families.md). With a selection
+  /// bias or groups > 1 the selection is made on the scores (softmax over
+  /// all C columns, which needs softmaxThenTopk, or sigmoid each):
+  ///   s' = s + selectionBias (DeepSeek-V3 e_score_correction_bias),
+  ///   the C columns form `groups` contiguous groups of C / groups; a
+  ///   group's score is the max of its s' (DeepSeek-V2) or, with
+  ///   groupScoreTop2Sum, the sum of its two largest s' (DeepSeek-V3); the
+  ///   topkGroups best groups are kept (ties: lower group id); s' outside
+  ///   them is replaced by 0.0 (as the families' code masks it:
+  ///   masked_fill(~mask, 0.0), so a masked column outranks a kept one
+  ///   whose s' < 0); top-K of that (ties: lower id).
+  /// The weights are the unbiased s of the chosen columns, renormalised
+  /// when `renormalize`, then times routedScaling (every form).
+  /// Not with null experts (the verifier refuses groups and selection bias
+  /// with null_experts).
+  std::vector<double> selectionBias; // [C], or empty: none
+  int64_t groups = 1, topkGroups = 1;
+  bool groupScoreTop2Sum = false; // else the group's max
+  double routedScaling = 1.0;
 };
 
 struct Routing {
@@ -48,10 +67,13 @@ Routing nullSlots(const Routing &routing, const std::vector<float> &draws, int64
 
 /// The router gradient: dL/dlogits [T, C] for dweights = dL/d(routing
 /// weights) [T, K], the selection held fixed (it is piecewise constant in
-/// the logits). Written from the math per token: scores s (softmax over the
-/// K chosen, over all C columns, or sigmoid each), null slots weight 0,
-/// renormalised w = v / sum(v):
-///   dv = (dw - (w . dw)) / sum(v) when renormalising, else dw;
+/// the logits; the selection bias and the groups only move it, so they get
+/// no gradient). Written from the math per token: scores s (softmax over
+/// the K chosen, over all C columns, or sigmoid each), null slots weight 0,
+/// renormalised w = F v / sum(v) (F = routedScaling):
+///   dw' = F dw;
+///   dv = (dw' - (w' . dw')) / sum(v) when renormalising (w' = v / sum(v)),
+///   else dw';
 ///   ds = dv outside null slots, 0 in them;
 ///   sigmoid: dz[c_k] = ds_k s_k (1 - s_k);
 ///   softmax: dz_j = p_j (dp_j - sum_k s_k ds_k), dp_j = ds_k at j = c_k,
@@ -72,11 +94,32 @@ struct BlockWeights {
   std::vector<float> w13, w1, w3, w2; // w2 [E, M, H]
   // Shared expert (S = 0: none); sw13 [H, 2S] when fused, else sw1, sw3 [H, S].
   std::vector<float> sw13, sw1, sw3, sw2; // sw2 [S, H]
+  // Expert biases (used with BlockShape::expertBias; each may be empty:
+  // none): b13 [E, 2M] (gate_up bias, columns laid out as w13's: halves,
+  // or alternating gate, up with BlockShape::interleaved), b2 [E, H] (down
+  // bias). The shared gate swg [H] (an [H, 1] weight; BlockShape::sharedGate).
+  std::vector<float> b13, b2, swg;
 };
 
 struct BlockShape {
   int64_t tokens, hidden, mlp, experts, shared = 0;
   bool fusedW13 = true, sharedFused = true;
+  /// The routed experts' activation: gpt_oss (else SwiGLU, silu(g) * u):
+  /// g = min(g, limit), u = clamp(u, -limit, limit),
+  /// a = (u + 1) * g * sigmoid(alpha * g). The shared expert is SwiGLU.
+  bool gptOss = false;
+  double alpha = 1.702, limit = 7.0;
+  /// w13's (and b13's) columns alternate gate, up, gate, up (gate = 0::2,
+  /// up = 1::2); else gate = the first M, up = the last M. Needs fusedW13.
+  bool interleaved = false;
+  /// Add b13 to the gate/up projections and b2 to the down projection
+  /// (before the routing weight: y += r * (a W2 + b2)).
+  bool expertBias = false;
+  /// Llama-4: the routing weight r multiplies the expert's input, not its
+  /// output: y += expert(r * x).
+  bool weightInput = false;
+  /// Qwen2-MoE: the shared expert's output times sigmoid(x . swg) per token.
+  bool sharedGate = false;
 };
 
 /// BlockWeights in double, same names and layouts: the inputs finite
@@ -84,6 +127,7 @@ struct BlockShape {
 struct BlockWeightsF64 {
   std::vector<double> w13, w1, w3, w2;
   std::vector<double> sw13, sw1, sw3, sw2;
+  std::vector<double> b13, b2, swg;
 };
 
 /// The same values in double (exact).
@@ -107,10 +151,12 @@ struct BlockGradients {
   std::vector<double> x; // dL/dx [T, H]
   /// dL/d(each weight), laid out as the weight. Only the weights the shape
   /// uses are filled (w13, or w1 and w3; w2; with S > 0 sw13, or sw1 and sw3;
-  /// sw2); the others are empty.
+  /// sw2; with expertBias each of b13 and b2 that is not empty; with S > 0
+  /// and sharedGate swg); the others are empty.
   BlockWeightsF64 w;
   /// dL/d(routing weights) [T, K]: dy[t] . (expert output of slot k before
-  /// its weight); 0 for null slots.
+  /// its weight, down bias included); with weightInput d(r x[t]) . x[t],
+  /// d(r x[t]) the gradient of the expert's input; 0 for null slots.
   std::vector<double> routingWeights;
 
   /// The gradient of the weight `weight` names, e.g. of(&BlockWeights::w2).
@@ -127,8 +173,17 @@ struct BlockGradients {
 ///   dg = da * u * silu'(g), du = da * silu(g),
 ///   dW1[e] += x^T dg, dW3[e] += x^T du, dx += dg W1[e]^T + du W3[e]^T,
 /// with silu'(z) = s(z) (1 + z (1 - s(z))), s = sigmoid; W1 and W3 are the
-/// gate and up halves of w13 when fused. The shared expert is the same with
-/// r = 1. Null slots contribute nothing.
+/// gate and up halves (or the alternating columns) of w13 when fused. The
+/// shared expert is the same with r = 1 (r = sigmoid(x . swg) with the
+/// shared gate: dswg += (dy . shared output) r (1 - r) x, dx likewise with
+/// swg). Null slots contribute nothing. The family variants:
+///   biases: g += b1[e], u += b3[e], out = a W2[e] + b2[e], y += r * out:
+///     db1 += dg, db3 += du, db2 += r dy, dr = dy . out;
+///   gpt_oss: gc = min(g, limit), uc = clamp(u, -limit, limit),
+///     a = (uc + 1) gc s(alpha gc): dg = da (uc + 1) (s + alpha gc s (1 - s))
+///     where g <= limit, else 0; du = da gc s where |u| <= limit, else 0;
+///   weightInput: the expert on x' = r x, y += out: dx += r dx',
+///     dr = dx' . x, dW1[e] += x'^T dg (and W3).
 BlockGradients blockBackward(const std::vector<float> &x, const Routing &routing,
                              const BlockShape &shape, const BlockWeights &w,
                              int64_t k, const std::vector<double> &dy);
@@ -151,6 +206,8 @@ struct Int8Config {
 /// down projection the activation row (float, silu(g) * u in float); the
 /// shared expert's weights are one-expert matrices. What moe-quantize's int8
 /// modes compute (fake_int8 too, up to float rounding).
+/// The family variants of BlockShape (gptOss, interleaved, expertBias,
+/// weightInput, sharedGate) are not modelled here: it aborts on them.
 std::vector<double> blockInt8(const std::vector<float> &x, const Routing &routing,
                               const BlockShape &shape, const BlockWeights &w, int64_t k,
                               const Int8Config &config);
@@ -165,6 +222,12 @@ std::vector<double> meanSquareCotangent(const std::vector<double> &y);
 /// the same experts.
 std::vector<float> routerLogits(const std::vector<float> &x,
                                 const std::vector<float> &router,
+                                int64_t tokens, int64_t hidden, int64_t columns);
+/// The same plus a router bias [C] (GPT-OSS), added to each float sum in
+/// float: logits[t, c] = float(sum) + bias[c].
+std::vector<float> routerLogits(const std::vector<float> &x,
+                                const std::vector<float> &router,
+                                const std::vector<float> &bias,
                                 int64_t tokens, int64_t hidden, int64_t columns);
 
 } // namespace moec::reference
