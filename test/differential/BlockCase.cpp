@@ -32,54 +32,56 @@ std::string differential::program(const BlockCase &c) {
   std::string dt = c.bf16 ? "bf16" : "f32";
   int64_t T = c.dynamicTokens ? -1 : c.tokens, H = c.hidden, M = c.mlp, E = c.experts,
           S = c.shared, C = E + c.route.nullExperts;
+  // The arguments in the block's operand order, each with the clause that
+  // passes it (several arguments share one clause: w1, w3).
   std::vector<std::pair<std::string, std::string>> args;
+  std::ostringstream clauses;
+  auto clause = [&](const std::string &name, std::vector<std::pair<std::string, std::string>> in) {
+    clauses << name << "(";
+    for (size_t i = 0; i < in.size(); ++i)
+      clauses << (i ? ", " : "") << in[i].first;
+    clauses << " : ";
+    for (size_t i = 0; i < in.size(); ++i)
+      clauses << (i ? ", " : "") << in[i].second;
+    clauses << ") ";
+    args.insert(args.end(), in.begin(), in.end());
+  };
   args.push_back({"%x", tensorType({T, H}, dt)});
-  args.push_back({"%r", c.routerWeight ? tensorType({H, C}, dt) : tensorType({T, C}, "f32")});
+  if (c.routerWeight)
+    clause("router", {{"%r", tensorType({H, C}, dt)}});
+  else
+    clause("logits", {{"%r", tensorType({T, C}, "f32")}});
+  if (c.routerBias)
+    clause("router_bias", {{"%rb", tensorType({C}, dt)}});
+  if (c.selectionBias)
+    clause("selection_bias", {{"%sb", tensorType({C}, "f32")}});
   if (c.nullFraction >= 0)
-    args.push_back({"%u", tensorType({T, c.k}, "f32")});
+    clause("null_draws", {{"%u", tensorType({T, c.k}, "f32")}});
   if (c.fusedW13)
-    args.push_back({"%w13", tensorType({E, H, 2 * M}, dt)});
-  else {
-    args.push_back({"%w1", tensorType({E, H, M}, dt)});
-    args.push_back({"%w3", tensorType({E, H, M}, dt)});
-  }
-  args.push_back({"%w2", tensorType({E, M, H}, dt)});
+    clause("gate_up", {{"%w13", tensorType({E, H, 2 * M}, dt)}});
+  else
+    clause("gate_up", {{"%w1", tensorType({E, H, M}, dt)}, {"%w3", tensorType({E, H, M}, dt)}});
+  if (c.expertBias)
+    clause("gate_up_bias", {{"%b13", tensorType({E, 2 * M}, dt)}});
+  clause("down", {{"%w2", tensorType({E, M, H}, dt)}});
+  if (c.expertBias)
+    clause("down_bias", {{"%b2", tensorType({E, H}, dt)}});
   if (S > 0) {
     if (c.sharedFused)
-      args.push_back({"%sw13", tensorType({H, 2 * S}, dt)});
-    else {
-      args.push_back({"%sw1", tensorType({H, S}, dt)});
-      args.push_back({"%sw3", tensorType({H, S}, dt)});
-    }
-    args.push_back({"%sw2", tensorType({S, H}, dt)});
+      clause("shared_gate_up", {{"%sw13", tensorType({H, 2 * S}, dt)}});
+    else
+      clause("shared_gate_up",
+             {{"%sw1", tensorType({H, S}, dt)}, {"%sw3", tensorType({H, S}, dt)}});
+    clause("shared_down", {{"%sw2", tensorType({S, H}, dt)}});
+    if (c.sharedGate)
+      clause("shared_gate", {{"%swg", tensorType({H, 1}, dt)}});
   }
   std::ostringstream os;
   os << "func.func @moe_block(";
   for (size_t i = 0; i < args.size(); ++i)
     os << (i ? ", " : "") << args[i].first << ": " << args[i].second;
   std::string out = tensorType({T, H}, dt);
-  os << ") -> " << out << " {\n  %y = moe.block %x "
-     << (c.routerWeight ? "router" : "logits") << "(%r : " << args[1].second << ") ";
-  size_t i = 2;
-  if (c.nullFraction >= 0)
-    os << "null_draws(%u : " << args[i++].second << ") ";
-  if (c.fusedW13)
-    os << "gate_up(%w13 : " << args[i++].second << ") ";
-  else {
-    os << "gate_up(%w1, %w3 : " << args[i].second << ", " << args[i + 1].second << ") ";
-    i += 2;
-  }
-  os << "down(%w2 : " << args[i++].second << ") ";
-  if (S > 0) {
-    if (c.sharedFused)
-      os << "shared_gate_up(%sw13 : " << args[i++].second << ") ";
-    else {
-      os << "shared_gate_up(%sw1, %sw3 : " << args[i].second << ", " << args[i + 1].second
-         << ") ";
-      i += 2;
-    }
-    os << "shared_down(%sw2 : " << args[i++].second << ") ";
-  }
+  os << ") -> " << out << " {\n  %y = moe.block %x " << clauses.str();
   os << "top " << c.k;
   if (c.route.sigmoid)
     os << " scoring sigmoid";
@@ -93,14 +95,95 @@ std::string differential::program(const BlockCase &c) {
     os << " null_policy take_until_null";
   if (c.nullFraction >= 0)
     os << " null_fraction " << std::to_string(c.nullFraction); // a float literal, even for 1
+  if (c.route.groups > 1)
+    os << " groups " << c.route.groups << " topk_groups " << c.route.topkGroups
+       << (c.route.groupScoreTop2Sum ? " group_score top2_sum" : "");
+  if (c.route.routedScaling != 1.0)
+    os << " routed_scaling " << std::to_string(c.route.routedScaling);
   if (c.packStrategy)
     os << " pack_strategy " << c.packStrategy;
   if (c.scatter)
     os << " combine_strategy scatter";
   if (c.preweight)
     os << " preweight";
+  if (c.weightInput)
+    os << " weight_input";
+  if (c.gptOss)
+    os << " activation gpt_oss";
+  if (c.interleaved)
+    os << " interleaved";
+  if (!c.family.empty())
+    os << " family " << c.family;
   os << " : " << out << "\n  return %y : " << out << "\n}\n";
   return os.str();
+}
+
+reference::BlockShape differential::shapeOf(const BlockCase &c) {
+  reference::BlockShape shape{c.tokens, c.hidden, c.mlp, c.experts, c.shared, c.fusedW13,
+                              c.sharedFused};
+  shape.gptOss = c.gptOss;
+  shape.interleaved = c.interleaved;
+  shape.expertBias = c.expertBias;
+  shape.weightInput = c.weightInput;
+  shape.sharedGate = c.sharedGate && c.shared > 0;
+  return shape;
+}
+
+bool differential::familyCase(const std::string &family, int64_t tokens, int64_t hidden,
+                              int64_t mlp, int64_t experts, int64_t k, BlockCase &c) {
+  c = BlockCase();
+  c.name = family;
+  c.family = family;
+  c.tokens = tokens;
+  c.hidden = hidden;
+  c.mlp = mlp;
+  c.experts = experts;
+  c.k = k;
+  c.routerWeight = true;
+  if (family == "mixtral") {
+    c.route.softmaxThenTopk = true;
+    c.route.renormalize = true;
+  } else if (family == "qwen3_moe") {
+    c.route.softmaxThenTopk = true;
+    c.route.renormalize = true;
+  } else if (family == "olmoe") {
+    c.route.softmaxThenTopk = true;
+  } else if (family == "qwen2_moe") {
+    c.route.softmaxThenTopk = true;
+    c.shared = 2 * mlp;
+    c.sharedGate = true;
+  } else if (family == "deepseek_v2") {
+    c.route.softmaxThenTopk = true;
+    c.route.groups = experts % 4 == 0 ? 4 : 1;
+    c.route.topkGroups = c.route.groups > 1 ? 2 : 1;
+    c.route.routedScaling = 16.0;
+    c.shared = 2 * mlp; // two shared experts as one MLP
+  } else if (family == "deepseek_v3") {
+    c.route.sigmoid = true;
+    c.route.softmaxThenTopk = true;
+    c.route.renormalize = true;
+    c.selectionBias = true;
+    c.route.groups = experts % 4 == 0 ? 4 : 1;
+    c.route.topkGroups = c.route.groups > 1 ? 2 : 1;
+    c.route.groupScoreTop2Sum = c.route.groups > 1;
+    c.route.routedScaling = 2.5;
+    c.shared = mlp;
+  } else if (family == "gpt_oss") {
+    c.routerBias = true;
+    c.expertBias = true;
+    c.gptOss = true;
+    c.interleaved = true;
+  } else if (family == "llama4") {
+    c.route.sigmoid = true;
+    c.weightInput = true;
+    c.shared = mlp;
+  } else {
+    return false;
+  }
+  // Group-limited selection needs K within the kept groups.
+  if (c.route.groups > 1)
+    c.k = std::min(c.k, c.route.topkGroups * (experts / c.route.groups));
+  return true;
 }
 
 std::string differential::describe(const BlockCase &c) {
@@ -133,6 +216,17 @@ std::string differential::describe(const BlockCase &c) {
     os << " mesh=" << c.mesh << " ep-dispatch=" << c.epDispatch;
   if (c.routingGrad)
     os << " routing-grad";
+  if (!c.family.empty())
+    os << " family=" << c.family;
+  if (c.route.groups > 1)
+    os << " groups=" << c.route.groups << "/" << c.route.topkGroups
+       << (c.route.groupScoreTop2Sum ? " top2_sum" : " max");
+  if (c.route.routedScaling != 1.0)
+    os << " routed_scaling=" << c.route.routedScaling;
+  os << (c.routerBias ? " router_bias" : "") << (c.selectionBias ? " selection_bias" : "")
+     << (c.expertBias ? " expert_bias" : "") << (c.gptOss ? " gpt_oss" : "")
+     << (c.interleaved ? " interleaved" : "") << (c.weightInput ? " weight_input" : "")
+     << (c.sharedGate ? " shared_gate" : "");
   return os.str();
 }
 
@@ -181,13 +275,22 @@ Inputs differential::makeInputs(const BlockCase &c, std::mt19937_64 &rng) {
     args.push_back(std::move(logits));
   }
   in.weightOf = {nullptr, nullptr};
+  // Arguments outside BlockWeights, in program()'s order.
+  auto other = [&](Tensor t) {
+    args.push_back(std::move(t));
+    in.weightOf.push_back(nullptr);
+    return int(args.size()) - 1;
+  };
+  if (c.routerBias)
+    in.routerBiasArg = other(randomTensor(rng, dt, {C}, 0.5f));
+  if (c.selectionBias) // e_score_correction_bias: small, either sign
+    in.selectionBiasArg = other(randomTensor(rng, DType::F32, {C}, 0.1f));
   if (c.nullFraction >= 0) {
     Tensor draws{Buffer(DType::F32, {T, c.k}), {}};
     std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
     for (int64_t i = 0; i < T * c.k; ++i)
       draws.values.push_back(draws.buffer.as<float>()[i] = uniform(rng));
-    args.push_back(std::move(draws));
-    in.weightOf.push_back(nullptr);
+    in.drawsArg = other(std::move(draws));
   }
   float wIn = 1.0f / std::sqrt(float(H)), wMid = 1.0f / std::sqrt(float(M));
   auto weight = [&](std::vector<int64_t> shape, float scale,
@@ -197,12 +300,19 @@ Inputs differential::makeInputs(const BlockCase &c, std::mt19937_64 &rng) {
     in.weightOf.push_back(slot);
   };
   if (c.fusedW13) {
-    weight({E, H, 2 * M}, wIn, &reference::BlockWeights::w13);
+    // GPT-OSS's activation: some gates and ups past its limit. Not in bf16:
+    // its gradient jumps at the limit, and a value rounded to bf16 across
+    // it (the backward reads the stored h) is a different gradient there.
+    weight({E, H, 2 * M}, c.gptOss && !c.bf16 ? 4 * wIn : wIn, &reference::BlockWeights::w13);
   } else {
     weight({E, H, M}, wIn, &reference::BlockWeights::w1);
     weight({E, H, M}, wIn, &reference::BlockWeights::w3);
   }
+  if (c.expertBias)
+    weight({E, 2 * M}, 0.5f, &reference::BlockWeights::b13);
   weight({E, M, H}, wMid, &reference::BlockWeights::w2);
+  if (c.expertBias)
+    weight({E, H}, 0.5f, &reference::BlockWeights::b2);
   if (S > 0) {
     float sMid = 1.0f / std::sqrt(float(S));
     if (c.sharedFused) {
@@ -212,23 +322,40 @@ Inputs differential::makeInputs(const BlockCase &c, std::mt19937_64 &rng) {
       weight({H, S}, wIn, &reference::BlockWeights::sw3);
     }
     weight({S, H}, sMid, &reference::BlockWeights::sw2);
+    if (c.sharedGate)
+      weight({H, 1}, wIn, &reference::BlockWeights::swg);
   }
   return in;
 }
 
 std::vector<float> differential::logitsOf(const BlockCase &c, const std::vector<float> &x,
-                                          const std::vector<float> &router) {
+                                          const std::vector<float> &router,
+                                          const std::vector<float> &routerBias) {
   int64_t C = c.experts + c.route.nullExperts;
-  return c.routerWeight ? reference::routerLogits(x, router, c.tokens, c.hidden, C) : router;
+  if (!c.routerWeight)
+    return router;
+  if (c.routerBias)
+    return reference::routerLogits(x, router, routerBias, c.tokens, c.hidden, C);
+  return reference::routerLogits(x, router, c.tokens, c.hidden, C);
+}
+
+reference::Routing differential::routeOf(const BlockCase &c, const Inputs &in) {
+  return routeOf(c, in.args[0].values, in.args[1].values, in.valuesOf(in.drawsArg),
+                 in.valuesOf(in.routerBiasArg), in.valuesOf(in.selectionBiasArg));
 }
 
 reference::Routing differential::routeOf(const BlockCase &c, const std::vector<float> &x,
                                          const std::vector<float> &router,
-                                         const std::vector<float> &draws) {
+                                         const std::vector<float> &draws,
+                                         const std::vector<float> &routerBias,
+                                         const std::vector<float> &selectionBias) {
   reference::RouteConfig rc = c.route;
   rc.k = c.k;
+  if (c.selectionBias)
+    rc.selectionBias = reference::toF64(selectionBias);
   reference::Routing r =
-      reference::route(logitsOf(c, x, router), c.tokens, c.experts + c.route.nullExperts, rc);
+      reference::route(logitsOf(c, x, router, routerBias), c.tokens,
+                       c.experts + c.route.nullExperts, rc);
   if (c.nullFraction >= 0)
     r = reference::nullSlots(r, draws, c.tokens, c.k, c.experts, c.nullFraction,
                              c.route.takeUntilNull, c.route.renormalize);
@@ -407,10 +534,8 @@ std::string differential::checkForward(const BlockCase &c, uint64_t seed) {
   Inputs in = makeInputs(c, rng);
   std::vector<Tensor> &args = in.args;
 
-  const std::vector<float> noDraws;
-  reference::Routing routing = routeOf(c, args[0].values, args[1].values,
-                                       c.nullFraction >= 0 ? args[2].values : noDraws);
-  reference::BlockShape shape{T, H, M, E, S, c.fusedW13, c.sharedFused};
+  reference::Routing routing = routeOf(c, in);
+  reference::BlockShape shape = shapeOf(c);
   std::vector<double> expected;
   if (c.quant.empty()) {
     expected = reference::block(args[0].values, routing, shape, in.w, c.k);
@@ -454,20 +579,27 @@ ReferenceGradients differential::referenceGradients(const BlockCase &c, const In
   reference::RouteConfig rc = c.route;
   rc.k = c.k;
   const std::vector<float> &x = in.args[0].values, &router = in.args[1].values;
-  bool hasDraws = c.nullFraction >= 0;
-  const std::vector<float> noDraws;
-  reference::Routing routing = routeOf(c, x, router, hasDraws ? in.args[2].values : noDraws);
-  reference::BlockShape shape{c.tokens, c.hidden, c.mlp, c.experts, c.shared, c.fusedW13,
-                              c.sharedFused};
+  if (c.selectionBias)
+    rc.selectionBias = reference::toF64(in.valuesOf(in.selectionBiasArg));
+  reference::Routing routing = routeOf(c, in);
+  reference::BlockShape shape = shapeOf(c);
   std::vector<double> y = reference::block(x, routing, shape, in.w, c.k);
   reference::BlockGradients analytic =
       reference::blockBackward(x, routing, shape, in.w, c.k, reference::meanSquareCotangent(y));
   ReferenceGradients out;
   out.loss = reference::meanSquare(y);
   std::vector<double> routerGrad; // of the logits or the router weight
+  std::vector<double> routerBiasGrad;
   if (c.routingGrad) {
     std::vector<double> dlogits = reference::routeBackward(
-        reference::toF64(logitsOf(c, x, router)), c.tokens, C, rc, analytic.routingWeights);
+        reference::toF64(logitsOf(c, x, router, in.valuesOf(in.routerBiasArg))), c.tokens, C, rc,
+        analytic.routingWeights);
+    if (c.routerBias) { // logits = x @ router + bias: the bias sums the tokens
+      routerBiasGrad.assign(C, 0.0);
+      for (int64_t t = 0; t < c.tokens; ++t)
+        for (int64_t j = 0; j < C; ++j)
+          routerBiasGrad[j] += dlogits[t * C + j];
+    }
     if (c.routerWeight)
       reference::routerBackward(x, router, c.tokens, c.hidden, C, dlogits, analytic.x,
                                 routerGrad);
@@ -479,6 +611,10 @@ ReferenceGradients differential::referenceGradients(const BlockCase &c, const In
   if (c.routingGrad) {
     out.grads.push_back(routerGrad);
     out.argOf.push_back(1);
+    if (c.routerBias) {
+      out.grads.push_back(routerBiasGrad);
+      out.argOf.push_back(in.routerBiasArg);
+    }
   }
   for (size_t arg = 2; arg < in.weightOf.size(); ++arg)
     if (in.weightOf[arg]) {
@@ -607,6 +743,32 @@ BlockCase differential::randomCase(Choices &choices, bool backward) {
     static const char *const strategies[] = {"argsort", "tuple_sort", "counting"};
     c.packStrategy = strategies[pick(0, 2)];
   }
+  // The open models' variants (the routing ones need selection by scores,
+  // without null experts).
+  if (pick(0, 2) == 0) {
+    c.route.nullExperts = 0;
+    c.route.takeUntilNull = false;
+    c.nullsWin = false;
+    c.route.softmaxThenTopk = true;
+    c.selectionBias = choices.coin();
+    int64_t groups = divisorOf(choices, c.experts, {1, 2, 3, 4});
+    if (groups > 1 || !c.selectionBias) {
+      c.route.groups = groups;
+      c.route.topkGroups = groups > 1 ? pick(1, groups) : 1;
+      c.route.groupScoreTop2Sum = groups > 1 && c.experts / groups >= 2 && choices.coin();
+    }
+    c.k = std::min(c.k, c.route.topkGroups * (c.experts / c.route.groups));
+  }
+  if (choices.coin())
+    c.route.routedScaling = pick(1, 4) * 0.75;
+  c.routerBias = c.routerWeight && choices.coin();
+  c.gptOss = pick(0, 2) == 0;
+  c.expertBias = c.fusedW13 && !c.preweight && pick(0, 2) == 0;
+  c.interleaved = c.fusedW13 && pick(0, 2) == 0;
+  c.weightInput = !c.preweight && pick(0, 3) == 0;
+  c.sharedGate = c.shared > 0 && choices.coin();
+  bool expertVariants =
+      c.gptOss || c.expertBias || c.interleaved || c.weightInput || c.sharedGate;
   static const char *const pipelines[] = {"", "moe-expand-block,moe-fuse-w13",
                                           "moe-expand-block,moe-fuse-shared-expert",
                                           "moe-fuse-shared-expert{mode=grouped}"};
@@ -634,7 +796,8 @@ BlockCase differential::randomCase(Choices &choices, bool backward) {
   // slice of the shared expert (its own group) with its own activation
   // scale: a finer quantization than the reference's, by design.
   bool slicedShared = c.passes.find("mode=grouped") != std::string::npos && c.shared > c.mlp;
-  if (!backward && !c.bf16 && !slicedShared && pick(0, 3) == 0) {
+  // (The int8 reference models the plain SwiGLU experts only.)
+  if (!backward && !c.bf16 && !slicedShared && !expertVariants && pick(0, 3) == 0) {
     static const char *const modes[] = {"int8", "int8_routed", "fake_int8"};
     c.quant = modes[pick(0, 2)];
     // Refused with a diagnostic: int8_routed cannot keep a shared expert

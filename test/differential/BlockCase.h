@@ -42,7 +42,27 @@ struct BlockCase {
   bool perExpertScales = false; // with quant: one weight scale per expert
   std::string mesh;             // moe-partition's mesh (e.g. data=2,expert=2); none if empty
   std::string epDispatch = "compact"; // with an expert axis
+  // The open models' variants (shared/docs/model-families.md); the routing
+  // ones (groups, group score, routed scaling) are in `route`, whose
+  // selectionBias values makeInputs draws when `selectionBias` is set.
+  bool routerBias = false;    // router_bias(...) (GPT-OSS); needs routerWeight
+  bool selectionBias = false; // selection_bias(...) (DeepSeek-V3)
+  bool expertBias = false;    // gate_up_bias (fused w13) and down_bias (GPT-OSS)
+  bool gptOss = false;        // activation gpt_oss
+  bool interleaved = false;   // gate/up columns interleaved (fused w13)
+  bool weightInput = false;   // the weight scales the expert's input (Llama-4)
+  bool sharedGate = false;    // shared_gate(...) (Qwen2-MoE); needs shared > 0
+  std::string family;         // the block's family attribute, if any
 };
+
+/// The reference's shape of `c`'s block (sizes and expert variants).
+reference::BlockShape shapeOf(const BlockCase &c);
+
+/// A block of one family (mixtral, qwen2_moe, qwen3_moe, olmoe, deepseek_v2,
+/// deepseek_v3, gpt_oss, llama4) at the given sizes, with the family's
+/// routing and experts and its name on the block; false for an unknown name.
+bool familyCase(const std::string &family, int64_t tokens, int64_t hidden, int64_t mlp,
+                int64_t experts, int64_t k, BlockCase &c);
 
 /// "tensor<?x32xf32>" for {-1, 32}, "f32".
 std::string tensorType(const std::vector<int64_t> &shape, const std::string &element);
@@ -69,15 +89,27 @@ struct Inputs {
   std::vector<Tensor> args;
   reference::BlockWeights w;
   std::vector<std::vector<float> reference::BlockWeights::*> weightOf;
+  /// The arguments that are neither x, the router nor a BlockWeights
+  /// member: their indices (-1 when absent).
+  int drawsArg = -1, routerBiasArg = -1, selectionBiasArg = -1;
+  const std::vector<float> &valuesOf(int arg) const {
+    static const std::vector<float> none;
+    return arg < 0 ? none : args[arg].values;
+  }
 };
 Inputs makeInputs(const BlockCase &c, std::mt19937_64 &rng);
 
 /// The logits the block routes by (the argument, or x @ router), and its
 /// routing of them, null draws applied.
 std::vector<float> logitsOf(const BlockCase &c, const std::vector<float> &x,
-                            const std::vector<float> &router);
+                            const std::vector<float> &router,
+                            const std::vector<float> &routerBias = {});
 reference::Routing routeOf(const BlockCase &c, const std::vector<float> &x,
-                           const std::vector<float> &router, const std::vector<float> &draws);
+                           const std::vector<float> &router, const std::vector<float> &draws,
+                           const std::vector<float> &routerBias = {},
+                           const std::vector<float> &selectionBias = {});
+/// The same, on `in`'s arguments.
+reference::Routing routeOf(const BlockCase &c, const Inputs &in);
 
 /// The passes before moe-to-llvm (c.passes, then moe-quantize for c.quant),
 /// and the whole lowering pipeline after them ("" for the default).

@@ -181,6 +181,49 @@ std::vector<Config> configs() {
     c.fusedW13 = false; c.tokens = 60; c.hidden = 41; c.mlp = 33; c.k = 4; });
   add("int8 null draws, 60 experts top-8", [](Config &c) {
     c.quant = "int8"; c.experts = 60; c.k = 8; c.tokens = 37; c.nullFraction = 0.5; });
+  // The open models' layers (shared/docs/model-families.md), each at odd
+  // sizes on the host's default kernels, in bf16 on one kernel kind each
+  // (AVX512_BF16 dot products, AMX or its fallback, the FMA tiles, tiny
+  // tiles with every remainder, the reference loops), on a mesh in each EP
+  // dispatch (sharded equals one device), and int8 where the int8
+  // reference models the experts.
+  const char *families[] = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe",
+                            "deepseek_v2", "deepseek_v3", "gpt_oss", "llama4"};
+  const char *bf16Kernels[] = {"gmm-strategy=microkernel-avx512bf16", "gmm-strategy=microkernel-amx",
+                               "gmm-strategy=microkernel-fma",
+                               "gmm-tiling={mr=2,nv=2,kc=5,nc=32,mc=4}", "gmm-strategy=reference"};
+  const char *dispatches[] = {"compact", "dense", "ring", "a2a"};
+  int familyIndex = 0;
+  for (const char *family : families) {
+    int i = familyIndex++;
+    auto familyConfig = [&](std::string what, int64_t tokens, int64_t hidden, int64_t mlp,
+                            int64_t experts, int64_t k, auto edit) {
+      Config c;
+      differential::familyCase(family, tokens, hidden, mlp, experts, k, c);
+      c.name = std::string(family) + " " + what;
+      edit(c);
+      list.push_back(c);
+    };
+    familyConfig("f32 odd sizes", 37, 40, 19, 8, 3, [](Config &) {});
+    familyConfig("f32 wide", 50, 96, 72, 16, 4, [](Config &c) { c.dynamicTokens = false; });
+    familyConfig("bf16", 45, 64, 40, 8, 2, [&](Config &c) {
+      c.bf16 = true;
+      c.toLLVM = bf16Kernels[i % 5];
+      c.needsAvx512Bf16 = i % 5 == 0;
+    });
+    familyConfig("f32 reference gmm", 21, 33, 17, 8, 2,
+                 [](Config &c) { c.toLLVM = "gmm-strategy=reference"; });
+    familyConfig("on a mesh", 16, 32, 24, 8, 2, [&](Config &c) {
+      c.dynamicTokens = false;
+      c.epDispatch = dispatches[i % 4];
+      c.mesh = i % 2 ? "data=2,expert=2" : "expert=2";
+    });
+    // The int8 reference runs plain SwiGLU experts (no biases, no GPT-OSS
+    // activation, no weighted input, no shared gate).
+    std::string name = family;
+    if (name != "gpt_oss" && name != "llama4" && name != "qwen2_moe")
+      familyConfig("int8", 29, 40, 24, 8, 2, [](Config &c) { c.quant = "int8"; });
+  }
   // A few drawn at random (from the base seed) by the block fuzzer's
   // generator: sizes, every switch, every pipeline, meshes.
   differential::RandomChoices choices(baseSeed() ^ 0x5eed);
@@ -217,10 +260,16 @@ INSTANTIATE_TEST_SUITE_P(Blocks, Numerics, ::testing::Range<size_t>(0, configs()
 /// take_until_null a nulled slot's id no longer names its column, whose
 /// logit a softmax over the top-k still reads).
 std::vector<int32_t> chosenColumns(const Config &c, const std::vector<float> &x,
-                                   const std::vector<float> &router) {
+                                   const std::vector<float> &router,
+                                   const std::vector<float> &routerBias,
+                                   const std::vector<float> &selectionBias) {
+  // Chosen by scores (groups, a selection bias): as the block chooses, no
+  // null experts to rename a column.
+  if (c.selectionBias || c.route.groups > 1)
+    return differential::routeOf(c, x, router, {}, routerBias, selectionBias).ids;
   reference::RouteConfig rc;
   rc.k = c.k;
-  return reference::route(differential::logitsOf(c, x, router), c.tokens,
+  return reference::route(differential::logitsOf(c, x, router, routerBias), c.tokens,
                           c.experts + c.route.nullExperts, rc)
       .ids;
 }
@@ -233,17 +282,22 @@ void checkGradients(const Config &c, uint64_t seed) {
   const differential::ReferenceGradients expected = differential::referenceGradients(c, in);
   std::vector<float> x = in.args[0].values;
   std::vector<float> router = in.args[1].values; // logits or router weight
+  std::vector<float> routerBias = in.valuesOf(in.routerBiasArg);
+  const std::vector<float> selectionBias = in.valuesOf(in.selectionBiasArg);
   reference::BlockWeights w = in.w;
-  reference::BlockShape shape{c.tokens, c.hidden, c.mlp, c.experts, c.shared, c.fusedW13, c.sharedFused};
-  bool hasDraws = c.nullFraction >= 0;
-  const std::vector<float> draws = hasDraws ? in.args[2].values : std::vector<float>();
-  const reference::Routing routing = differential::routeOf(c, x, router, draws);
+  reference::BlockShape shape = differential::shapeOf(c);
+  const std::vector<float> draws = in.valuesOf(in.drawsArg);
+  const reference::Routing routing = differential::routeOf(c, in);
   // The loss at perturbed inputs; with routing-grad the routing follows the
   // inputs, and `sameRouting` says whether it still selects as at the base.
-  const std::vector<int32_t> baseColumns = chosenColumns(c, x, router);
+  const std::vector<int32_t> baseColumns =
+      chosenColumns(c, x, router, routerBias, selectionBias);
   auto referenceLoss = [&](bool &sameRouting) {
-    reference::Routing r = c.routingGrad ? differential::routeOf(c, x, router, draws) : routing;
-    sameRouting = !c.routingGrad || chosenColumns(c, x, router) == baseColumns;
+    reference::Routing r =
+        c.routingGrad ? differential::routeOf(c, x, router, draws, routerBias, selectionBias)
+                      : routing;
+    sameRouting = !c.routingGrad ||
+                  chosenColumns(c, x, router, routerBias, selectionBias) == baseColumns;
     return reference::meanSquare(reference::block(x, r, shape, w, c.k));
   };
 
@@ -288,7 +342,10 @@ void checkGradients(const Config &c, uint64_t seed) {
   for (size_t g = 0; g < gradients; ++g) {
     size_t arg = expected.argOf[g];
     const Buffer &grad = results[1 + g];
-    std::vector<float> &values = arg == 0 ? x : arg == 1 ? router : w.*in.weightOf[arg];
+    std::vector<float> &values = arg == 0                      ? x
+                                 : arg == 1                    ? router
+                                 : int(arg) == in.routerBiasArg ? routerBias
+                                                               : w.*in.weightOf[arg];
     ASSERT_EQ(grad.numElements(), int64_t(values.size())) << "gradient of argument " << arg;
     double scale = 0;
     for (int64_t i = 0; i < grad.numElements(); ++i)
@@ -382,6 +439,24 @@ std::vector<Config> gradientConfigs() {
     c.nullFraction = 0.4; c.route.takeUntilNull = true; c.route.renormalize = true; c.k = 3; });
   add("routing-grad through null draws, shared expert", [](Config &c) {
     c.routingGrad = true; c.nullFraction = 0.5; c.k = 3; c.shared = 16; });
+  // Every family, f32, through the router (the router bias, the routed
+  // scaling, the selection bias and groups held fixed, the weighted
+  // input, the shared gate, GPT-OSS's clamped activation and biases).
+  for (const char *family : {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "deepseek_v2",
+                             "deepseek_v3", "gpt_oss", "llama4"}) {
+    Config c;
+    differential::familyCase(family, 13, 12, 10, 8, 2, c);
+    c.name = std::string(family) + ", routing-grad";
+    c.dynamicTokens = false;
+    c.routingGrad = true;
+    list.push_back(c);
+  }
+  Config bf16;
+  differential::familyCase("gpt_oss", 20, 16, 12, 4, 2, bf16);
+  bf16.name = "gpt_oss bf16";
+  bf16.dynamicTokens = false;
+  bf16.bf16 = true;
+  list.push_back(bf16);
   return list;
 }
 
