@@ -17,6 +17,7 @@ std::string tensor(std::initializer_list<int64_t> shape, const std::string &elem
 
 struct Types {
   std::string x, logits, draws, ids, w, w13, w1, w2, sw13, sw1, sw2, rows, act, d, perm, sizes, sortedW;
+  std::string sb, b13, b2, swg;
   Types(const BlockConfig &c) {
     std::string e = c.element();
     int64_t T = c.tokens, H = c.hidden, M = c.mlp, E = c.experts, K = c.topk, S = c.shared;
@@ -38,19 +39,31 @@ struct Types {
     perm = tensor({R}, "i32");
     sizes = tensor({E}, "i32");
     sortedW = tensor({R}, "f32");
+    sb = tensor({E}, "f32");
+    b13 = tensor({E, 2 * M}, e);
+    b2 = tensor({E, H}, e);
+    swg = tensor({H, 1}, e);
   }
 };
 
 /// "%w13: T" or "%w1: T, %w3: T" (and the shared ones), as arguments.
 std::string expertArgs(const BlockConfig &c, const Types &t) {
   std::string s = c.fusedW13() ? "%w13: " + t.w13 : "%w1: " + t.w1 + ", %w3: " + t.w1;
-  return s + ", %w2: " + t.w2;
+  if (c.expertBias)
+    s += ", %b13: " + t.b13;
+  s += ", %w2: " + t.w2;
+  if (c.expertBias)
+    s += ", %b2: " + t.b2;
+  return s;
 }
 std::string sharedArgs(const BlockConfig &c, const Types &t) {
   if (!c.shared)
     return "";
   std::string s = c.sharedFused ? ", %sw13: " + t.sw13 : ", %sw1: " + t.sw1 + ", %sw3: " + t.sw1;
-  return s + ", %sw2: " + t.sw2;
+  s += ", %sw2: " + t.sw2;
+  if (c.sharedGate)
+    s += ", %swg: " + t.swg;
+  return s;
 }
 
 /// Gate/up gmm(s) and SwiGLU (then the routing weight, with preweight) from
@@ -73,17 +86,36 @@ std::string upPath(std::ostream &os, const BlockConfig &c, const Types &t, const
   return "%a";
 }
 
+/// The family's routing attributes, after `top K`.
+std::string familyRouting(const BlockConfig &c) {
+  std::string s;
+  if (c.sigmoid)
+    s += " scoring sigmoid";
+  if (c.byScores)
+    s += " order softmax_then_topk";
+  return s;
+}
+std::string familySelection(const BlockConfig &c) {
+  std::string s;
+  if (c.groups > 1)
+    s += " groups " + std::to_string(c.groups) + " topk_groups " + std::to_string(c.topkGroups) +
+         (c.top2Sum ? " group_score top2_sum" : "");
+  if (c.routedScaling != 1.0)
+    s += " routed_scaling " + std::to_string(c.routedScaling);
+  return s;
+}
+
 /// The routing attributes: renormalisation and benchmark null routing.
 std::string routingAttrs(const BlockConfig &c) {
-  std::string s;
-  if (c.renormalize)
+  std::string s = familyRouting(c);
+  if (c.renormalize || c.routeRenormalize)
     s += " renormalize";
   if (c.nullRouting()) {
     if (c.nullMode != "independent")
       s += " null_policy " + c.nullMode;
     s += " null_fraction " + std::to_string(c.nullFraction); // a float literal
   }
-  return s;
+  return s + familySelection(c);
 }
 
 std::string combineOp(const BlockConfig &c, const Types &t, const std::string &d) {
@@ -92,32 +124,94 @@ std::string combineOp(const BlockConfig &c, const Types &t, const std::string &d
 }
 } // namespace
 
+const char *const moebench::kFamilies[8] = {"mixtral",     "qwen2_moe",   "qwen3_moe", "olmoe",
+                                            "deepseek_v2", "deepseek_v3", "gpt_oss",   "llama4"};
+
+std::string moebench::applyFamily(BlockConfig &c, const std::string &family, int64_t groups,
+                                  int64_t topkGroups, double routedScaling) {
+  c.family = family;
+  c.routeRenormalize = family == "mixtral" || family == "qwen3_moe" || family == "deepseek_v3";
+  c.byScores = family != "gpt_oss" && family != "llama4";
+  c.sigmoid = family == "deepseek_v3" || family == "llama4";
+  c.selectionBias = family == "deepseek_v3";
+  bool deepseek = family == "deepseek_v2" || family == "deepseek_v3";
+  if (deepseek) {
+    // DeepSeek-V3's 8 groups keeping 4 where the experts divide into groups
+    // of two or more (its group score sums a group's top two); V2-Lite's greedy.
+    c.groups = groups > 0                                                  ? groups
+               : family == "deepseek_v3" && c.experts % 8 == 0 && c.experts >= 16 ? 8
+                                                                       : 1;
+    c.topkGroups = topkGroups > 0 ? topkGroups : c.groups > 1 ? c.groups / 2 : 1;
+    c.top2Sum = family == "deepseek_v3" && c.groups > 1;
+    c.routedScaling = routedScaling > 0 ? routedScaling : family == "deepseek_v3" ? 2.5 : 1.0;
+  } else if (groups > 0 || topkGroups > 0 || routedScaling > 0) {
+    return "--groups, --topk-groups and --routed-scaling are DeepSeek's: --family " + family +
+           " has none";
+  }
+  if (c.groups > 1 && (c.experts % c.groups || c.topkGroups < 1 || c.topkGroups > c.groups ||
+                       c.topk > c.topkGroups * (c.experts / c.groups) ||
+                       (c.top2Sum && c.experts / c.groups < 2)))
+    return "--family " + family + ": " + std::to_string(c.groups) + " groups keeping " +
+           std::to_string(c.topkGroups) + " do not fit " + std::to_string(c.experts) +
+           " experts and top-" + std::to_string(c.topk);
+  c.expertBias = c.gptOss = c.interleaved = family == "gpt_oss";
+  c.weightInput = family == "llama4";
+  c.sharedGate = family == "qwen2_moe";
+  if (c.shared == 0) // the family's shared expert, as its checkpoints have it
+    c.shared = family == "qwen2_moe" ? 4 * c.mlp : deepseek || family == "llama4" ? c.mlp : 0;
+  if (c.shared && !(deepseek || family == "qwen2_moe" || family == "llama4"))
+    return "--family " + family + " has no shared expert: drop --shared-expert-dim";
+  if ((c.expertBias || c.interleaved) && c.impl != "fused_w13" && c.impl != "scatter")
+    return "--family gpt_oss keeps gate and up in one interleaved weight with its biases: "
+           "--impl fused_w13 or scatter";
+  if (c.weightInput && c.preweight())
+    return "--family llama4 weights the experts' input: --impl preweight does not apply";
+  return "";
+}
+
 std::string moebench::blockProgram(const BlockConfig &c) {
   Types t(c);
   std::ostringstream os;
   os << "func.func @moe_block(%x: " << t.x << ", %logits: " << t.logits << ", "
+     << (c.selectionBias ? "%sb: " + t.sb + ", " : "")
      << (c.nullRouting() ? "%draws: " + t.draws + ", " : "") << expertArgs(c, t)
      << sharedArgs(c, t) << ") -> " << t.x << " {\n";
   os << "  %y = moe.block %x logits(%logits : " << t.logits << ") ";
+  if (c.selectionBias)
+    os << "selection_bias(%sb : " << t.sb << ") ";
   if (c.nullRouting())
     os << "null_draws(%draws : " << t.draws << ") ";
   if (c.fusedW13())
     os << "gate_up(%w13 : " << t.w13 << ") ";
   else
     os << "gate_up(%w1, %w3 : " << t.w1 << ", " << t.w1 << ") ";
+  if (c.expertBias)
+    os << "gate_up_bias(%b13 : " << t.b13 << ") ";
   os << "down(%w2 : " << t.w2 << ")\n      ";
+  if (c.expertBias)
+    os << "down_bias(%b2 : " << t.b2 << ") ";
   if (c.shared) {
     if (c.sharedFused)
       os << "shared_gate_up(%sw13 : " << t.sw13 << ") ";
     else
       os << "shared_gate_up(%sw1, %sw3 : " << t.sw1 << ", " << t.sw1 << ") ";
     os << "shared_down(%sw2 : " << t.sw2 << ") ";
+    if (c.sharedGate)
+      os << "shared_gate(%swg : " << t.swg << ") ";
   }
   os << "top " << c.topk << routingAttrs(c) << " pack_strategy " << c.packStrategy;
   if (c.scatter())
     os << " combine_strategy scatter";
   if (c.preweight())
     os << " preweight";
+  if (c.weightInput)
+    os << " weight_input";
+  if (c.gptOss)
+    os << " activation gpt_oss";
+  if (c.interleaved)
+    os << " interleaved";
+  if (!c.family.empty())
+    os << " family " << c.family;
   os << " : " << t.x << "\n  return %y : " << t.x << "\n}\n";
   return os.str();
 }
@@ -125,11 +219,13 @@ std::string moebench::blockProgram(const BlockConfig &c) {
 std::string moebench::routeProgram(const BlockConfig &c) {
   Types t(c);
   std::ostringstream os;
-  os << "func.func @route(%logits: " << t.logits
+  os << "func.func @route(%logits: " << t.logits << (c.selectionBias ? ", %sb: " + t.sb : "")
      << (c.nullRouting() ? ", %draws: " + t.draws : "") << ") -> (" << t.ids << ", " << t.w
      << ") {\n"
-     << "  %ids0, %w0 = moe.route %logits top " << c.topk << (c.renormalize ? " renormalize" : "")
-     << " : " << t.logits << "\n";
+     << "  %ids0, %w0 = moe.route %logits "
+     << (c.selectionBias ? "selection_bias(%sb : " + t.sb + ") " : "") << "top " << c.topk
+     << familyRouting(c) << (c.renormalize || c.routeRenormalize ? " renormalize" : "")
+     << familySelection(c) << " : " << t.logits << "\n";
   if (c.nullRouting())
     os << "  %ids, %w = moe.null_slots %ids0, %w0, %draws fraction "
        << std::to_string(c.nullFraction) << " experts " << c.experts << " policy " << c.nullMode

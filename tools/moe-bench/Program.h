@@ -22,6 +22,17 @@ struct BlockConfig {
   std::string nullMode = "independent"; // independent | take_until_null
   bool renormalize = false;             // the real weights after nulling
 
+  // --family: an open model's layer (shared/docs/model-families.md) with
+  // the family's routing over the distribution's logits and its experts.
+  // applyFamily() sets these from the name.
+  std::string family;
+  bool sigmoid = false, byScores = false, routeRenormalize = false, selectionBias = false;
+  int64_t groups = 1, topkGroups = 1;
+  bool top2Sum = false;
+  double routedScaling = 1.0;
+  bool expertBias = false, gptOss = false, interleaved = false, weightInput = false;
+  bool sharedGate = false;
+
   bool nullRouting() const { return nullFraction >= 0; }
 
   bool fusedW13() const { return impl != "baseline"; }
@@ -30,11 +41,23 @@ struct BlockConfig {
   std::string element() const { return dtype == "bf16" ? "bf16" : "f32"; }
 };
 
-/// `@moe_block(x, logits[, draws], expert weights..., shared weights...) -> y`:
-/// the whole block as one moe.block.
+/// The families --family knows, in the order the help lists them.
+extern const char *const kFamilies[8];
+
+/// Sets `c`'s family fields for `family` (one of kFamilies): its routing
+/// (scoring, order, renormalisation, selection bias, groups of `groups`
+/// keeping `topkGroups` when given (> 0), else the family's, routed scaling
+/// when given (> 0)) and its experts (biases, GPT-OSS's activation, weighted
+/// input, shared gate; a shared expert of the family's width when `c.shared`
+/// is 0). Empty, or why the family does not fit `c`'s sizes.
+std::string applyFamily(BlockConfig &c, const std::string &family, int64_t groups,
+                        int64_t topkGroups, double routedScaling);
+
+/// `@moe_block(x, logits[, selection bias][, draws], expert weights and
+/// biases..., shared weights...) -> y`: the whole block as one moe.block.
 std::string blockProgram(const BlockConfig &c);
 
-/// `@route(logits[, draws]) -> (ids, weights)`: the block's routing alone,
+/// `@route(logits[, selection bias][, draws]) -> (ids, weights)`: the block's routing alone,
 /// nulls included (what the peers are given, and the load statistics are
 /// counted from).
 std::string routeProgram(const BlockConfig &c);

@@ -61,6 +61,25 @@ cl::opt<std::string> topkList("topk-list", cl::desc("Comma-separated K values (o
                               cl::init(""), cl::cat(category));
 cl::opt<int64_t> sharedDim("shared-expert-dim", cl::desc("Shared expert size S (0: none)"),
                            cl::init(0), cl::cat(category));
+cl::opt<std::string> familyName(
+    "family",
+    cl::desc("Benchmark an open model's MoE layer: mixtral | qwen2_moe | qwen3_moe | olmoe | "
+             "deepseek_v2 | deepseek_v3 | gpt_oss | llama4 (the family's routing over the "
+             "distribution's logits, its experts and shared expert; sizes from --hidden, "
+             "--mlp-dim, --experts, --topk)"),
+    cl::init(""), cl::cat(category));
+cl::opt<int64_t> familyGroups("groups",
+                              cl::desc("--family deepseek_*: expert groups (n_group; default 8 "
+                                       "for deepseek_v3 when the experts divide, else 1)"),
+                              cl::init(0), cl::cat(category));
+cl::opt<int64_t> familyTopkGroups("topk-groups",
+                                  cl::desc("--family deepseek_*: groups kept (topk_group; "
+                                           "default half the groups)"),
+                                  cl::init(0), cl::cat(category));
+cl::opt<double> familyScaling("routed-scaling",
+                              cl::desc("--family deepseek_*: routed_scaling_factor (default "
+                                       "2.5 for deepseek_v3, 1 for deepseek_v2)"),
+                              cl::init(0), cl::cat(category));
 cl::opt<bool> sharedFused("shared-fused", cl::desc("Shared expert gate/up as one [H, 2S] weight"),
                           cl::cat(category));
 cl::opt<std::string> impl("impl", cl::desc("baseline | fused_w13 | preweight | scatter"),
@@ -261,6 +280,8 @@ moec::Buffer makeLogits(const std::string &dist, int64_t T, int64_t E, std::mt19
 
 struct Result {
   std::string distribution, mode, impl, remat;
+  std::string family; // --family, or empty
+  int64_t shared = 0; // the shared expert's width run
   int64_t keptBytes = 0, recomputedFlops = 0;
   int64_t k = 0, realAssignments = 0, nullAssignments = 0;
   double nullTarget = 0;
@@ -300,7 +321,8 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
        << "\", \"pass\": \"" << benchPass << "\", \"impl\": \"" << r.impl << "\", \"backend\": \""
        << backend << "\", \"dtype\": \"" << dtype << "\", \"tokens\": " << tokens
        << ", \"hidden\": " << hidden << ", \"mlp_dim\": " << mlpDim << ", \"experts\": "
-       << experts << ", \"topk\": " << r.k << ", \"shared_expert_dim\": " << sharedDim
+       << experts << ", \"topk\": " << r.k << ", \"shared_expert_dim\": " << r.shared
+       << ", \"family\": " << (r.family.empty() ? "null" : "\"" + r.family + "\"")
        << ", \"threads\": " << threads << ", \"null_target\": " << r.nullTarget
        << ", \"null_mode\": \"" << nullRoutingMode << "\", \"renormalize_real_after_null\": "
        << (renormalizeRealAfterNull ? "true" : "false") << ", \"null_realized\": "
@@ -405,6 +427,26 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
       return check;
   if (std::string why = QuantChoice{quantMode, quantWeightScales}.validate(); !why.empty())
     return why;
+  if (!familyName.empty()) {
+    bool known = false;
+    std::string list;
+    for (const char *f : kFamilies) {
+      known |= familyName == f;
+      list += std::string(list.empty() ? "" : ", ") + f;
+    }
+    if (!known)
+      return "--family must be one of " + list + " (got '" + familyName + "')";
+    if (stageTiming || queueMode != "full")
+      return "--family times the family's block whole: --stage-timing and --queue-mode "
+             "prequeue cut the plain block's stages";
+    if (quantMode != "none" &&
+        (familyName == "gpt_oss" || familyName == "qwen2_moe" || familyName == "llama4"))
+      return "--family " + familyName + " with --quant-mode: its experts' biases, shared gate "
+             "or weighted input are not in moe-bench's int8 preparation yet";
+  } else if (familyGroups || familyTopkGroups || familyScaling) {
+    return "--groups, --topk-groups and --routed-scaling apply to --family deepseek_v2 or "
+           "deepseek_v3";
+  }
   if (quantMode != "none" && queueMode != "full")
     return "--queue-mode prequeue times the float block without its gather; give it without "
            "--quant-mode";
@@ -751,6 +793,11 @@ int main(int argc, char **argv) {
     c.nullFraction = nullFraction, c.nullMode = nullRoutingMode;
     c.renormalize = renormalizeRealAfterNull;
     std::string error;
+    if (!familyName.empty())
+      if (std::string why = applyFamily(c, familyName, familyGroups, familyTopkGroups,
+                                        familyScaling);
+          !why.empty())
+        return fail(why);
 
     // The table's key is the gmm shape, the same for every top-k: tuned once,
     // on the first top-k's group sizes.
@@ -778,7 +825,11 @@ int main(int argc, char **argv) {
       addWeight("w1", {c.experts, c.hidden, c.mlp}, sH);
       addWeight("w3", {c.experts, c.hidden, c.mlp}, sH);
     }
+    if (c.expertBias)
+      addWeight("b13", {c.experts, 2 * c.mlp}, 0.1f);
     addWeight("w2", {c.experts, c.mlp, c.hidden}, sM);
+    if (c.expertBias)
+      addWeight("b2", {c.experts, c.hidden}, 0.1f);
     std::vector<std::string> expertWeights = weightNames;
     if (c.shared) {
       float sS = 1 / std::sqrt(float(c.shared));
@@ -789,6 +840,14 @@ int main(int argc, char **argv) {
         addWeight("sw3", {c.hidden, c.shared}, sH);
       }
       addWeight("sw2", {c.shared, c.hidden}, sS);
+      if (c.sharedGate)
+        addWeight("swg", {c.hidden, 1}, sH);
+    }
+    // DeepSeek-V3's e_score_correction_bias: a routing input, not a weight
+    // (no gradient).
+    if (c.selectionBias) {
+      pool["sb"] = moec::Buffer(moec::DType::F32, {c.experts});
+      fillUniform(pool["sb"], seed * 7 + 97, 0.05f);
     }
 
     double stageCompileS = 0, routeCompileS = 0;
@@ -865,6 +924,8 @@ int main(int argc, char **argv) {
       std::mt19937_64 rng(seed * 1000003ull + std::hash<std::string>()(dist) + k);
       pool["logits"] = makeLogits(dist, c.tokens, c.experts, rng);
       std::vector<std::string> routeArgs = {"logits"};
+      if (c.selectionBias)
+        routeArgs.push_back("sb");
       if (c.nullRouting()) {
         // The same draws for every fraction: independent nulls nest as the
         // fraction grows.
@@ -948,6 +1009,8 @@ int main(int argc, char **argv) {
                                : "");
         std::vector<double> times;
         std::vector<std::string> blockArgs = {"x", "logits"};
+        if (c.selectionBias)
+          blockArgs.push_back("sb");
         if (c.nullRouting())
           blockArgs.push_back("draws");
         blockArgs.insert(blockArgs.end(), weightNames.begin(), weightNames.end());
@@ -1039,6 +1102,7 @@ int main(int argc, char **argv) {
           pool.erase(name);
         double med = median(times);
         r.distribution = dist, r.mode = mode, r.impl = impl, r.k = k;
+        r.family = c.family, r.shared = c.shared;
         r.remat = variant.policy, r.keptBytes = variant.remat.keptBytes;
         r.recomputedFlops = variant.remat.recomputedFlops;
         r.realAssignments = real, r.nullAssignments = nulls, r.seconds = med;
@@ -1200,6 +1264,8 @@ int main(int argc, char **argv) {
                                  nullRoutingMode, renormalizeRealAfterNull ? "true" : "false")
                              .str();
         rematFields += " quant=" + quant.mode;
+        if (!c.family.empty())
+          rematFields += " family=" + c.family;
         if (!r.relErrors.empty())
           rematFields += formatv(" quant_weight_scales={0} rel_error={1:E3}", quant.weightScales,
                                  r.relErrors.front().second)
