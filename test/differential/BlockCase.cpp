@@ -296,7 +296,9 @@ Inputs differential::makeInputs(const BlockCase &c, std::mt19937_64 &rng) {
   auto weight = [&](std::vector<int64_t> shape, float scale,
                     std::vector<float> reference::BlockWeights::*slot) {
     args.push_back(randomTensor(rng, dt, std::move(shape), scale));
-    w.*slot = args.back().values;
+    // Moved: at a real model's layer size a second float copy of every
+    // weight would not fit (the weights' values are read from `w`).
+    w.*slot = std::move(args.back().values);
     in.weightOf.push_back(slot);
   };
   if (c.fusedW13) {

@@ -84,7 +84,7 @@ Tensor randomTensor(std::mt19937_64 &rng, DType dtype, std::vector<int64_t> shap
 
 /// The arguments of program(c), random, and the weights as the reference
 /// takes them (`weightOf[i]` names the reference vector of argument i, null
-/// for x, the router and the draws).
+/// for x, the router and the draws; a weight's values are in `w` only).
 struct Inputs {
   std::vector<Tensor> args;
   reference::BlockWeights w;

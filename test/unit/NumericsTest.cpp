@@ -235,6 +235,45 @@ std::vector<Config> configs() {
   return list;
 }
 
+// The families' layers at their real models' sizes (from each config.json),
+// few tokens, bf16 as the checkpoints store them: the ones whose layer fits
+// in memory beside its reference copy (the largest here, GPT-OSS-20B's, is
+// 1.6 GB of bf16 weights and 3.2 GB of their float values). Mixtral-8x7B,
+// Llama-4-Scout and DeepSeek-V3 layers are compiled by the examples test.
+struct RealSize {
+  const char *name, *family;
+  int64_t hidden, mlp, experts, k, shared;
+  int64_t groups = 0, topkGroups = 0; // 0: familyCase's
+  double routedScaling = 0;           // 0: familyCase's
+};
+std::vector<RealSize> realSizes() {
+  return {{"OLMoE-1B-7B", "olmoe", 2048, 1024, 64, 8, 0},
+          {"Qwen3-30B-A3B", "qwen3_moe", 2048, 768, 128, 8, 0},
+          {"Qwen1.5-MoE-A2.7B", "qwen2_moe", 2048, 1408, 60, 4, 5632},
+          {"DeepSeek-V2-Lite", "deepseek_v2", 2048, 1408, 64, 6, 2816, 1, 1, 1.0},
+          {"GPT-OSS-20B", "gpt_oss", 2880, 2880, 32, 4, 0}};
+}
+
+class RealSizes : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(RealSizes, MatchReference) {
+  RealSize r = realSizes()[GetParam()];
+  Config c;
+  ASSERT_TRUE(differential::familyCase(r.family, 3, r.hidden, r.mlp, r.experts, r.k, c));
+  c.name = r.name;
+  c.bf16 = true;
+  c.shared = r.shared ? r.shared : c.shared;
+  if (r.groups) {
+    c.route.groups = r.groups;
+    c.route.topkGroups = r.topkGroups;
+    c.route.groupScoreTop2Sum = false;
+  }
+  if (r.routedScaling)
+    c.route.routedScaling = r.routedScaling;
+  check(c, baseSeed() + GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(Families, RealSizes, ::testing::Range<size_t>(0, realSizes().size()));
+
 class Numerics : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(Numerics, MatchesReference) {
