@@ -113,7 +113,11 @@ LogicalResult verifySelection(Operation *op, int64_t columns, int64_t k, int64_t
   if (groups == 1 && groupScore != GroupScore::max)
     return op->emitOpError() << "group_score " << stringifyGroupScore(groupScore)
                              << " has no effect without groups (> 1)";
-  bool byScores = groups > 1 || biasLength >= 0;
+  // biasLength: -1 for no bias, else its (maybe dynamic) length.
+  bool hasBias = biasLength != -1;
+  if (hasBias && ShapedType::isDynamic(biasLength))
+    return op->emitOpError("selection_bias length must be static (one value per router column)");
+  bool byScores = groups > 1 || hasBias;
   if (!byScores)
     return success();
   const char *what = groups > 1 ? "group-limited selection" : "a selection bias";
@@ -122,7 +126,7 @@ LogicalResult verifySelection(Operation *op, int64_t columns, int64_t k, int64_t
                              << " chooses by scores: it needs order softmax_then_topk";
   if (nullExperts != 0)
     return op->emitOpError() << what << " does not combine with null_experts";
-  if (biasLength >= 0 &&
+  if (hasBias &&
       failed(expectDim(op, biasLength, "selection_bias length", columns, "router columns")))
     return failure();
   if (groups == 1)
@@ -413,6 +417,8 @@ LogicalResult GmmOp::verify() {
   if (Value bias = getBias()) {
     if (getTransposeRhs())
       return emitOpError("a bias is for the forward: transpose_rhs is not supported");
+    if (!cast<RankedTensorType>(bias.getType()).hasStaticShape())
+      return emitOpError() << "bias must have a static shape, got " << bias.getType();
     if (failed(expectDim(op, dimOf(bias, 0), "bias expert count", rhs.getDimSize(0),
                          "rhs expert count")) ||
         failed(expectDim(op, dimOf(bias, 1), "bias width", rhs.getDimSize(2),
@@ -865,10 +871,12 @@ SmallVector<std::pair<bool, const char *>> familyForm(BlockOp op) {
              "router_bias(...) (or logits(...) that carry it), gate_up_bias(...) and "
              "down_bias(...)"},
             {gptOss && op.getInterleaved(), "activation gpt_oss with interleaved gate/up columns"},
-            {!op.getSelectionBias() && op.getGroups() == 1 && !op.getWeightInput() && !shared,
-             "no selection bias, groups, weight_input or shared expert"}};
+            {!op.getSelectionBias() && op.getGroups() == 1 &&
+                 op.getRoutedScaling().convertToDouble() == 1.0 && !op.getWeightInput() && !shared,
+             "no selection bias, groups, scaling, weight_input or shared expert"}};
   case Family::llama4:
-    return {{!softmax && !byScores, "scoring sigmoid of the chosen logits (order topk_then_softmax)"},
+    return {{!softmax && !byScores && !op.getRenormalize(),
+             "scoring sigmoid of the chosen logits (order topk_then_softmax, no renormalize)"},
             {op.getWeightInput(), "weight_input (the weight scales the expert's input)"},
             {plainRouter && !biases && !gptOss && !op.getInterleaved() && !gated,
              "no bias, groups, scaling, gate/up interleaving or shared gate"}};
@@ -885,6 +893,15 @@ LogicalResult BlockOp::verifyVariants(int64_t columns, int64_t experts, int64_t 
                              getTopkGroups(), getGroupScore(),
                              getRoutedScaling().convertToDouble())))
     return failure();
+  for (auto [bias, name] : {std::pair{getRouterBias(), "router_bias"},
+                            std::pair{getGateUpBias(), "gate_up_bias"},
+                            std::pair{getDownBias(), "down_bias"},
+                            std::pair{getSharedGate(), "shared_gate"}})
+    if (bias && !cast<RankedTensorType>(bias.getType()).hasStaticShape())
+      return emitOpError() << name << " must have a static shape, got " << bias.getType();
+  if (getNullFraction() && getRenormalize() && getRoutedScaling().convertToDouble() != 1.0)
+    return emitOpError("renormalize with null_fraction renormalises the real weights after the "
+                       "nulling, which would undo routed_scaling: give one");
   if (Value bias = getRouterBias()) {
     if (!getRouterWeight())
       return emitOpError("router_bias(...) needs router(...) weights: fixed logits(...) "

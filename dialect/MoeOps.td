@@ -35,8 +35,8 @@ def Moe_RouteOp : Moe_Op<"route", [Pure,
     - `renormalize`: divide the K weights of a token by their sum.
     - `routed_scaling F` (DeepSeek): the K weights times F, after the
       optional renormalisation.
-    - Selection by scores (DeepSeek-V2/V3; `order softmax_then_topk`): with
-      `selection_bias(%b : [E + N])` the experts are chosen by s + b (s the
+    - Selection by scores (DeepSeek-V2/V3; `order softmax_then_topk`, no
+      null experts): with `selection_bias(%b : [E])` the experts are chosen by s + b (s the
       scores), their weights are the unbiased s. With `groups G` the columns
       form G contiguous groups; each group is scored by its largest
       selection score (`group_score max`) or the sum of its two largest
@@ -764,6 +764,8 @@ def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
 
     The open models' variants (docs/dialect.md has a block per family):
     - `router_bias(%b : [E + N])`: logits = x @ router + b (GPT-OSS);
+      `routed_scaling` with `renormalize` and benchmark null routing is
+      refused (null_slots' renormalisation would undo the scaling);
       `selection_bias(...)`, `groups`, `topk_groups`, `group_score`,
       `routed_scaling`: moe.route's (DeepSeek-V2/V3).
     - `gate_up_bias(%b : [E, 2M])` (one fused gate_up only) and

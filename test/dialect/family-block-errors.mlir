@@ -159,3 +159,35 @@ func.func @preweight_down_bias(%x: tensor<?x16xf32>, %r: tensor<16x4xf32>, %w13:
   %y = moe.block %x router(%r : tensor<16x4xf32>) gate_up(%w13 : tensor<4x16x16xf32>) down(%w2 : tensor<4x8x16xf32>) down_bias(%b : tensor<4x16xf32>) top 2 preweight : tensor<?x16xf32>
   return
 }
+
+// -----
+
+func.func @down_bias_dynamic(%x: tensor<?x16xf32>, %r: tensor<16x4xf32>, %w13: tensor<4x16x16xf32>, %w2: tensor<4x8x16xf32>, %b: tensor<4x?xf32>) {
+  // expected-error @+1 {{down_bias must have a static shape, got 'tensor<4x?xf32>'}}
+  %y = moe.block %x router(%r : tensor<16x4xf32>) gate_up(%w13 : tensor<4x16x16xf32>) down(%w2 : tensor<4x8x16xf32>) down_bias(%b : tensor<4x?xf32>) top 2 : tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @scaling_undone_by_null_renormalize(%x: tensor<?x16xf32>, %r: tensor<16x4xf32>, %u: tensor<?x2xf32>, %w13: tensor<4x16x16xf32>, %w2: tensor<4x8x16xf32>) {
+  // expected-error @+1 {{renormalize with null_fraction renormalises the real weights after the nulling, which would undo routed_scaling: give one}}
+  %y = moe.block %x router(%r : tensor<16x4xf32>) null_draws(%u : tensor<?x2xf32>) gate_up(%w13 : tensor<4x16x16xf32>) down(%w2 : tensor<4x8x16xf32>) top 2 renormalize null_fraction 0.5 routed_scaling 2.0 : tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @family_gpt_oss_scaling(%x: tensor<?x16xf32>, %r: tensor<16x4xf32>, %rb: tensor<4xf32>, %w13: tensor<4x16x16xf32>, %b13: tensor<4x16xf32>, %w2: tensor<4x8x16xf32>, %b2: tensor<4x16xf32>) {
+  // expected-error @+1 {{family gpt_oss needs no selection bias, groups, scaling, weight_input or shared expert}}
+  %y = moe.block %x router(%r : tensor<16x4xf32>) router_bias(%rb : tensor<4xf32>) gate_up(%w13 : tensor<4x16x16xf32>) gate_up_bias(%b13 : tensor<4x16xf32>) down(%w2 : tensor<4x8x16xf32>) down_bias(%b2 : tensor<4x16xf32>) top 2 routed_scaling 2.0 activation gpt_oss interleaved family gpt_oss : tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @family_llama4_renormalize(%x: tensor<?x16xf32>, %r: tensor<16x4xf32>, %w13: tensor<4x16x16xf32>, %w2: tensor<4x8x16xf32>) {
+  // expected-error @+1 {{family llama4 needs scoring sigmoid of the chosen logits (order topk_then_softmax, no renormalize)}}
+  %y = moe.block %x router(%r : tensor<16x4xf32>) gate_up(%w13 : tensor<4x16x16xf32>) down(%w2 : tensor<4x8x16xf32>) top 1 scoring sigmoid renormalize weight_input family llama4 : tensor<?x16xf32>
+  return
+}

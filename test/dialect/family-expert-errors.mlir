@@ -56,3 +56,11 @@ func.func @bias_width(%x: tensor<?x8xf32>, %w: tensor<4x8x16xf32>, %s: tensor<4x
   %o = moe.gmm %x, %w, %s bias(%b : tensor<4x8xf32>) : tensor<?x8xf32>, tensor<4x8x16xf32>, tensor<4xi32>
   return
 }
+
+// -----
+
+func.func @bias_dynamic(%x: tensor<?x8xf32>, %w: tensor<4x8x16xf32>, %s: tensor<4xi32>, %b: tensor<?x16xf32>) {
+  // expected-error @+1 {{bias must have a static shape, got 'tensor<?x16xf32>'}}
+  %o = moe.gmm %x, %w, %s bias(%b : tensor<?x16xf32>) : tensor<?x8xf32>, tensor<4x8x16xf32>, tensor<4xi32>
+  return
+}

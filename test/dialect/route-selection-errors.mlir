@@ -112,3 +112,11 @@ func.func @selection_bias_element(%l: tensor<4x8xf32>, %b: tensor<8xbf16>) {
   %i, %w = moe.route %l selection_bias(%b : tensor<8xbf16>) top 2 order softmax_then_topk : tensor<4x8xf32>
   return
 }
+
+// -----
+
+func.func @bias_dynamic(%l: tensor<4x8xf32>, %b: tensor<?xf32>) {
+  // expected-error @+1 {{selection_bias length must be static (one value per router column)}}
+  %i, %w = moe.route %l selection_bias(%b : tensor<?xf32>) top 2 null_experts 2 : tensor<4x8xf32>
+  return
+}

@@ -99,7 +99,7 @@ std::string differential::program(const BlockCase &c) {
     os << " groups " << c.route.groups << " topk_groups " << c.route.topkGroups
        << (c.route.groupScoreTop2Sum ? " group_score top2_sum" : "");
   if (c.route.routedScaling != 1.0)
-    os << " routed_scaling " << std::to_string(c.route.routedScaling);
+    os << " routed_scaling " << std::to_string(c.route.routedScaling); // k * 0.75: exact
   if (c.packStrategy)
     os << " pack_strategy " << c.packStrategy;
   if (c.scatter)
@@ -511,11 +511,14 @@ std::vector<float> concatGateUp(const std::vector<float> &gate, const std::vecto
 void differential::fuseGateUpAsQuantized(const BlockCase &c, reference::BlockShape &shape,
                                          reference::BlockWeights &w) {
   std::string passes = forwardPasses(c);
-  bool grouped = passes.find("mode=grouped") != std::string::npos;
   // Grouped mode puts the shared expert among the routed ones (fusing
-  // their gate and up), when there is one.
-  bool routed = (grouped && shape.shared > 0) || passes.find("moe-fuse-w13") != std::string::npos;
-  bool shared = passes.find("moe-fuse-shared-expert") != std::string::npos;
+  // their gate and up), when there is one and the routed experts are plain
+  // SwiGLU MLPs and the shared one ungated (else it leaves the block).
+  bool grouped = passes.find("mode=grouped") != std::string::npos && shape.shared > 0 &&
+                 !shape.gptOss && !shape.interleaved && !shape.expertBias && !shape.sharedGate;
+  bool routed = grouped || passes.find("moe-fuse-w13") != std::string::npos;
+  bool shared = grouped || (passes.find("moe-fuse-shared-expert") != std::string::npos &&
+                            passes.find("mode=grouped") == std::string::npos);
   if (routed && !shape.fusedW13) {
     w.w13 = concatGateUp(w.w1, w.w3, shape.experts * shape.hidden, shape.mlp);
     w.w1.clear();
@@ -761,7 +764,8 @@ BlockCase differential::randomCase(Choices &choices, bool backward) {
     }
     c.k = std::min(c.k, c.route.topkGroups * (c.experts / c.route.groups));
   }
-  if (choices.coin())
+  // (Refused with null draws that renormalise: that would undo the scaling.)
+  if (choices.coin() && !(c.nullFraction >= 0 && c.route.renormalize))
     c.route.routedScaling = pick(1, 4) * 0.75;
   c.routerBias = c.routerWeight && choices.coin();
   c.gptOss = pick(0, 2) == 0;
@@ -769,8 +773,6 @@ BlockCase differential::randomCase(Choices &choices, bool backward) {
   c.interleaved = c.fusedW13 && pick(0, 2) == 0;
   c.weightInput = !c.preweight && pick(0, 3) == 0;
   c.sharedGate = c.shared > 0 && choices.coin();
-  bool expertVariants =
-      c.gptOss || c.expertBias || c.interleaved || c.weightInput || c.sharedGate;
   static const char *const pipelines[] = {"", "moe-expand-block,moe-fuse-w13",
                                           "moe-expand-block,moe-fuse-shared-expert",
                                           "moe-fuse-shared-expert{mode=grouped}"};
@@ -798,8 +800,7 @@ BlockCase differential::randomCase(Choices &choices, bool backward) {
   // slice of the shared expert (its own group) with its own activation
   // scale: a finer quantization than the reference's, by design.
   bool slicedShared = c.passes.find("mode=grouped") != std::string::npos && c.shared > c.mlp;
-  // (The int8 reference models the plain SwiGLU experts only.)
-  if (!backward && !c.bf16 && !slicedShared && !expertVariants && pick(0, 3) == 0) {
+  if (!backward && !c.bf16 && !slicedShared && pick(0, 3) == 0) {
     static const char *const modes[] = {"int8", "int8_routed", "fake_int8"};
     c.quant = modes[pick(0, 2)];
     // Refused with a diagnostic: int8_routed cannot keep a shared expert

@@ -16,6 +16,9 @@
 // RUN: not moe-bench --family gpt_oss --impl baseline --tokens 64 2>&1 | FileCheck %s --check-prefix=IMPL
 // RUN: not moe-bench --family llama4 --stage-timing --tokens 64 2>&1 | FileCheck %s --check-prefix=STAGES
 // RUN: not moe-bench --family deepseek_v3 --tokens 64 --experts 8 --topk 8 --groups 4 --topk-groups 1 2>&1 | FileCheck %s --check-prefix=FIT
+// RUN: not moe-bench --family mixtral --null-route-frac-list 0.5 --tokens 64 2>&1 | FileCheck %s --check-prefix=NULLS
+// RUN: not moe-bench --family deepseek_v3 --null-route-frac-list 0.5 --renormalize-real-after-null --tokens 64 2>&1 | FileCheck %s --check-prefix=NULLS-V3
+// RUN: moe-bench --family olmoe --null-route-frac-list 0.5 --tokens 64 --hidden 32 --mlp-dim 24 --experts 8 --topk 2 --distribution random --iters 1 --warmup 0 --peak-gflops 100 | FileCheck %s --check-prefix=NULLS-OK
 
 // CHECK: RESULT {{.*}} quant=none family=mixtral
 // CHECK: RESULT {{.*}} quant=none family=qwen2_moe
@@ -39,3 +42,6 @@
 // IMPL: error: --family gpt_oss keeps gate and up in one interleaved weight with its biases: --impl fused_w13 or scatter
 // STAGES: error: --family times the family's block whole: --stage-timing and --queue-mode prequeue cut the plain block's stages
 // FIT: error: --family deepseek_v3: 4 groups keeping 1 do not fit 8 experts and top-8
+// NULLS: error: --family mixtral renormalises its routing weights, and with null routing the block renormalises the real weights after the nulling too: give --renormalize-real-after-null to say so
+// NULLS-V3: error: --family deepseek_v3 renormalises and then scales its routing weights (2.5): null routing's renormalisation after the nulling would undo the scaling
+// NULLS-OK: RESULT {{.*}} null_target=0.5 {{.*}} family=olmoe

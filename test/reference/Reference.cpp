@@ -811,22 +811,43 @@ struct Int8Expert {
   std::vector<Int8Matrix> gateUp;
   Int8Matrix down;
   int64_t width = 0;
+  // The families' variants: float biases added to the dequantized sums
+  // (gate_up's [2W] in its column layout, down's [H]; null: none), GPT-OSS's
+  // clamped activation, interleaved gate/up columns.
+  const float *gateUpBias = nullptr, *downBias = nullptr;
+  bool gptOss = false, interleaved = false;
+  float alpha = 1.702f, limit = 7.0f;
 
-  /// silu(g) * u in float, then the down projection.
+  /// The activation in float, then the down projection.
   std::vector<float> apply(const float *x) const {
-    std::vector<float> g, u;
+    std::vector<float> g(width), u(width);
     if (gateUp.size() == 1) {
       std::vector<float> h = int8RowTimes(x, gateUp[0]);
-      g.assign(h.begin(), h.begin() + width);
-      u.assign(h.begin() + width, h.end());
+      if (gateUpBias)
+        for (int64_t n = 0; n < 2 * width; ++n)
+          h[n] += gateUpBias[n];
+      for (int64_t j = 0; j < width; ++j) {
+        g[j] = interleaved ? h[2 * j] : h[j];
+        u[j] = interleaved ? h[2 * j + 1] : h[width + j];
+      }
     } else {
       g = int8RowTimes(x, gateUp[0]);
       u = int8RowTimes(x, gateUp[1]);
     }
     std::vector<float> act(width);
-    for (int64_t j = 0; j < width; ++j)
-      act[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
-    return int8RowTimes(act.data(), down);
+    for (int64_t j = 0; j < width; ++j) {
+      if (!gptOss) {
+        act[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
+        continue;
+      }
+      float gc = std::min(g[j], limit), uc = std::max(-limit, std::min(u[j], limit));
+      act[j] = (uc + 1.0f) * (gc / (1.0f + std::exp(-alpha * gc)));
+    }
+    std::vector<float> out = int8RowTimes(act.data(), down);
+    if (downBias)
+      for (size_t n = 0; n < out.size(); ++n)
+        out[n] += downBias[n];
+    return out;
   }
 };
 } // namespace
@@ -835,9 +856,8 @@ std::vector<double> moec::reference::blockInt8(const std::vector<float> &x, cons
                                                const BlockShape &s, const BlockWeights &w, int64_t k,
                                                const Int8Config &config) {
   int64_t H = s.hidden, M = s.mlp, E = s.experts, S = s.shared;
-  if (s.gptOss || s.interleaved || s.expertBias || s.weightInput || s.sharedGate) {
-    std::fprintf(stderr, "blockInt8: the family variants (gpt_oss, interleaved, expert biases, "
-                         "weight_input, shared gate) are not modelled\n");
+  if (s.interleaved && !s.fusedW13) {
+    std::fprintf(stderr, "blockInt8: interleaved gate/up columns need a fused w13\n");
     std::abort();
   }
   bool perChannel = config.perChannel;
@@ -854,6 +874,13 @@ std::vector<double> moec::reference::blockInt8(const std::vector<float> &x, cons
             [&](int64_t h, int64_t j) { return (*half)[(e * H + h) * M + j]; }, H, M, perChannel));
     ex.down = quantizeMatrix([&](int64_t j, int64_t h) { return w.w2[(e * M + j) * H + h]; }, M, H,
                              perChannel);
+    if (s.expertBias && !w.b13.empty())
+      ex.gateUpBias = &w.b13[e * 2 * M];
+    if (s.expertBias && !w.b2.empty())
+      ex.downBias = &w.b2[e * H];
+    ex.gptOss = s.gptOss;
+    ex.interleaved = s.interleaved;
+    ex.alpha = float(s.alpha), ex.limit = float(s.limit);
   }
   Int8Expert shared;
   bool sharedInt8 = S > 0 && !config.routedOnly;
@@ -877,20 +904,40 @@ std::vector<double> moec::reference::blockInt8(const std::vector<float> &x, cons
   } else {
     y.assign(s.tokens * H, 0.0);
   }
+  std::vector<float> weighted(H);
   for (int64_t t = 0; t < s.tokens; ++t) {
     const float *xt = &x[t * H];
     for (int64_t slot = 0; slot < k; ++slot) {
       int64_t e = routing.ids[t * k + slot];
       if (e < 0 || e >= E)
         continue;
+      float r = float(routing.weights[t * k + slot]);
+      if (s.weightInput) {
+        // Llama-4: the expert quantizes the weighted row (r x, in float);
+        // its output is summed as it is.
+        for (int64_t h = 0; h < H; ++h)
+          weighted[h] = r * xt[h];
+        std::vector<float> out = experts[e].apply(weighted.data());
+        for (int64_t h = 0; h < H; ++h)
+          y[t * H + h] += out[h];
+        continue;
+      }
       std::vector<float> out = experts[e].apply(xt);
       for (int64_t h = 0; h < H; ++h)
         y[t * H + h] += routing.weights[t * k + slot] * out[h];
     }
     if (sharedInt8) {
       std::vector<float> out = shared.apply(xt);
+      // Qwen2-MoE: the gate x . w_gate stays a float matmul.
+      double gate = 1.0;
+      if (s.sharedGate) {
+        float z = 0.0f;
+        for (int64_t h = 0; h < H; ++h)
+          z += xt[h] * w.swg[h];
+        gate = 1.0 / (1.0 + std::exp(-double(z)));
+      }
       for (int64_t h = 0; h < H; ++h)
-        y[t * H + h] += out[h];
+        y[t * H + h] += gate * out[h];
     }
   }
   return y;

@@ -206,8 +206,10 @@ struct Int8Config {
 /// down projection the activation row (float, silu(g) * u in float); the
 /// shared expert's weights are one-expert matrices. What moe-quantize's int8
 /// modes compute (fake_int8 too, up to float rounding).
-/// The family variants of BlockShape (gptOss, interleaved, expertBias,
-/// weightInput, sharedGate) are not modelled here: it aborts on them.
+/// The family variants of BlockShape: the expert biases are added in float
+/// to the dequantized sums, GPT-OSS's activation (over interleaved columns)
+/// runs in float, a weighted input (Llama-4) quantizes the row r x, the
+/// shared gate is a float dot product.
 std::vector<double> blockInt8(const std::vector<float> &x, const Routing &routing,
                               const BlockShape &shape, const BlockWeights &w, int64_t k,
                               const Int8Config &config);

@@ -185,8 +185,8 @@ std::vector<Config> configs() {
   // sizes on the host's default kernels, in bf16 on one kernel kind each
   // (AVX512_BF16 dot products, AMX or its fallback, the FMA tiles, tiny
   // tiles with every remainder, the reference loops), on a mesh in each EP
-  // dispatch (sharded equals one device), and int8 where the int8
-  // reference models the experts.
+  // dispatch (sharded equals one device), and in int8 (the fast kernel and
+  // the reference loops).
   const char *families[] = {"mixtral", "qwen2_moe", "qwen3_moe", "olmoe",
                             "deepseek_v2", "deepseek_v3", "gpt_oss", "llama4"};
   const char *bf16Kernels[] = {"gmm-strategy=microkernel-avx512bf16", "gmm-strategy=microkernel-amx",
@@ -213,16 +213,18 @@ std::vector<Config> configs() {
     });
     familyConfig("f32 reference gmm", 21, 33, 17, 8, 2,
                  [](Config &c) { c.toLLVM = "gmm-strategy=reference"; });
-    familyConfig("on a mesh", 16, 32, 24, 8, 2, [&](Config &c) {
-      c.dynamicTokens = false;
-      c.epDispatch = dispatches[i % 4];
-      c.mesh = i % 2 ? "data=2,expert=2" : "expert=2";
+    for (int d = 0; d < 4; ++d)
+      familyConfig(std::string("on a mesh, ") + dispatches[d], 16, 32, 24, 8, 2, [&](Config &c) {
+        c.dynamicTokens = false;
+        c.epDispatch = dispatches[d];
+        c.mesh = (i + d) % 2 ? "data=2,expert=2" : "expert=2";
+      });
+    familyConfig("int8", 29, 40, 24, 8, 2, [](Config &c) { c.quant = "int8"; });
+    familyConfig("int8 per expert, reference gmm", 17, 24, 16, 8, 2, [](Config &c) {
+      c.quant = "int8";
+      c.perExpertScales = true;
+      c.toLLVM = "gmm-strategy=reference";
     });
-    // The int8 reference runs plain SwiGLU experts (no biases, no GPT-OSS
-    // activation, no weighted input, no shared gate).
-    std::string name = family;
-    if (name != "gpt_oss" && name != "llama4" && name != "qwen2_moe")
-      familyConfig("int8", 29, 40, 24, 8, 2, [](Config &c) { c.quant = "int8"; });
   }
   // A few drawn at random (from the base seed) by the block fuzzer's
   // generator: sizes, every switch, every pipeline, meshes.

@@ -86,6 +86,17 @@ std::string upPath(std::ostream &os, const BlockConfig &c, const Types &t, const
   return "%a";
 }
 
+/// `v` as an MLIR float literal that reads back as the same double.
+std::string floatLiteral(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  std::string s = os.str();
+  if (s.find_first_of(".eEn") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
 /// The family's routing attributes, after `top K`.
 std::string familyRouting(const BlockConfig &c) {
   std::string s;
@@ -101,7 +112,7 @@ std::string familySelection(const BlockConfig &c) {
     s += " groups " + std::to_string(c.groups) + " topk_groups " + std::to_string(c.topkGroups) +
          (c.top2Sum ? " group_score top2_sum" : "");
   if (c.routedScaling != 1.0)
-    s += " routed_scaling " + std::to_string(c.routedScaling);
+    s += " routed_scaling " + floatLiteral(c.routedScaling);
   return s;
 }
 
@@ -154,6 +165,14 @@ std::string moebench::applyFamily(BlockConfig &c, const std::string &family, int
     return "--family " + family + ": " + std::to_string(c.groups) + " groups keeping " +
            std::to_string(c.topkGroups) + " do not fit " + std::to_string(c.experts) +
            " experts and top-" + std::to_string(c.topk);
+  if (c.nullRouting() && c.routeRenormalize && !c.renormalize)
+    return "--family " + family + " renormalises its routing weights, and with null routing "
+           "the block renormalises the real weights after the nulling too: give "
+           "--renormalize-real-after-null to say so";
+  if (c.nullRouting() && c.routeRenormalize && c.routedScaling != 1.0)
+    return "--family " + family + " renormalises and then scales its routing weights (" +
+           floatLiteral(c.routedScaling) +
+           "): null routing's renormalisation after the nulling would undo the scaling";
   c.expertBias = c.gptOss = c.interleaved = family == "gpt_oss";
   c.weightInput = family == "llama4";
   c.sharedGate = family == "qwen2_moe";
