@@ -9,7 +9,8 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev libfmt-dev libomp-22-dev
   libopenmpi-dev openmpi-bin
-  python3-matplotlib
+  python3-matplotlib python3-numpy python3-torch
+  nlohmann-json3-dev pybind11-dev python3-pybind11
   clang-22 libclang-rt-22-dev
 )
 

@@ -18,6 +18,7 @@
 #include "codegen/GmmTiling.h"
 #include "codegen/TargetCpu.h"
 #include "dialect/ParserGuard.h"
+#include "frontend/HfBlock.h"
 #include "codegen/ShardedCall.h"
 #include "dialect/MoeDialect.h"
 #include "passes/Remat.h"
@@ -30,6 +31,8 @@
 #include "runtime/CpuFeatures.h"
 #include "runtime/MemoryGuard.h"
 #include "runtime/Npy.h"
+#include "runtime/HfLayer.h"
+#include "runtime/Safetensors.h"
 #include "runtime/ShardComm.h"
 #include "runtime/ShardedRun.h"
 #include "runtime/ThreadLimit.h"
@@ -38,6 +41,7 @@
 #endif
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "mlir/Parser/Parser.h"
@@ -69,12 +73,34 @@ using namespace llvm;
 using namespace moec;
 
 namespace {
+/// The layer --hf-config describes (its weights bind at run time).
+std::optional<HfLayer> hfBlock;
+
 cl::SubCommand runCommand("run", "JIT-compile a function, run it on .npy or random inputs");
 
 // Shared by both forms.
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
-                               cl::Required, cl::sub(cl::SubCommand::getTopLevel()),
-                               cl::sub(runCommand));
+                               cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+// The front end from a Hugging Face model instead of a .mlir file.
+cl::opt<std::string> hfConfig(
+    "hf-config",
+    cl::desc("Compile the MoE block of a Hugging Face model's layer (its config.json; "
+             "with --layer) instead of a .mlir file: @moe_block(x, weights...)"),
+    cl::value_desc("config.json"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+cl::opt<int64_t> hfLayer("layer", cl::desc("With --hf-config: the layer (default 0)"),
+                         cl::init(0), cl::sub(cl::SubCommand::getTopLevel()),
+                         cl::sub(runCommand));
+cl::opt<std::string> hfDtype("dtype",
+                             cl::desc("With --hf-config: f32 or bf16 (default) activations "
+                                      "and weights (checkpoint tensors are converted)"),
+                             cl::init("bf16"), cl::sub(cl::SubCommand::getTopLevel()),
+                             cl::sub(runCommand));
+cl::opt<std::string> hfWeights(
+    "weights",
+    cl::desc("moec run --hf-config: the checkpoint (model.safetensors, its "
+             "model.safetensors.index.json, or their directory) whose layer weights bind to "
+             "the block's arguments when loaded"),
+    cl::value_desc("path"), cl::sub(runCommand));
 cl::opt<std::string> passPipeline(
     "pass-pipeline",
     cl::desc("Pipeline to run instead of moe-to-llvm, e.g. "
@@ -433,7 +459,11 @@ int run(mlir::ModuleOp module) {
 #endif
   if (randomInputs && !inputs.empty())
     return fail("give either --input files or --random-inputs, not both");
-  if (!randomInputs && inputs.size() != sig->inputs.size())
+  bool checkpointWeights = !hfWeights.empty();
+  if (checkpointWeights && !randomInputs && inputs.size() != 1)
+    return fail("with --weights, give x as the one --input (or --random-inputs): the other " +
+                std::to_string(sig->inputs.size() - 1) + " arguments are the checkpoint's");
+  if (!randomInputs && !checkpointWeights && inputs.size() != sig->inputs.size())
     return fail("'" + sig->name + "' takes " + std::to_string(sig->inputs.size()) +
                 " inputs; " + std::to_string(inputs.size()) +
                 " --input files given (or use --random-inputs)");
@@ -461,10 +491,27 @@ int run(mlir::ModuleOp module) {
       if (!array)
         return fail(error);
       auto buffer = toBuffer(*array, sig->inputs[i].dtype, error);
+      // (With --weights the one input is x: converted as argument 0.)
       if (!buffer)
         return fail("argument " + std::to_string(i) + " (" + inputs[i] + "): " + error);
       args.push_back(std::move(*buffer));
     }
+  }
+  if (checkpointWeights) {
+    // The layer's weights from the checkpoint, in the block's layouts,
+    // after x (random or the --input).
+    auto checkpoint = Checkpoint::open(hfWeights, error);
+    if (!checkpoint)
+      return fail(error);
+    std::vector<Buffer> weights;
+    if (!loadHfWeights(*hfBlock, *checkpoint, hfDtype == "bf16" ? DType::BF16 : DType::F32,
+                       weights, error))
+      return fail(error);
+    args.resize(1);
+    for (Buffer &w : weights)
+      args.push_back(std::move(w));
+    outs() << "weights: layer " << hfBlock->layer << " of " << hfWeights << " ("
+           << hfBlock->modelType << ")\n";
   }
   if (!sig->checkInputs(args, error))
     return fail(error);
@@ -663,6 +710,14 @@ int run(mlir::ModuleOp module) {
 /// written).
 int checkOptions() {
   std::string error;
+  if (inputFile.empty() == hfConfig.empty())
+    return fail(hfConfig.empty() ? "no input: give a .mlir file, or --hf-config config.json"
+                                 : "give a .mlir file or --hf-config, not both");
+  if (hfConfig.empty() && (hfLayer.getNumOccurrences() || hfDtype.getNumOccurrences() ||
+                           hfWeights.getNumOccurrences()))
+    return fail("--layer, --dtype and --weights apply to --hf-config");
+  if (hfDtype != "f32" && hfDtype != "bf16")
+    return fail("--dtype must be f32 or bf16 (got '" + hfDtype + "')");
   // First: the gmm strategies are checked against the target's features.
   if (!mlir::moe::codegen::setTargetCpu(targetCpu, error))
     return fail(error);
@@ -724,21 +779,37 @@ int main(int argc, char **argv) {
   // is noise to a user (moe-opt keeps mlir-opt's default).
   context.printOpOnDiagnostic(false);
   std::string error;
-  // A FIFO or device would block or never end: regular files (or stdin).
-  if (inputFile != "-" && !checkInputFile(inputFile, error))
-    return fail(error);
-  auto file = mlir::openInputFile(inputFile, &error);
-  if (!file)
-    return fail(error);
-  programHash = contentHash(file->getBufferStart(), file->getBufferSize());
+  mlir::OwningOpRef<mlir::ModuleOp> module;
   SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
   mlir::moe::ShortSourceLineDiagnosticHandler handler(sourceMgr, &context);
-  if (mlir::failed(mlir::moe::checkUpstreamParserHazards(sourceMgr, &context)))
-    return 1;
-  auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return 1;
+  if (!hfConfig.empty()) {
+    auto layer = readHfLayer(hfConfig, hfLayer, error);
+    if (!layer)
+      return fail(error);
+    hfBlock = *layer;
+    module = mlir::moe::buildHfBlockModule(&context, *layer,
+                                          hfDtype == "bf16" ? DType::BF16 : DType::F32);
+    if (mlir::failed(mlir::verify(*module)))
+      return 1;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    programHash = contentHash(text.data(), text.size());
+  } else {
+    // A FIFO or device would block or never end: regular files (or stdin).
+    if (inputFile != "-" && !checkInputFile(inputFile, error))
+      return fail(error);
+    auto file = mlir::openInputFile(inputFile, &error);
+    if (!file)
+      return fail(error);
+    programHash = contentHash(file->getBufferStart(), file->getBufferSize());
+    sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+    if (mlir::failed(mlir::moe::checkUpstreamParserHazards(sourceMgr, &context)))
+      return 1;
+    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return 1;
+  }
   if (!meshOption.empty()) {
     std::string partition = "moe-partition{mesh=" + meshOption + " ep-dispatch=" + epDispatch +
                             " capacity-factor=" + std::to_string(capacityFactor) +
