@@ -106,10 +106,16 @@ std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t 
   Keys keys{config, configPath, ""};
   HfLayer l;
   l.layer = layer;
-  l.modelType = keys.text("model_type", root.value("model_type", std::string()));
+  std::string rootType = root.contains("model_type") && root["model_type"].is_string()
+                             ? root["model_type"].get<std::string>()
+                             : std::string();
+  l.modelType = keys.text("model_type", rootType);
   int64_t layers = keys.size("num_hidden_layers");
   l.hidden = keys.size("hidden_size");
-  l.k = keys.size("num_experts_per_tok", keys.size("experts_per_token", 0));
+  // GPT-OSS's config also spells it experts_per_token.
+  l.k = config.contains("num_experts_per_tok") || !config.contains("experts_per_token")
+            ? keys.size("num_experts_per_tok")
+            : keys.size("experts_per_token");
   if (!keys.ok()) {
     error = keys.error;
     return std::nullopt;
@@ -135,13 +141,16 @@ std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t 
   } else if (type == "qwen2_moe" || type == "qwen3_moe") {
     l.family = type;
     l.mlp = keys.size("moe_intermediate_size");
-    l.experts = keys.size("num_experts");
+    // (transformers v5 writes num_experts as num_local_experts.)
+    l.experts = config.contains("num_experts") || !config.contains("num_local_experts")
+                    ? keys.size("num_experts")
+                    : keys.size("num_local_experts");
     l.softmaxThenTopk = true;
-    l.renormalize = keys.flag("norm_topk_prob", type == "qwen3_moe");
+    l.renormalize = keys.flag("norm_topk_prob", false); // both configs' default
     int64_t step = keys.size("decoder_sparse_step", 1);
     moe = !keys.listed("mlp_only_layers", layer) && step > 0 && (layer + 1) % step == 0;
     if (type == "qwen2_moe") {
-      l.shared = keys.size("shared_expert_intermediate_size", 0);
+      l.shared = keys.size("shared_expert_intermediate_size", 5632); // Qwen2MoeConfig's default
       l.sharedGate = l.shared > 0;
     }
     l.prefix = layers_ + "mlp.";
@@ -157,18 +166,30 @@ std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t 
     bool v3 = type == "deepseek_v3";
     l.mlp = keys.size("moe_intermediate_size");
     l.experts = keys.size("n_routed_experts");
-    l.shared = keys.size("n_shared_experts", 0) * l.mlp;
+    // The configs' defaults: V2 two shared experts, V3 one.
+    l.shared = keys.size("n_shared_experts", v3 ? 1 : 2) * l.mlp;
     l.softmaxThenTopk = true;
-    l.sigmoid = v3 || keys.text("scoring_func", "softmax") == "sigmoid";
+    l.sigmoid = v3;
     l.selectionBias = v3;
-    l.renormalize = keys.flag("norm_topk_prob", v3);
-    l.routedScaling = keys.number("routed_scaling_factor", 1.0);
+    // HF's DeepSeek-V2 never renormalises (it reads norm_topk_prob but only
+    // scales); V3 renormalises by default, then scales.
+    l.renormalize = v3 && keys.flag("norm_topk_prob", true);
+    l.routedScaling = keys.number("routed_scaling_factor", v3 ? 2.5 : 1.0);
     std::string method = keys.text("topk_method", v3 ? "noaux_tc" : "greedy");
-    if (method != "greedy") {
+    std::string grouped = v3 ? "noaux_tc" : "group_limited_greedy";
+    if (method == grouped) {
       l.groups = keys.size("n_group", 1);
       l.topkGroups = keys.size("topk_group", 1);
       l.top2Sum = v3;
+    } else if (v3 || method != "greedy") {
+      keys.fail("topk_method '" + method + "' is not one " + type + " has (" +
+                (v3 ? "noaux_tc" : "greedy, group_limited_greedy") + ")");
     }
+    if (l.groups > 1 && (l.experts % l.groups || l.topkGroups < 1 || l.topkGroups > l.groups ||
+                         l.k > l.topkGroups * (l.experts / l.groups)))
+      keys.fail("n_group " + std::to_string(l.groups) + " and topk_group " +
+                std::to_string(l.topkGroups) + " do not fit " + std::to_string(l.experts) +
+                " experts and top-" + std::to_string(l.k));
     int64_t firstDense = keys.size("first_k_dense_replace", 0);
     int64_t frequency = keys.size("moe_layer_freq", 1);
     moe = layer >= firstDense && frequency > 0 && layer % frequency == 0;
@@ -187,8 +208,9 @@ std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t 
     l.sigmoid = l.weightInput = true;
     l.shared = l.mlp; // Llama4TextMoe's shared expert is an MLP of intermediate_size
     int64_t step = keys.size("interleave_moe_layer_step", 1);
-    moe = config.contains("moe_layers") ? keys.listed("moe_layers", layer)
-                                        : step > 0 && (layer + 1) % step == 0;
+    moe = config.contains("moe_layers") && !config["moe_layers"].is_null()
+              ? keys.listed("moe_layers", layer)
+              : step > 0 && (layer + 1) % step == 0;
     l.prefix = layers_ + "feed_forward.";
   } else {
     error = configPath + ": model_type '" + type +
@@ -196,6 +218,10 @@ std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t 
             "deepseek_v3, gpt_oss, llama4_text)";
     return std::nullopt;
   }
+  // The experts' activation: SwiGLU (silu) for all but GPT-OSS's own.
+  if (l.family != "gpt_oss" && keys.text("hidden_act", "silu") != "silu")
+    keys.fail("hidden_act '" + keys.text("hidden_act", "") +
+              "': moec's experts are SwiGLU (silu) for " + type);
   if (!keys.ok()) {
     error = keys.error;
     return std::nullopt;
@@ -203,6 +229,15 @@ std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t 
   if (!moe) {
     error = configPath + ": layer " + std::to_string(layer) + " of this " + type +
             " model is a dense MLP, not an MoE block";
+    return std::nullopt;
+  }
+  // Bounded so that no product of them overflows (a layer of 2^20 x 2^20
+  // x 2^14 elements is past any machine anyway).
+  constexpr int64_t kMaxSize = int64_t(1) << 20, kMaxExperts = int64_t(1) << 14;
+  if (l.hidden > kMaxSize || l.mlp > kMaxSize || l.shared > kMaxSize || l.experts > kMaxExperts) {
+    error = configPath + ": sizes hidden " + std::to_string(l.hidden) + ", mlp " +
+            std::to_string(l.mlp) + ", shared " + std::to_string(l.shared) + ", experts " +
+            std::to_string(l.experts) + " are past what moec compiles";
     return std::nullopt;
   }
   if (l.hidden <= 0 || l.mlp <= 0 || l.experts <= 0 || l.k <= 0 || l.k > l.experts) {

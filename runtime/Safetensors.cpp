@@ -20,15 +20,25 @@ using namespace moec;
 
 namespace {
 
-/// Bytes per element of a safetensors dtype, 0 when moec does not read it.
+/// Bytes per element of a safetensors dtype, 0 for one the format does not
+/// have. Every standard dtype is checked for its bounds; moec reads F32,
+/// BF16, F16 and I8 (read() refuses the others), so a checkpoint holding
+/// tensors of other types elsewhere (GPT-OSS's MXFP4 blocks, FP8) opens.
 size_t storedSize(const std::string &dtype) {
-  if (dtype == "F32")
+  if (dtype == "F64" || dtype == "I64" || dtype == "U64")
+    return 8;
+  if (dtype == "F32" || dtype == "I32" || dtype == "U32")
     return 4;
-  if (dtype == "BF16" || dtype == "F16")
+  if (dtype == "BF16" || dtype == "F16" || dtype == "I16" || dtype == "U16")
     return 2;
-  if (dtype == "I8")
+  if (dtype == "I8" || dtype == "U8" || dtype == "BOOL" || dtype == "F8_E4M3" ||
+      dtype == "F8_E5M2")
     return 1;
   return 0;
+}
+
+bool readable(const std::string &dtype) {
+  return dtype == "F32" || dtype == "BF16" || dtype == "F16" || dtype == "I8";
 }
 
 /// IEEE half to float, exactly (subnormals, infinities and NaN included).
@@ -104,7 +114,7 @@ moec::parseSafetensors(const uint8_t *bytes, uint64_t size, const std::string &f
     t.dtype = dtype.get<std::string>();
     size_t element = storedSize(t.dtype);
     if (!element)
-      return fail("dtype " + t.dtype + " is not one moec reads (F32, BF16, F16, I8)");
+      return fail("dtype " + t.dtype + " is not a safetensors dtype");
     if (!shape.is_array())
       return fail("\"shape\" is not a list");
     // The element count, refusing sizes whose product overflows.
@@ -125,6 +135,11 @@ moec::parseSafetensors(const uint8_t *bytes, uint64_t size, const std::string &f
     if (begin > end || end > dataSize)
       return fail("data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
                   "] lie outside the " + std::to_string(dataSize) + " data bytes (truncated file?)");
+    // (The count is checked against the data first: count * element could
+    // wrap for a shape whose product is near 2^62.)
+    if (count > dataSize / element)
+      return fail("shape " + shape.dump() + " of " + t.dtype + " needs more than the " +
+                  std::to_string(dataSize) + " data bytes");
     if (end - begin != count * element)
       return fail("data_offsets hold " + std::to_string(end - begin) + " bytes but shape " +
                   shape.dump() + " of " + t.dtype + " needs " + std::to_string(count * element));
@@ -283,6 +298,11 @@ bool Checkpoint::read(const std::string &name, DType dtype, Buffer &out, std::st
   if (shape && *shape != t->shape) {
     error = tensorError(t->file, name, "shape " + shapeString(t->shape) + ", expected " +
                                            shapeString(*shape));
+    return false;
+  }
+  if (!readable(t->dtype)) {
+    error = tensorError(t->file, name, "stored as " + t->dtype +
+                                           ", which moec does not read (F32, BF16, F16, I8)");
     return false;
   }
   bool intStored = t->dtype == "I8";

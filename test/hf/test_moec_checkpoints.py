@@ -103,6 +103,16 @@ def test_refusals_name_the_file_and_tensor():
         r = run_moec("run", "--hf-config", fam.write_config(qdir, q), "--layer", "0",
                      "--random-inputs")
         assert r.returncode != 0 and "is a dense MLP, not an MoE block" in r.stderr, r.stderr
+        for edit, message in (({"topk_method": "top2"}, "topk_method 'top2' is not one deepseek_v2 has"),
+                              ({"hidden_act": "gelu"}, "hidden_act 'gelu': moec's experts are SwiGLU"),
+                              ({"n_group": 3, "topk_group": 1, "topk_method": "group_limited_greedy"},
+                               "n_group 3 and topk_group 1 do not fit 8 experts")):
+            v2dir = os.path.join(d, "v2-" + next(iter(edit)))
+            os.makedirs(v2dir)
+            r = run_moec("run", "--hf-config",
+                         fam.write_config(v2dir, dict(fam.config("deepseek_v2"), **edit)),
+                         "--layer", "1", "--random-inputs")
+            assert r.returncode != 0 and message in r.stderr, (edit, r.stderr)
         g = dict(cfg, model_type="gemma")
         gdir = os.path.join(d, "g")
         os.makedirs(gdir)

@@ -110,6 +110,18 @@ TEST(Safetensors, ReadsEveryDtypeAndConverts) {
   EXPECT_NE(error.find("tensor 'q': stored as I8, wanted as f32"), std::string::npos) << error;
   EXPECT_FALSE(c->read("missing", DType::F32, a, error));
   EXPECT_NE(error.find("no tensor 'missing'"), std::string::npos) << error;
+  // Other dtypes open (a checkpoint's MXFP4 blocks, say) and are refused
+  // only when read.
+  TempDir other;
+  write(other.file("u8.safetensors"),
+        safetensors(R"({"blocks": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}})", "ab"));
+  auto u8 = Checkpoint::open(other.file("u8.safetensors"), error);
+  ASSERT_TRUE(u8) << error;
+  EXPECT_FALSE(u8->read("blocks", DType::F32, a, error));
+  EXPECT_NE(error.find("tensor 'blocks': stored as U8, which moec does not read"), std::string::npos)
+      << error;
+  EXPECT_FALSE(c->read("missing", DType::F32, a, error));
+  EXPECT_NE(error.find("no tensor 'missing'"), std::string::npos) << error;
 }
 
 TEST(Safetensors, ShardedThroughTheIndex) {
@@ -159,7 +171,10 @@ TEST(Safetensors, RefusesEachCorruptionNamingFileAndTensor) {
       {"not-json", safetensors("{nope", ""), "the header is not a JSON object"},
       {"size-lie",
        safetensors(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", floats({1, 2})),
-       "tensor 'a': data_offsets hold 8 bytes but shape [3] of F32 needs 12"},
+       "tensor 'a': shape [3] of F32 needs more than the 8 data bytes"},
+      {"offsets-lie",
+       safetensors(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 8]}})", floats({1, 2})),
+       "tensor 'a': data_offsets hold 8 bytes but shape [1] of F32 needs 4"},
       {"offsets-backwards",
        safetensors(R"({"a": {"dtype": "F32", "shape": [0], "data_offsets": [8, 4]}})", floats({1, 2})),
        "tensor 'a': data_offsets [8, 4] lie outside"},
@@ -168,9 +183,13 @@ TEST(Safetensors, RefusesEachCorruptionNamingFileAndTensor) {
                    R"("b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
                    floats({1, 2, 3})),
        "its data overlaps tensor"},
-      {"dtype", safetensors(R"({"a": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]}})",
-                            floats({1, 2})),
-       "tensor 'a': dtype F64 is not one moec reads (F32, BF16, F16, I8)"},
+      {"dtype", safetensors(R"({"a": {"dtype": "F128", "shape": [1], "data_offsets": [0, 16]}})",
+                            floats({1, 2, 3, 4})),
+       "tensor 'a': dtype F128 is not a safetensors dtype"},
+      {"wrapping-size",
+       safetensors(R"({"a": {"dtype": "F32", "shape": [2147483648, 2147483648], "data_offsets": [0, 0]}})",
+                   ""),
+       "tensor 'a': shape [2147483648,2147483648] of F32 needs more than the 0 data bytes"},
       {"negative-shape",
        safetensors(R"({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", floats({1})),
        "tensor 'a': \"shape\" holds -1, not a size"},

@@ -459,10 +459,20 @@ int run(mlir::ModuleOp module) {
 #endif
   if (randomInputs && !inputs.empty())
     return fail("give either --input files or --random-inputs, not both");
+  // With --weights, arguments 1..W are the checkpoint's; the others (x,
+  // and a cotangent's dy after the weights) come from --input or are random.
   bool checkpointWeights = !hfWeights.empty();
-  if (checkpointWeights && !randomInputs && inputs.size() != 1)
-    return fail("with --weights, give x as the one --input (or --random-inputs): the other " +
-                std::to_string(sig->inputs.size() - 1) + " arguments are the checkpoint's");
+  size_t weightCount = 0;
+  FunctionSignature given = *sig; // the arguments the user gives
+  if (checkpointWeights) {
+    weightCount = hfBlockArguments(*hfBlock, DType::F32).size() - 1;
+    given.inputs.erase(given.inputs.begin() + 1, given.inputs.begin() + 1 + weightCount);
+  }
+  if (checkpointWeights && !randomInputs && inputs.size() != given.inputs.size())
+    return fail("with --weights, give " + std::to_string(given.inputs.size()) +
+                " --input file(s), x" + (given.inputs.size() > 1 ? " and dy" : "") +
+                " (or --random-inputs): the other " + std::to_string(weightCount) +
+                " arguments are the checkpoint's");
   if (!randomInputs && !checkpointWeights && inputs.size() != sig->inputs.size())
     return fail("'" + sig->name + "' takes " + std::to_string(sig->inputs.size()) +
                 " inputs; " + std::to_string(inputs.size()) +
@@ -481,17 +491,16 @@ int run(mlir::ModuleOp module) {
   std::vector<Buffer> args;
   if (randomInputs) {
     // Refuse inputs that cannot fit before allocating them.
-    if (std::string why = randomInputsRefusal(*sig, dynamicSize, "--dim"); !why.empty())
+    if (std::string why = randomInputsRefusal(given, dynamicSize, "--dim"); !why.empty())
       return fail(why);
-    args = moec::randomInputs(*sig, seed, dynamicSize);
+    args = moec::randomInputs(given, seed, dynamicSize);
     outs() << "inputs: random, seed " << seed << ", dynamic dimensions " << dynamicSize << "\n";
   } else {
     for (size_t i = 0; i < inputs.size(); ++i) {
       auto array = readNpy(inputs[i], error);
       if (!array)
         return fail(error);
-      auto buffer = toBuffer(*array, sig->inputs[i].dtype, error);
-      // (With --weights the one input is x: converted as argument 0.)
+      auto buffer = toBuffer(*array, given.inputs[i].dtype, error);
       if (!buffer)
         return fail("argument " + std::to_string(i) + " (" + inputs[i] + "): " + error);
       args.push_back(std::move(*buffer));
@@ -507,9 +516,11 @@ int run(mlir::ModuleOp module) {
     if (!loadHfWeights(*hfBlock, *checkpoint, hfDtype == "bf16" ? DType::BF16 : DType::F32,
                        weights, error))
       return fail(error);
-    args.resize(1);
-    for (Buffer &w : weights)
-      args.push_back(std::move(w));
+    if (weights.size() != weightCount)
+      return fail("the checkpoint mapping gave " + std::to_string(weights.size()) +
+                  " weights for " + std::to_string(weightCount) + " arguments");
+    args.insert(args.begin() + 1, std::make_move_iterator(weights.begin()),
+                std::make_move_iterator(weights.end()));
     outs() << "weights: layer " << hfBlock->layer << " of " << hfWeights << " ("
            << hfBlock->modelType << ")\n";
   }
