@@ -105,13 +105,19 @@ Value mlir::moe::codegen::lanesBelow(Emitter &e, Value col, Value limit, int64_t
   return vector::CreateMaskOp::create(e.b, VectorType::get({lanes}, e.b.getI1Type()), ValueRange{n});
 }
 
+namespace {
+/// 1 / (1 + exp(-z)) on an f32 vector.
+Value vectorSigmoid(Emitter &e, Value z) {
+  auto &b = e.b;
+  Value one = arith::ConstantOp::create(b, DenseElementsAttr::get(cast<VectorType>(z.getType()), 1.0f));
+  return arith::DivFOp::create(
+      b, one, arith::AddFOp::create(b, one, math::ExpOp::create(b, arith::NegFOp::create(b, z))));
+}
+} // namespace
+
 Value mlir::moe::codegen::siluTimes(Emitter &e, Value gate, Value up) {
   auto &b = e.b;
-  auto type = cast<VectorType>(gate.getType());
-  Value one = arith::ConstantOp::create(b, DenseElementsAttr::get(type, 1.0f));
-  Value sig = arith::DivFOp::create(
-      b, one, arith::AddFOp::create(b, one, math::ExpOp::create(b, arith::NegFOp::create(b, gate))));
-  return arith::MulFOp::create(b, arith::MulFOp::create(b, gate, sig), up);
+  return arith::MulFOp::create(b, arith::MulFOp::create(b, gate, vectorSigmoid(e, gate)), up);
 }
 
 Value mlir::moe::codegen::activate(Emitter &e, const GmmKernelPlan &p, Value gate, Value up) {
@@ -122,14 +128,12 @@ Value mlir::moe::codegen::activate(Emitter &e, const GmmKernelPlan &p, Value gat
   auto splat = [&](double v) {
     return arith::ConstantOp::create(b, DenseElementsAttr::get(type, static_cast<float>(v)));
   };
-  Value one = splat(1.0);
   Value g = arith::MinimumFOp::create(b, gate, splat(p.limit));
   Value u = arith::MaximumFOp::create(b, arith::MinimumFOp::create(b, up, splat(p.limit)),
                                       splat(-p.limit));
-  Value z = arith::MulFOp::create(b, g, splat(p.alpha));
-  Value sig = arith::DivFOp::create(
-      b, one, arith::AddFOp::create(b, one, math::ExpOp::create(b, arith::NegFOp::create(b, z))));
-  return arith::MulFOp::create(b, arith::AddFOp::create(b, u, one), arith::MulFOp::create(b, g, sig));
+  Value sig = vectorSigmoid(e, arith::MulFOp::create(b, g, splat(p.alpha)));
+  return arith::MulFOp::create(b, arith::AddFOp::create(b, u, splat(1.0)),
+                               arith::MulFOp::create(b, g, sig));
 }
 
 std::pair<Value, Value> mlir::moe::codegen::deinterleave(Emitter &e, Value first, Value second) {

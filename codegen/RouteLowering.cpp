@@ -155,23 +155,14 @@ Value selectionScores(Emitter &e, const RouteAttrs &a, Value logits, Value t, Va
         });
     e.store(a.top2Sum ? e.fadd(best[0], best[1]) : best[0], groupScore, {g});
   });
-  // The kept groups: topkGroups rounds of a strict greater-than scan.
+  // The kept groups: chosen as the experts are (ties to the lower group).
+  Value keptIds =
+      selectTopK(e, [&](Value g) { return e.load(groupScore, {g}); }, a.groups, a.topkGroups)
+          .first;
   Value kept = e.allocaScratch({a.groups}, b.getI1Type());
-  Value no = arith::ConstantOp::create(b, b.getBoolAttr(false));
-  Value yes = arith::ConstantOp::create(b, b.getBoolAttr(true));
-  e.fill(kept, no);
-  e.forLoop(zero, e.index(a.topkGroups), [&](Value) {
-    SmallVector<Value> best = e.forLoop(
-        zero, e.index(a.groups), ValueRange{negInf, e.index(-1)},
-        [&](Value g, ValueRange acc) -> SmallVector<Value> {
-          Value v = e.load(groupScore, {g});
-          Value free = arith::XOrIOp::create(b, e.load(kept, {g}), yes);
-          Value better = arith::OrIOp::create(
-              b, e.lt(acc[1], zero), arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, v, acc[0]));
-          Value pick = e.andI(free, better);
-          return {e.select(pick, v, acc[0]), e.select(pick, g, acc[1])};
-        });
-    e.store(yes, kept, {best[1]});
+  e.fill(kept, arith::ConstantOp::create(b, b.getBoolAttr(false)));
+  e.forLoop(zero, e.index(a.topkGroups), [&](Value i) {
+    e.store(arith::ConstantOp::create(b, b.getBoolAttr(true)), kept, {e.load(keptIds, {i})});
   });
   e.forLoop(zero, e.index(a.columns), [&](Value c) {
     Value inKept = e.load(kept, {e.divs(c, e.index(perGroup))});

@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <functional>
 
 using namespace moec;
 using nlohmann::json;
@@ -41,32 +40,27 @@ struct Keys {
     }
     return config[name].get<int64_t>();
   }
-  bool flag(const char *name, bool fallback) {
+  /// Key `name` of the JSON type `isType` tests (said as `kind` when it is
+  /// not), or `fallback` when absent.
+  template <typename T>
+  T value(const char *name, T fallback, bool (json::*isType)() const noexcept,
+          const char *kind) {
     if (!config.contains(name) || config[name].is_null())
       return fallback;
-    if (!config[name].is_boolean()) {
-      fail(std::string("\"") + name + "\" is " + config[name].dump() + ", not true or false");
+    if (!(config[name].*isType)()) {
+      fail(std::string("\"") + name + "\" is " + config[name].dump() + ", not " + kind);
       return fallback;
     }
-    return config[name].get<bool>();
+    return config[name].get<T>();
+  }
+  bool flag(const char *name, bool fallback) {
+    return value(name, fallback, &json::is_boolean, "true or false");
   }
   double number(const char *name, double fallback) {
-    if (!config.contains(name) || config[name].is_null())
-      return fallback;
-    if (!config[name].is_number()) {
-      fail(std::string("\"") + name + "\" is " + config[name].dump() + ", not a number");
-      return fallback;
-    }
-    return config[name].get<double>();
+    return value(name, fallback, &json::is_number, "a number");
   }
   std::string text(const char *name, const std::string &fallback) {
-    if (!config.contains(name) || config[name].is_null())
-      return fallback;
-    if (!config[name].is_string()) {
-      fail(std::string("\"") + name + "\" is " + config[name].dump() + ", not a string");
-      return fallback;
-    }
-    return config[name].get<std::string>();
+    return value(name, fallback, &json::is_string, "a string");
   }
   /// Whether layer `layer` is listed in the integer list `name`.
   bool listed(const char *name, int64_t layer) {
@@ -84,6 +78,41 @@ struct Keys {
 };
 
 } // namespace
+
+std::optional<HfLayer> moec::familyLayer(const std::string &family, int64_t hidden, int64_t mlp,
+                                         int64_t experts, int64_t k) {
+  HfLayer l;
+  l.family = l.modelType = family;
+  l.hidden = hidden, l.mlp = mlp, l.experts = experts, l.k = k;
+  if (family == "mixtral" || family == "qwen3_moe") {
+    l.softmaxThenTopk = l.renormalize = true;
+  } else if (family == "olmoe") {
+    l.softmaxThenTopk = true;
+  } else if (family == "qwen2_moe") {
+    l.softmaxThenTopk = true;
+    l.shared = 4 * mlp; // Qwen1.5-MoE-A2.7B: 5632 = 4 x 1408
+    l.sharedGate = true;
+  } else if (family == "deepseek_v2") {
+    l.softmaxThenTopk = true;
+    l.shared = 2 * mlp; // V2-Lite: greedy, unscaled, two shared experts
+  } else if (family == "deepseek_v3") {
+    l.sigmoid = l.softmaxThenTopk = l.renormalize = l.selectionBias = true;
+    // 8 groups keeping 4 where the experts divide into groups of two or
+    // more (a group's score sums its top two).
+    if (experts % 8 == 0 && experts >= 16)
+      l.groups = 8, l.topkGroups = 4, l.top2Sum = true;
+    l.routedScaling = 2.5;
+    l.shared = mlp;
+  } else if (family == "gpt_oss") {
+    l.routerBias = l.expertBias = l.gptOss = l.interleaved = true;
+  } else if (family == "llama4") {
+    l.sigmoid = l.weightInput = true;
+    l.shared = mlp; // Llama4TextMoe's shared expert is an MLP of intermediate_size
+  } else {
+    return std::nullopt;
+  }
+  return l;
+}
 
 std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t layer,
                                          std::string &error) {
@@ -132,20 +161,41 @@ std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t 
                         std::to_string(layer) + ".";
   bool moe = true;
   const std::string &type = l.modelType;
+  std::string family = type == "llama4_text" || type == "llama4" ? "llama4" : type;
+  // The sizes, under each family's names for them.
+  int64_t mlp = 0, experts = 0;
+  if (type == "mixtral" || type == "gpt_oss" || family == "llama4") {
+    mlp = keys.size("intermediate_size");
+    experts = keys.size("num_local_experts");
+  } else if (type == "qwen2_moe" || type == "qwen3_moe") {
+    mlp = keys.size("moe_intermediate_size");
+    // (transformers v5 writes num_experts as num_local_experts.)
+    experts = config.contains("num_experts") || !config.contains("num_local_experts")
+                  ? keys.size("num_experts")
+                  : keys.size("num_local_experts");
+  } else if (type == "olmoe") {
+    mlp = keys.size("intermediate_size");
+    experts = keys.size("num_experts");
+  } else if (type == "deepseek_v2" || type == "deepseek_v3") {
+    mlp = keys.size("moe_intermediate_size");
+    experts = keys.size("n_routed_experts");
+  }
+  std::optional<HfLayer> form = familyLayer(family, l.hidden, mlp, experts, l.k);
+  if (!form) {
+    error = configPath + ": model_type '" + type +
+            "' is not one moec knows (mixtral, qwen2_moe, qwen3_moe, olmoe, deepseek_v2, "
+            "deepseek_v3, gpt_oss, llama4_text)";
+    return std::nullopt;
+  }
+  form->modelType = l.modelType;
+  form->layer = l.layer;
+  l = *form;
+  // The knobs the config sets (familyLayer's values are the released
+  // models'; these defaults are the config classes'), the MoE-layer rule,
+  // the tensor names' prefix.
   if (type == "mixtral") {
-    l.family = "mixtral";
-    l.mlp = keys.size("intermediate_size");
-    l.experts = keys.size("num_local_experts");
-    l.softmaxThenTopk = l.renormalize = true;
     l.prefix = layers_ + "block_sparse_moe.";
   } else if (type == "qwen2_moe" || type == "qwen3_moe") {
-    l.family = type;
-    l.mlp = keys.size("moe_intermediate_size");
-    // (transformers v5 writes num_experts as num_local_experts.)
-    l.experts = config.contains("num_experts") || !config.contains("num_local_experts")
-                    ? keys.size("num_experts")
-                    : keys.size("num_local_experts");
-    l.softmaxThenTopk = true;
     l.renormalize = keys.flag("norm_topk_prob", false); // both configs' default
     int64_t step = keys.size("decoder_sparse_step", 1);
     moe = !keys.listed("mlp_only_layers", layer) && step > 0 && (layer + 1) % step == 0;
@@ -155,36 +205,27 @@ std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t 
     }
     l.prefix = layers_ + "mlp.";
   } else if (type == "olmoe") {
-    l.family = "olmoe";
-    l.mlp = keys.size("intermediate_size");
-    l.experts = keys.size("num_experts");
-    l.softmaxThenTopk = true;
     l.renormalize = keys.flag("norm_topk_prob", false);
     l.prefix = layers_ + "mlp.";
   } else if (type == "deepseek_v2" || type == "deepseek_v3") {
-    l.family = type;
     bool v3 = type == "deepseek_v3";
-    l.mlp = keys.size("moe_intermediate_size");
-    l.experts = keys.size("n_routed_experts");
     // The configs' defaults: V2 two shared experts, V3 one.
     l.shared = keys.size("n_shared_experts", v3 ? 1 : 2) * l.mlp;
-    l.softmaxThenTopk = true;
-    l.sigmoid = v3;
-    l.selectionBias = v3;
     // HF's DeepSeek-V2 never renormalises (it reads norm_topk_prob but only
     // scales); V3 renormalises by default, then scales.
     l.renormalize = v3 && keys.flag("norm_topk_prob", true);
     l.routedScaling = keys.number("routed_scaling_factor", v3 ? 2.5 : 1.0);
     std::string method = keys.text("topk_method", v3 ? "noaux_tc" : "greedy");
     std::string grouped = v3 ? "noaux_tc" : "group_limited_greedy";
+    l.groups = l.topkGroups = 1;
     if (method == grouped) {
       l.groups = keys.size("n_group", 1);
       l.topkGroups = keys.size("topk_group", 1);
-      l.top2Sum = v3;
     } else if (v3 || method != "greedy") {
       keys.fail("topk_method '" + method + "' is not one " + type + " has (" +
                 (v3 ? "noaux_tc" : "greedy, group_limited_greedy") + ")");
     }
+    l.top2Sum = v3 && l.groups > 1;
     if (l.groups > 1 && (l.experts % l.groups || l.topkGroups < 1 || l.topkGroups > l.groups ||
                          l.k > l.topkGroups * (l.experts / l.groups)))
       keys.fail("n_group " + std::to_string(l.groups) + " and topk_group " +
@@ -195,28 +236,14 @@ std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t 
     moe = layer >= firstDense && frequency > 0 && layer % frequency == 0;
     l.prefix = layers_ + "mlp.";
   } else if (type == "gpt_oss") {
-    l.family = "gpt_oss";
-    l.mlp = keys.size("intermediate_size");
-    l.experts = keys.size("num_local_experts");
-    l.routerBias = l.expertBias = l.gptOss = l.interleaved = true;
     l.limit = keys.number("swiglu_limit", 7.0);
     l.prefix = layers_ + "mlp.";
-  } else if (type == "llama4_text" || type == "llama4") {
-    l.family = "llama4";
-    l.mlp = keys.size("intermediate_size");
-    l.experts = keys.size("num_local_experts");
-    l.sigmoid = l.weightInput = true;
-    l.shared = l.mlp; // Llama4TextMoe's shared expert is an MLP of intermediate_size
+  } else { // llama4
     int64_t step = keys.size("interleave_moe_layer_step", 1);
     moe = config.contains("moe_layers") && !config["moe_layers"].is_null()
               ? keys.listed("moe_layers", layer)
               : step > 0 && (layer + 1) % step == 0;
     l.prefix = layers_ + "feed_forward.";
-  } else {
-    error = configPath + ": model_type '" + type +
-            "' is not one moec knows (mixtral, qwen2_moe, qwen3_moe, olmoe, deepseek_v2, "
-            "deepseek_v3, gpt_oss, llama4_text)";
-    return std::nullopt;
   }
   // The experts' activation: SwiGLU (silu) for all but GPT-OSS's own.
   if (l.family != "gpt_oss" && keys.text("hidden_act", "silu") != "silu")
@@ -276,8 +303,8 @@ namespace {
 /// Copies element (i, j) of a [rows, cols] source of 2-byte or 4-byte
 /// elements to `place(i, j)` of the destination: the layout changes the
 /// mapping makes (transposes, stacking, side by side) are all of this form.
-void copyInto(Buffer &dst, const Buffer &src, int64_t rows, int64_t cols,
-              const std::function<int64_t(int64_t, int64_t)> &place) {
+template <typename Place>
+void copyInto(Buffer &dst, const Buffer &src, int64_t rows, int64_t cols, Place place) {
   size_t element = dtypeSize(dst.dtype());
   const char *from = static_cast<const char *>(src.data());
   char *to = static_cast<char *>(dst.data());
@@ -288,61 +315,106 @@ void copyInto(Buffer &dst, const Buffer &src, int64_t rows, int64_t cols,
 
 } // namespace
 
+namespace {
+/// The checkpoint tensors (name after the layer's prefix, shape) the layer's
+/// weights are made of.
+std::vector<std::pair<std::string, std::vector<int64_t>>> hfTensors(const HfLayer &l) {
+  int64_t H = l.hidden, M = l.mlp, E = l.experts, S = l.shared;
+  bool stacked = l.family == "gpt_oss" || l.family == "llama4";
+  std::vector<std::pair<std::string, std::vector<int64_t>>> t = {
+      {stacked ? "router.weight" : "gate.weight", {E, H}}};
+  if (l.routerBias)
+    t.push_back({"router.bias", {E}});
+  if (l.selectionBias)
+    t.push_back({"gate.e_score_correction_bias", {E}});
+  if (stacked) {
+    t.push_back({"experts.gate_up_proj", {E, H, 2 * M}});
+    if (l.expertBias)
+      t.push_back({"experts.gate_up_proj_bias", {E, 2 * M}});
+    t.push_back({"experts.down_proj", {E, M, H}});
+    if (l.expertBias)
+      t.push_back({"experts.down_proj_bias", {E, H}});
+  } else {
+    bool mixtral = l.family == "mixtral";
+    for (int64_t e = 0; e < E; ++e) {
+      std::string expert = "experts." + std::to_string(e) + ".";
+      t.push_back({expert + (mixtral ? "w1" : "gate_proj") + ".weight", {M, H}});
+      t.push_back({expert + (mixtral ? "w3" : "up_proj") + ".weight", {M, H}});
+      t.push_back({expert + (mixtral ? "w2" : "down_proj") + ".weight", {H, M}});
+    }
+  }
+  if (S > 0) {
+    std::string shared = l.family == "qwen2_moe" || l.family == "llama4" ? "shared_expert."
+                                                                         : "shared_experts.";
+    t.push_back({shared + "gate_proj.weight", {S, H}});
+    t.push_back({shared + "up_proj.weight", {S, H}});
+    t.push_back({shared + "down_proj.weight", {H, S}});
+    if (l.sharedGate)
+      t.push_back({"shared_expert_gate.weight", {1, H}});
+  }
+  return t;
+}
+} // namespace
+
 bool moec::loadHfWeights(const HfLayer &l, const Checkpoint &ckpt, DType dt,
                          std::vector<Buffer> &weights, std::string &error) {
   int64_t H = l.hidden, M = l.mlp, E = l.experts, S = l.shared;
   const std::string &p = l.prefix;
-  auto read = [&](const std::string &name, std::vector<int64_t> shape, DType as, Buffer &out) {
-    return ckpt.read(p + name, as, out, error, &shape);
-  };
+  // Every tensor there and of its shape before any weight is allocated (a
+  // config can claim a layer far larger than its checkpoint holds).
+  for (const auto &[name, shape] : hfTensors(l)) {
+    const CheckpointTensor *t = ckpt.find(p + name);
+    if (!t) {
+      error = ckpt.path() + ": no tensor '" + p + name + "'";
+      return false;
+    }
+    if (t->shape != shape) {
+      error = t->file + ": tensor '" + p + name + "': shape " + shapeString(t->shape) +
+              ", expected " + shapeString(shape);
+      return false;
+    }
+  }
+  // The tensors in hfTensors' order, each into `t`.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> tensors = hfTensors(l);
+  size_t next = 0;
   Buffer t;
+  auto read = [&](DType as) { return ckpt.read(p + tensors[next++].first, as, t, error); };
   // The router [E, H] -> [H, E].
-  bool gptOss = l.family == "gpt_oss", llama4 = l.family == "llama4";
-  std::string routerName = gptOss || llama4 ? "router.weight" : "gate.weight";
-  if (!read(routerName, {E, H}, dt, t))
+  if (!read(dt))
     return false;
   Buffer router(dt, {H, E});
   copyInto(router, t, E, H, [&](int64_t e, int64_t h) { return h * E + e; });
   weights.push_back(std::move(router));
   if (l.routerBias) {
-    if (!read("router.bias", {E}, dt, t))
+    if (!read(dt))
       return false;
     weights.push_back(std::move(t));
   }
   if (l.selectionBias) {
-    if (!read("gate.e_score_correction_bias", {E}, DType::F32, t))
+    if (!read(DType::F32))
       return false;
     weights.push_back(std::move(t));
   }
-  if (gptOss || llama4) {
-    // Stacked and [in, out] already; GPT-OSS's gate/up interleaved as the
-    // block's `interleaved` reads them, Llama-4's gate then up.
-    for (auto [name, shape] : {std::pair<std::string, std::vector<int64_t>>{
-                                   "experts.gate_up_proj", {E, H, 2 * M}},
-                               {"experts.gate_up_proj_bias", {E, 2 * M}},
-                               {"experts.down_proj", {E, M, H}},
-                               {"experts.down_proj_bias", {E, H}}}) {
-      if (!gptOss && name.find("bias") != std::string::npos)
-        continue;
-      if (!read(name, shape, dt, t))
+  if (l.family == "gpt_oss" || l.family == "llama4") {
+    // Stacked and [in, out] already (gate_up, its bias, down, its bias):
+    // GPT-OSS's gate/up interleaved as the block's `interleaved` reads
+    // them, Llama-4's gate then up.
+    while (next < tensors.size() && tensors[next].first.rfind("experts.", 0) == 0) {
+      if (!read(dt))
         return false;
       weights.push_back(std::move(t));
     }
   } else {
-    // One tensor per expert and projection, [out, in].
-    bool mixtral = l.family == "mixtral";
-    std::string gateName = mixtral ? "w1" : "gate_proj", upName = mixtral ? "w3" : "up_proj",
-                downName = mixtral ? "w2" : "down_proj";
+    // One tensor per expert and projection, [out, in]: gate, up, down.
     Buffer w13(dt, {E, H, 2 * M}), w2(dt, {E, M, H});
     for (int64_t e = 0; e < E; ++e) {
-      std::string expert = "experts." + std::to_string(e) + ".";
       for (int half = 0; half < 2; ++half) {
-        if (!read(expert + (half ? upName : gateName) + ".weight", {M, H}, dt, t))
+        if (!read(dt))
           return false;
         copyInto(w13, t, M, H,
                  [&](int64_t m, int64_t h) { return (e * H + h) * 2 * M + half * M + m; });
       }
-      if (!read(expert + downName + ".weight", {H, M}, dt, t))
+      if (!read(dt))
         return false;
       copyInto(w2, t, H, M, [&](int64_t h, int64_t m) { return (e * M + m) * H + h; });
     }
@@ -350,23 +422,20 @@ bool moec::loadHfWeights(const HfLayer &l, const Checkpoint &ckpt, DType dt,
     weights.push_back(std::move(w2));
   }
   if (S > 0) {
-    std::string shared = l.family == "qwen2_moe" ? "shared_expert."
-                         : llama4                ? "shared_expert."
-                                                 : "shared_experts.";
+    // gate, up, down, then the gate's [1, H] weight (its bytes are [H, 1]'s).
     Buffer sw13(dt, {H, 2 * S}), sw2(dt, {S, H});
     for (int half = 0; half < 2; ++half) {
-      if (!read(shared + (half ? "up_proj" : "gate_proj") + ".weight", {S, H}, dt, t))
+      if (!read(dt))
         return false;
       copyInto(sw13, t, S, H, [&](int64_t s, int64_t h) { return h * 2 * S + half * S + s; });
     }
-    if (!read(shared + "down_proj.weight", {H, S}, dt, t))
+    if (!read(dt))
       return false;
     copyInto(sw2, t, H, S, [&](int64_t h, int64_t s) { return s * H + h; });
     weights.push_back(std::move(sw13));
     weights.push_back(std::move(sw2));
     if (l.sharedGate) {
-      // [1, H] -> [H, 1]: the same bytes.
-      if (!read("shared_expert_gate.weight", {1, H}, dt, t))
+      if (!read(dt))
         return false;
       Buffer gate(dt, {H, 1});
       std::memcpy(gate.data(), t.data(), t.numBytes());

@@ -43,6 +43,15 @@ struct HfLayer {
   std::string prefix;
 };
 
+/// The form of `family`'s layer (moe.block's family names) at these sizes,
+/// with the knobs its released models use (a config.json sets its own):
+/// routing, experts, a shared expert of the family's usual width. The one
+/// table of the families' forms: readHfLayer starts from it, moe-bench
+/// --family benchmarks it, the differential tests draw from it. Nullopt
+/// for a name that is not a family.
+std::optional<HfLayer> familyLayer(const std::string &family, int64_t hidden, int64_t mlp,
+                                   int64_t experts, int64_t k);
+
 /// The MoE block of layer `layer` of the model `configPath` describes (its
 /// config.json; Llama-4's text model under "text_config"). Nullopt with the
 /// reason: an unreadable or malformed file, a model_type moec does not

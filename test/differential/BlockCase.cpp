@@ -6,6 +6,7 @@
 #include "codegen/GmmTiling.h"
 #include "codegen/ShardedCall.h"
 #include "passes/Remat.h"
+#include "runtime/HfLayer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -131,58 +132,44 @@ reference::BlockShape differential::shapeOf(const BlockCase &c) {
 
 bool differential::familyCase(const std::string &family, int64_t tokens, int64_t hidden,
                               int64_t mlp, int64_t experts, int64_t k, BlockCase &c) {
+  std::optional<HfLayer> form = familyLayer(family, hidden, mlp, experts, k);
+  if (!form)
+    return false;
   c = BlockCase();
   c.name = family;
   c.family = family;
-  c.tokens = tokens;
-  c.hidden = hidden;
-  c.mlp = mlp;
-  c.experts = experts;
-  c.k = k;
+  c.tokens = tokens, c.hidden = hidden, c.mlp = mlp, c.experts = experts, c.k = k;
   c.routerWeight = true;
-  if (family == "mixtral") {
-    c.route.softmaxThenTopk = true;
-    c.route.renormalize = true;
-  } else if (family == "qwen3_moe") {
-    c.route.softmaxThenTopk = true;
-    c.route.renormalize = true;
-  } else if (family == "olmoe") {
-    c.route.softmaxThenTopk = true;
-  } else if (family == "qwen2_moe") {
-    c.route.softmaxThenTopk = true;
-    c.shared = 2 * mlp;
-    c.sharedGate = true;
-  } else if (family == "deepseek_v2") {
-    c.route.softmaxThenTopk = true;
-    c.route.groups = experts % 4 == 0 ? 4 : 1;
-    c.route.topkGroups = c.route.groups > 1 ? 2 : 1;
-    c.route.routedScaling = 16.0;
-    c.shared = 2 * mlp; // two shared experts as one MLP
-  } else if (family == "deepseek_v3") {
-    c.route.sigmoid = true;
-    c.route.softmaxThenTopk = true;
-    c.route.renormalize = true;
-    c.selectionBias = true;
-    c.route.groups = experts % 4 == 0 ? 4 : 1;
-    c.route.topkGroups = c.route.groups > 1 ? 2 : 1;
-    c.route.groupScoreTop2Sum = c.route.groups > 1;
-    c.route.routedScaling = 2.5;
-    c.shared = mlp;
-  } else if (family == "gpt_oss") {
-    c.routerBias = true;
-    c.expertBias = true;
-    c.gptOss = true;
-    c.interleaved = true;
-  } else if (family == "llama4") {
-    c.route.sigmoid = true;
-    c.weightInput = true;
-    c.shared = mlp;
-  } else {
-    return false;
-  }
-  // Group-limited selection needs K within the kept groups.
-  if (c.route.groups > 1)
+  c.route.sigmoid = form->sigmoid;
+  c.route.softmaxThenTopk = form->softmaxThenTopk;
+  c.route.renormalize = form->renormalize;
+  c.route.groups = form->groups;
+  c.route.topkGroups = form->topkGroups;
+  c.route.groupScoreTop2Sum = form->top2Sum;
+  c.route.routedScaling = form->routedScaling;
+  c.selectionBias = form->selectionBias;
+  c.routerBias = form->routerBias;
+  c.expertBias = form->expertBias;
+  c.gptOss = form->gptOss;
+  c.interleaved = form->interleaved;
+  c.weightInput = form->weightInput;
+  c.sharedGate = form->sharedGate;
+  c.shared = form->shared;
+  // Beyond the released models' knobs, so that the small cases exercise
+  // them: DeepSeek's group-limited selection (V2 by max, scaled by 16; V3
+  // by top-2 sum) where the experts make groups of two, and a narrower
+  // Qwen2 shared expert.
+  bool deepseek = family == "deepseek_v2" || family == "deepseek_v3";
+  if (deepseek && experts % 4 == 0) {
+    c.route.groups = 4;
+    c.route.topkGroups = 2;
+    c.route.groupScoreTop2Sum = family == "deepseek_v3";
     c.k = std::min(c.k, c.route.topkGroups * (experts / c.route.groups));
+  }
+  if (family == "deepseek_v2")
+    c.route.routedScaling = 16.0;
+  if (family == "qwen2_moe")
+    c.shared = 2 * mlp;
   return true;
 }
 

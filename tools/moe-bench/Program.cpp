@@ -49,10 +49,10 @@ struct Types {
 /// "%w13: T" or "%w1: T, %w3: T" (and the shared ones), as arguments.
 std::string expertArgs(const BlockConfig &c, const Types &t) {
   std::string s = c.fusedW13() ? "%w13: " + t.w13 : "%w1: " + t.w1 + ", %w3: " + t.w1;
-  if (c.expertBias)
+  if (c.layer.expertBias)
     s += ", %b13: " + t.b13;
   s += ", %w2: " + t.w2;
-  if (c.expertBias)
+  if (c.layer.expertBias)
     s += ", %b2: " + t.b2;
   return s;
 }
@@ -61,7 +61,7 @@ std::string sharedArgs(const BlockConfig &c, const Types &t) {
     return "";
   std::string s = c.sharedFused ? ", %sw13: " + t.sw13 : ", %sw1: " + t.sw1 + ", %sw3: " + t.sw1;
   s += ", %sw2: " + t.sw2;
-  if (c.sharedGate)
+  if (c.layer.sharedGate)
     s += ", %swg: " + t.swg;
   return s;
 }
@@ -100,26 +100,26 @@ std::string floatLiteral(double v) {
 /// The family's routing attributes, after `top K`.
 std::string familyRouting(const BlockConfig &c) {
   std::string s;
-  if (c.sigmoid)
+  if (c.layer.sigmoid)
     s += " scoring sigmoid";
-  if (c.byScores)
+  if (c.layer.softmaxThenTopk)
     s += " order softmax_then_topk";
   return s;
 }
 std::string familySelection(const BlockConfig &c) {
   std::string s;
-  if (c.groups > 1)
-    s += " groups " + std::to_string(c.groups) + " topk_groups " + std::to_string(c.topkGroups) +
-         (c.top2Sum ? " group_score top2_sum" : "");
-  if (c.routedScaling != 1.0)
-    s += " routed_scaling " + floatLiteral(c.routedScaling);
+  if (c.layer.groups > 1)
+    s += " groups " + std::to_string(c.layer.groups) + " topk_groups " + std::to_string(c.layer.topkGroups) +
+         (c.layer.top2Sum ? " group_score top2_sum" : "");
+  if (c.layer.routedScaling != 1.0)
+    s += " routed_scaling " + floatLiteral(c.layer.routedScaling);
   return s;
 }
 
 /// The routing attributes: renormalisation and benchmark null routing.
 std::string routingAttrs(const BlockConfig &c) {
   std::string s = familyRouting(c);
-  if (c.renormalize || c.routeRenormalize)
+  if (c.renormalize || c.layer.renormalize)
     s += " renormalize";
   if (c.nullRouting()) {
     if (c.nullMode != "independent")
@@ -135,55 +135,49 @@ std::string combineOp(const BlockConfig &c, const Types &t, const std::string &d
 }
 } // namespace
 
-const char *const moebench::kFamilies[8] = {"mixtral",     "qwen2_moe",   "qwen3_moe", "olmoe",
-                                            "deepseek_v2", "deepseek_v3", "gpt_oss",   "llama4"};
-
 std::string moebench::applyFamily(BlockConfig &c, const std::string &family, int64_t groups,
                                   int64_t topkGroups, double routedScaling) {
-  c.family = family;
-  c.routeRenormalize = family == "mixtral" || family == "qwen3_moe" || family == "deepseek_v3";
-  c.byScores = family != "gpt_oss" && family != "llama4";
-  c.sigmoid = family == "deepseek_v3" || family == "llama4";
-  c.selectionBias = family == "deepseek_v3";
-  bool deepseek = family == "deepseek_v2" || family == "deepseek_v3";
-  if (deepseek) {
-    // DeepSeek-V3's 8 groups keeping 4 where the experts divide into groups
-    // of two or more (its group score sums a group's top two); V2-Lite's greedy.
-    c.groups = groups > 0                                                  ? groups
-               : family == "deepseek_v3" && c.experts % 8 == 0 && c.experts >= 16 ? 8
-                                                                       : 1;
-    c.topkGroups = topkGroups > 0 ? topkGroups : c.groups > 1 ? c.groups / 2 : 1;
-    c.top2Sum = family == "deepseek_v3" && c.groups > 1;
-    c.routedScaling = routedScaling > 0 ? routedScaling : family == "deepseek_v3" ? 2.5 : 1.0;
+  std::optional<moec::HfLayer> form =
+      moec::familyLayer(family, c.hidden, c.mlp, c.experts, c.topk);
+  if (!form)
+    return "--family '" + family + "' is not a family";
+  moec::HfLayer &l = c.layer = *form;
+  if (family == "deepseek_v2" || family == "deepseek_v3") {
+    if (groups > 0) {
+      l.groups = groups;
+      l.topkGroups = l.groups > 1 ? l.groups / 2 : 1;
+    }
+    if (topkGroups > 0)
+      l.topkGroups = topkGroups;
+    l.top2Sum = family == "deepseek_v3" && l.groups > 1;
+    if (routedScaling > 0)
+      l.routedScaling = routedScaling;
   } else if (groups > 0 || topkGroups > 0 || routedScaling > 0) {
     return "--groups, --topk-groups and --routed-scaling are DeepSeek's: --family " + family +
            " has none";
   }
-  if (c.groups > 1 && (c.experts % c.groups || c.topkGroups < 1 || c.topkGroups > c.groups ||
-                       c.topk > c.topkGroups * (c.experts / c.groups) ||
-                       (c.top2Sum && c.experts / c.groups < 2)))
-    return "--family " + family + ": " + std::to_string(c.groups) + " groups keeping " +
-           std::to_string(c.topkGroups) + " do not fit " + std::to_string(c.experts) +
+  if (l.groups > 1 && (c.experts % l.groups || l.topkGroups < 1 || l.topkGroups > l.groups ||
+                       c.topk > l.topkGroups * (c.experts / l.groups) ||
+                       (l.top2Sum && c.experts / l.groups < 2)))
+    return "--family " + family + ": " + std::to_string(l.groups) + " groups keeping " +
+           std::to_string(l.topkGroups) + " do not fit " + std::to_string(c.experts) +
            " experts and top-" + std::to_string(c.topk);
-  if (c.nullRouting() && c.routeRenormalize && !c.renormalize)
+  if (c.nullRouting() && l.renormalize && !c.renormalize)
     return "--family " + family + " renormalises its routing weights, and with null routing "
            "the block renormalises the real weights after the nulling too: give "
            "--renormalize-real-after-null to say so";
-  if (c.nullRouting() && c.routeRenormalize && c.routedScaling != 1.0)
+  if (c.nullRouting() && l.renormalize && l.routedScaling != 1.0)
     return "--family " + family + " renormalises and then scales its routing weights (" +
-           floatLiteral(c.routedScaling) +
+           floatLiteral(l.routedScaling) +
            "): null routing's renormalisation after the nulling would undo the scaling";
-  c.expertBias = c.gptOss = c.interleaved = family == "gpt_oss";
-  c.weightInput = family == "llama4";
-  c.sharedGate = family == "qwen2_moe";
   if (c.shared == 0) // the family's shared expert, as its checkpoints have it
-    c.shared = family == "qwen2_moe" ? 4 * c.mlp : deepseek || family == "llama4" ? c.mlp : 0;
-  if (c.shared && !(deepseek || family == "qwen2_moe" || family == "llama4"))
+    c.shared = l.shared;
+  else if (l.shared == 0)
     return "--family " + family + " has no shared expert: drop --shared-expert-dim";
-  if ((c.expertBias || c.interleaved) && c.impl != "fused_w13" && c.impl != "scatter")
+  if ((l.expertBias || l.interleaved) && c.impl != "fused_w13" && c.impl != "scatter")
     return "--family gpt_oss keeps gate and up in one interleaved weight with its biases: "
            "--impl fused_w13 or scatter";
-  if (c.weightInput && c.preweight())
+  if (l.weightInput && c.preweight())
     return "--family llama4 weights the experts' input: --impl preweight does not apply";
   return "";
 }
@@ -192,11 +186,11 @@ std::string moebench::blockProgram(const BlockConfig &c) {
   Types t(c);
   std::ostringstream os;
   os << "func.func @moe_block(%x: " << t.x << ", %logits: " << t.logits << ", "
-     << (c.selectionBias ? "%sb: " + t.sb + ", " : "")
+     << (c.layer.selectionBias ? "%sb: " + t.sb + ", " : "")
      << (c.nullRouting() ? "%draws: " + t.draws + ", " : "") << expertArgs(c, t)
      << sharedArgs(c, t) << ") -> " << t.x << " {\n";
   os << "  %y = moe.block %x logits(%logits : " << t.logits << ") ";
-  if (c.selectionBias)
+  if (c.layer.selectionBias)
     os << "selection_bias(%sb : " << t.sb << ") ";
   if (c.nullRouting())
     os << "null_draws(%draws : " << t.draws << ") ";
@@ -204,10 +198,10 @@ std::string moebench::blockProgram(const BlockConfig &c) {
     os << "gate_up(%w13 : " << t.w13 << ") ";
   else
     os << "gate_up(%w1, %w3 : " << t.w1 << ", " << t.w1 << ") ";
-  if (c.expertBias)
+  if (c.layer.expertBias)
     os << "gate_up_bias(%b13 : " << t.b13 << ") ";
   os << "down(%w2 : " << t.w2 << ")\n      ";
-  if (c.expertBias)
+  if (c.layer.expertBias)
     os << "down_bias(%b2 : " << t.b2 << ") ";
   if (c.shared) {
     if (c.sharedFused)
@@ -215,7 +209,7 @@ std::string moebench::blockProgram(const BlockConfig &c) {
     else
       os << "shared_gate_up(%sw1, %sw3 : " << t.sw1 << ", " << t.sw1 << ") ";
     os << "shared_down(%sw2 : " << t.sw2 << ") ";
-    if (c.sharedGate)
+    if (c.layer.sharedGate)
       os << "shared_gate(%swg : " << t.swg << ") ";
   }
   os << "top " << c.topk << routingAttrs(c) << " pack_strategy " << c.packStrategy;
@@ -223,14 +217,14 @@ std::string moebench::blockProgram(const BlockConfig &c) {
     os << " combine_strategy scatter";
   if (c.preweight())
     os << " preweight";
-  if (c.weightInput)
+  if (c.layer.weightInput)
     os << " weight_input";
-  if (c.gptOss)
+  if (c.layer.gptOss)
     os << " activation gpt_oss";
-  if (c.interleaved)
+  if (c.layer.interleaved)
     os << " interleaved";
-  if (!c.family.empty())
-    os << " family " << c.family;
+  if (!c.layer.family.empty())
+    os << " family " << c.layer.family;
   os << " : " << t.x << "\n  return %y : " << t.x << "\n}\n";
   return os.str();
 }
@@ -238,12 +232,12 @@ std::string moebench::blockProgram(const BlockConfig &c) {
 std::string moebench::routeProgram(const BlockConfig &c) {
   Types t(c);
   std::ostringstream os;
-  os << "func.func @route(%logits: " << t.logits << (c.selectionBias ? ", %sb: " + t.sb : "")
+  os << "func.func @route(%logits: " << t.logits << (c.layer.selectionBias ? ", %sb: " + t.sb : "")
      << (c.nullRouting() ? ", %draws: " + t.draws : "") << ") -> (" << t.ids << ", " << t.w
      << ") {\n"
      << "  %ids0, %w0 = moe.route %logits "
-     << (c.selectionBias ? "selection_bias(%sb : " + t.sb + ") " : "") << "top " << c.topk
-     << familyRouting(c) << (c.renormalize || c.routeRenormalize ? " renormalize" : "")
+     << (c.layer.selectionBias ? "selection_bias(%sb : " + t.sb + ") " : "") << "top " << c.topk
+     << familyRouting(c) << (c.renormalize || c.layer.renormalize ? " renormalize" : "")
      << familySelection(c) << " : " << t.logits << "\n";
   if (c.nullRouting())
     os << "  %ids, %w = moe.null_slots %ids0, %w0, %draws fraction "

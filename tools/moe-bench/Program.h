@@ -3,6 +3,8 @@
 #ifndef MOEC_TOOLS_MOEBENCH_PROGRAM_H
 #define MOEC_TOOLS_MOEBENCH_PROGRAM_H
 
+#include "runtime/HfLayer.h"
+
 #include <cstdint>
 #include <string>
 
@@ -22,16 +24,11 @@ struct BlockConfig {
   std::string nullMode = "independent"; // independent | take_until_null
   bool renormalize = false;             // the real weights after nulling
 
-  // --family: an open model's layer (shared/docs/model-families.md) with
-  // the family's routing over the distribution's logits and its experts.
-  // applyFamily() sets these from the name.
-  std::string family;
-  bool sigmoid = false, byScores = false, routeRenormalize = false, selectionBias = false;
-  int64_t groups = 1, topkGroups = 1;
-  bool top2Sum = false;
-  double routedScaling = 1.0;
-  bool expertBias = false, gptOss = false, interleaved = false, weightInput = false;
-  bool sharedGate = false;
+  // --family: an open model's layer (shared/docs/model-families.md), its
+  // routing over the distribution's logits and its experts; applyFamily()
+  // sets it (its family is empty without --family). Its sizes and shared
+  // width are the fields above.
+  moec::HfLayer layer;
 
   bool nullRouting() const { return nullFraction >= 0; }
 
@@ -41,10 +38,7 @@ struct BlockConfig {
   std::string element() const { return dtype == "bf16" ? "bf16" : "f32"; }
 };
 
-/// The families --family knows, in the order the help lists them.
-extern const char *const kFamilies[8];
-
-/// Sets `c`'s family fields for `family` (one of kFamilies): its routing
+/// Sets `c.layer` to `family`'s form (moec::familyLayer): its routing
 /// (scoring, order, renormalisation, selection bias, groups of `groups`
 /// keeping `topkGroups` when given (> 0), else the family's, routed scaling
 /// when given (> 0)) and its experts (biases, GPT-OSS's activation, weighted

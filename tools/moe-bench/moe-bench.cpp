@@ -16,6 +16,7 @@
 #include "Quant.h"
 #include "Session.h"
 #include "Sweep.h"
+#include "dialect/MoeOps.h"
 #include "Tune.h"
 
 #include "codegen/GmmMicrokernel.h"
@@ -428,19 +429,18 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
   if (std::string why = QuantChoice{quantMode, quantWeightScales}.validate(); !why.empty())
     return why;
   if (!familyName.empty()) {
-    bool known = false;
+    // The families are the dialect's (moe.block's family attribute).
     std::string list;
-    for (const char *f : kFamilies) {
-      known |= familyName == f;
-      list += std::string(list.empty() ? "" : ", ") + f;
-    }
-    if (!known)
+    for (uint32_t i = 0; i <= mlir::moe::getMaxEnumValForFamily(); ++i)
+      list += std::string(list.empty() ? "" : ", ") +
+              mlir::moe::stringifyFamily(*mlir::moe::symbolizeFamily(i)).str();
+    std::optional<moec::HfLayer> form = moec::familyLayer(familyName, 1, 1, 1, 1);
+    if (!mlir::moe::symbolizeFamily(familyName) || !form)
       return "--family must be one of " + list + " (got '" + familyName + "')";
     if (stageTiming || queueMode != "full")
       return "--family times the family's block whole: --stage-timing and --queue-mode "
              "prequeue cut the plain block's stages";
-    if (quantMode != "none" &&
-        (familyName == "gpt_oss" || familyName == "qwen2_moe" || familyName == "llama4"))
+    if (quantMode != "none" && (form->expertBias || form->sharedGate || form->weightInput))
       return "--family " + familyName + " with --quant-mode: its experts' biases, shared gate "
              "or weighted input are not in moe-bench's int8 preparation yet";
   } else if (familyGroups || familyTopkGroups || familyScaling) {
@@ -825,10 +825,10 @@ int main(int argc, char **argv) {
       addWeight("w1", {c.experts, c.hidden, c.mlp}, sH);
       addWeight("w3", {c.experts, c.hidden, c.mlp}, sH);
     }
-    if (c.expertBias)
+    if (c.layer.expertBias)
       addWeight("b13", {c.experts, 2 * c.mlp}, 0.1f);
     addWeight("w2", {c.experts, c.mlp, c.hidden}, sM);
-    if (c.expertBias)
+    if (c.layer.expertBias)
       addWeight("b2", {c.experts, c.hidden}, 0.1f);
     std::vector<std::string> expertWeights = weightNames;
     if (c.shared) {
@@ -840,12 +840,12 @@ int main(int argc, char **argv) {
         addWeight("sw3", {c.hidden, c.shared}, sH);
       }
       addWeight("sw2", {c.shared, c.hidden}, sS);
-      if (c.sharedGate)
+      if (c.layer.sharedGate)
         addWeight("swg", {c.hidden, 1}, sH);
     }
     // DeepSeek-V3's e_score_correction_bias: a routing input, not a weight
     // (no gradient).
-    if (c.selectionBias) {
+    if (c.layer.selectionBias) {
       pool["sb"] = moec::Buffer(moec::DType::F32, {c.experts});
       fillUniform(pool["sb"], seed * 7 + 97, 0.05f);
     }
@@ -924,7 +924,7 @@ int main(int argc, char **argv) {
       std::mt19937_64 rng(seed * 1000003ull + std::hash<std::string>()(dist) + k);
       pool["logits"] = makeLogits(dist, c.tokens, c.experts, rng);
       std::vector<std::string> routeArgs = {"logits"};
-      if (c.selectionBias)
+      if (c.layer.selectionBias)
         routeArgs.push_back("sb");
       if (c.nullRouting()) {
         // The same draws for every fraction: independent nulls nest as the
@@ -1009,7 +1009,7 @@ int main(int argc, char **argv) {
                                : "");
         std::vector<double> times;
         std::vector<std::string> blockArgs = {"x", "logits"};
-        if (c.selectionBias)
+        if (c.layer.selectionBias)
           blockArgs.push_back("sb");
         if (c.nullRouting())
           blockArgs.push_back("draws");
@@ -1102,7 +1102,7 @@ int main(int argc, char **argv) {
           pool.erase(name);
         double med = median(times);
         r.distribution = dist, r.mode = mode, r.impl = impl, r.k = k;
-        r.family = c.family, r.shared = c.shared;
+        r.family = c.layer.family, r.shared = c.shared;
         r.remat = variant.policy, r.keptBytes = variant.remat.keptBytes;
         r.recomputedFlops = variant.remat.recomputedFlops;
         r.realAssignments = real, r.nullAssignments = nulls, r.seconds = med;
@@ -1264,8 +1264,8 @@ int main(int argc, char **argv) {
                                  nullRoutingMode, renormalizeRealAfterNull ? "true" : "false")
                              .str();
         rematFields += " quant=" + quant.mode;
-        if (!c.family.empty())
-          rematFields += " family=" + c.family;
+        if (!c.layer.family.empty())
+          rematFields += " family=" + c.layer.family;
         if (!r.relErrors.empty())
           rematFields += formatv(" quant_weight_scales={0} rel_error={1:E3}", quant.weightScales,
                                  r.relErrors.front().second)
