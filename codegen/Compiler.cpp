@@ -407,29 +407,45 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
 std::optional<std::vector<Buffer>>
 JitProgram::run(const FunctionSignature &sig, std::vector<Buffer> &inputs,
                 std::string &error) {
+  auto entry = packedEntry(sig.name, error);
+  if (!entry)
+    return std::nullopt;
   return invoke(sig, inputs,
                 [&](void **args, std::string &err) {
-                  // invokePacked wants a pointer to each argument's value.
+                  // The packed entry wants a pointer to each argument's value.
                   size_t count = sig.inputs.size() + (sig.results.empty() ? 0 : 1);
-                  std::vector<void *> packed;
-                  for (size_t i = 0; i < count; ++i)
-                    packed.push_back(&args[i]);
-                  if (auto e = engine->invokePacked("_mlir_ciface_" + sig.name, packed)) {
-                    err = "calling '" + sig.name + "' failed: " + llvm::toString(std::move(e));
-                    return false;
+                  void *packed[64];
+                  std::vector<void *> many;
+                  void **slots = packed;
+                  if (count > 64) {
+                    many.resize(count);
+                    slots = many.data();
                   }
-                  return true;
+                  for (size_t i = 0; i < count; ++i)
+                    slots[i] = &args[i];
+                  // A failed run-time check comes back as this call's error
+                  // (runtime/RunTimeChecks.h).
+                  return callPackedRecovering(entry, slots, err);
                 },
                 error);
 }
 
-bool JitProgram::materialize(const std::string &name, std::string &error) {
+JitProgram::PackedEntry JitProgram::packedEntry(const std::string &name, std::string &error) {
+  // Looked up once: the JIT's lookup costs microseconds, which a call on a
+  // few tokens would pay each time.
+  std::lock_guard<std::mutex> lock(entriesMutex);
+  if (auto found = entries.find(name); found != entries.end())
+    return found->second;
   auto symbol = engine->lookupPacked("_mlir_ciface_" + name);
   if (!symbol) {
     error = "cannot compile '" + name + "': " + llvm::toString(symbol.takeError());
-    return false;
+    return nullptr;
   }
-  return true;
+  return entries[name] = *symbol;
+}
+
+bool JitProgram::materialize(const std::string &name, std::string &error) {
+  return packedEntry(name, error) != nullptr;
 }
 
 std::optional<MemoryPlan> moec::memoryPlan(ModuleOp lowered, const std::string &name) {

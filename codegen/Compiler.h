@@ -16,7 +16,9 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -133,7 +135,12 @@ public:
 
 private:
   JitProgram() = default;
+  using PackedEntry = void (*)(void **);
+  /// Entry `name`'s packed wrapper, compiled on first use.
+  PackedEntry packedEntry(const std::string &name, std::string &error);
   std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::mutex entriesMutex; // shards of a mesh call from their threads
+  std::map<std::string, PackedEntry> entries;
 };
 
 } // namespace moec

@@ -136,8 +136,8 @@ LogicalResult mlir::moe::checkUpstreamParserHazards(llvm::SourceMgr &sourceMgr,
 }
 
 mlir::moe::ShortSourceLineDiagnosticHandler::ShortSourceLineDiagnosticHandler(
-    llvm::SourceMgr &mgr, MLIRContext *context)
-    : SourceMgrDiagnosticHandler(mgr, context) {
+    llvm::SourceMgr &mgr, MLIRContext *context, llvm::raw_ostream &os)
+    : SourceMgrDiagnosticHandler(mgr, context, os) {
   setHandler([this](Diagnostic &diag) {
     bool shortLines = lineIsShort(diag.getLocation());
     for (Diagnostic &note : diag.getNotes())

@@ -18,6 +18,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace llvm {
 class SourceMgr;
@@ -48,7 +49,10 @@ LogicalResult checkUpstreamParserHazards(llvm::SourceMgr &sourceMgr, MLIRContext
 /// module, would otherwise be printed whole, twice, after the message.
 class ShortSourceLineDiagnosticHandler : public SourceMgrDiagnosticHandler {
 public:
-  ShortSourceLineDiagnosticHandler(llvm::SourceMgr &mgr, MLIRContext *context);
+  /// Diagnostics go to `os` (the Python module collects them for the
+  /// exception it raises).
+  ShortSourceLineDiagnosticHandler(llvm::SourceMgr &mgr, MLIRContext *context,
+                                   llvm::raw_ostream &os = llvm::errs());
 
 private:
   bool lineIsShort(Location loc) const;

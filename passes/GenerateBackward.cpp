@@ -49,6 +49,7 @@
 
 #include "dialect/MoeOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -323,6 +324,20 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
     Value first;
     if (loss == "cotangent") {
       Value dy = body.addArgument(y.getType(), loc);
+      // The caller's dy must be shaped like y: where y's size is dynamic
+      // (the tokens) only the inputs decide it, so the check is made at run
+      // time; unchecked, a shorter dy would be read past its end.
+      auto yType = cast<RankedTensorType>(y.getType());
+      for (int64_t d = 0; d < yType.getRank(); ++d) {
+        if (!yType.isDynamicDim(d))
+          continue;
+        Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           tensor::DimOp::create(b, loc, y, d),
+                                           tensor::DimOp::create(b, loc, dy, d));
+        cf::AssertOp::create(b, loc, same,
+                             "the cotangent dy differs from y in dimension " +
+                                 std::to_string(d) + " (dy must be shaped like y)");
+      }
       adjoints.add(loc, y, scaled(b, loc, dy, 1.0 / double(replicas)));
       first = y;
     } else {

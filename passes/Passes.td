@@ -83,6 +83,7 @@ def MoeGenerateBackward : Pass<"moe-generate-backward", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",
   ];

@@ -71,7 +71,16 @@ Buffer::Buffer(DType dtype, std::vector<int64_t> shape)
     std::abort();
   }
   std::memset(p, 0, bytes ? bytes : 64);
-  data_.reset(p);
+  storage_.reset(p, [](void *q) { std::free(q); });
+  data_ = p;
+}
+
+Buffer Buffer::view(DType dtype, std::vector<int64_t> shape, void *data) {
+  Buffer b;
+  b.dtype_ = dtype;
+  b.shape_ = std::move(shape);
+  b.data_ = data;
+  return b;
 }
 
 int64_t Buffer::numElements() const {
@@ -110,6 +119,30 @@ std::vector<int64_t> Buffer::descriptor() {
   return words;
 }
 
+namespace {
+/// Whether a descriptor's data is row-major without gaps (what the
+/// generated code allocates).
+bool rowMajor(int64_t rank, const int64_t *words) {
+  const int64_t *shape = words + 3, *strides = words + 3 + rank;
+  bool contiguous = true;
+  for (int64_t d = rank - 1, expected = 1; d >= 0; expected *= shape[d], --d)
+    contiguous &= shape[d] == 1 || strides[d] == expected;
+  return contiguous;
+}
+} // namespace
+
+Buffer Buffer::adoptDescriptor(DType dtype, int64_t rank, const int64_t *words,
+                               const std::shared_ptr<void> &allocation) {
+  if (!rowMajor(rank, words))
+    return fromDescriptor(dtype, rank, words);
+  Buffer b;
+  b.dtype_ = dtype;
+  b.shape_.assign(words + 3, words + 3 + rank);
+  b.storage_ = allocation;
+  b.data_ = reinterpret_cast<char *>(words[1]) + words[2] * int64_t(dtypeSize(dtype));
+  return b;
+}
+
 Buffer Buffer::fromDescriptor(DType dtype, int64_t rank, const int64_t *words) {
   std::vector<int64_t> shape(words + 3, words + 3 + rank);
   const int64_t *strides = words + 3 + rank;
@@ -118,13 +151,10 @@ Buffer Buffer::fromDescriptor(DType dtype, int64_t rank, const int64_t *words) {
   auto *base = reinterpret_cast<const char *>(words[1]) + words[2] * size;
   auto *dst = static_cast<char *>(out.data());
   int64_t n = out.numElements();
-  // Row-major without gaps (what the generated code allocates): one copy.
-  // An element at a time costs ~10 ns each, tens of milliseconds for one
-  // block's result, which the benchmarks would time as the block's.
-  bool contiguous = true;
-  for (int64_t d = rank - 1, expected = 1; d >= 0; expected *= shape[d], --d)
-    contiguous &= shape[d] == 1 || strides[d] == expected;
-  if (contiguous) {
+  // Row-major without gaps: one copy. An element at a time costs ~10 ns
+  // each, tens of milliseconds for one block's result, which the benchmarks
+  // would time as the block's.
+  if (rowMajor(rank, words)) {
     if (n > 0)
       std::memcpy(dst, base, n * size);
     return out;

@@ -1,9 +1,13 @@
 //===- Buffer.h - host tensors the runtime passes to generated code -*- C++ -*-===//
 //
-// A Buffer owns a 64-byte aligned, row-major array of f32, bf16, i32 or i8
-// elements with a shape. It can describe itself as the memref descriptor
-// the generated code's C interface takes ({allocated, aligned, offset,
-// sizes[rank], strides[rank]}), and be filled from one such descriptor.
+// A Buffer is a row-major array of f32, bf16, i32 or i8 elements with a
+// shape. Usually it owns its memory (64-byte aligned); it can also be a view
+// of memory someone else keeps alive for as long as the Buffer is used (a
+// NumPy array or torch tensor the Python module passes without copying), or
+// own memory generated code allocated for a result (adopted, not copied). It
+// can describe itself as the memref descriptor the generated code's C
+// interface takes ({allocated, aligned, offset, sizes[rank], strides[rank]}),
+// and be made from one such descriptor.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEC_RUNTIME_BUFFER_H
@@ -36,15 +40,27 @@ uint64_t contentHash(const void *data, size_t bytes);
 class Buffer {
 public:
   Buffer() = default;
+  /// Owned, zeroed, 64-byte aligned memory.
   Buffer(DType dtype, std::vector<int64_t> shape);
+  /// A view of `data` (row-major, numElements() elements), which the caller
+  /// keeps alive and unchanged while the Buffer is used. Generated code
+  /// loads without assuming more than the element's alignment.
+  static Buffer view(DType dtype, std::vector<int64_t> shape, void *data);
+  Buffer(Buffer &&) = default;
+  Buffer &operator=(Buffer &&) = default;
+  // A copy would share the memory: say so with view() instead.
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  /// Whether the Buffer owns (or shares ownership of) its memory.
+  bool ownsMemory() const { return storage_ != nullptr; }
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t numElements() const;
   size_t numBytes() const { return numElements() * dtypeSize(dtype_); }
-  void *data() { return data_.get(); }
-  const void *data() const { return data_.get(); }
+  void *data() { return data_; }
+  const void *data() const { return data_; }
   template <typename T> T *as() { return static_cast<T *>(data()); }
   template <typename T> const T *as() const { return static_cast<const T *>(data()); }
 
@@ -62,14 +78,19 @@ public:
   /// Copies the data a descriptor of `rank` dimensions points to (any
   /// strides) into a new buffer.
   static Buffer fromDescriptor(DType dtype, int64_t rank, const int64_t *words);
+  /// The buffer a descriptor describes, taking over `allocation` (memory
+  /// generated code malloc'ed, freed with std::free when the last Buffer
+  /// sharing it goes) when the data is row-major without gaps; else a copy
+  /// (and `allocation` is left alone).
+  static Buffer adoptDescriptor(DType dtype, int64_t rank, const int64_t *words,
+                                const std::shared_ptr<void> &allocation);
 
 private:
-  struct Free {
-    void operator()(void *p) const { std::free(p); }
-  };
   DType dtype_ = DType::F32;
   std::vector<int64_t> shape_;
-  std::unique_ptr<void, Free> data_;
+  /// What keeps data_ alive (null for a view).
+  std::shared_ptr<void> storage_;
+  void *data_ = nullptr;
 };
 
 } // namespace moec

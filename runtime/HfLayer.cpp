@@ -114,8 +114,34 @@ std::optional<HfLayer> moec::familyLayer(const std::string &family, int64_t hidd
   return l;
 }
 
+namespace {
+std::optional<HfLayer> readLayer(const std::string &configPath, int64_t layer, std::string &error,
+                                 bool &dense);
+} // namespace
+
 std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t layer,
                                          std::string &error) {
+  bool dense = false;
+  if (layer != kFirstMoeLayer)
+    return readLayer(configPath, layer, error, dense);
+  // Every layer up to the first MoE one (the bound: the sizes' own).
+  for (int64_t l = 0; l < (int64_t(1) << 20); ++l) {
+    auto found = readLayer(configPath, l, error, dense);
+    if (found)
+      return found;
+    if (!dense) {
+      if (l > 0) // past the last layer, every one dense
+        error = configPath + ": none of the model's " + std::to_string(l) +
+                " layers is an MoE block";
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+std::optional<HfLayer> readLayer(const std::string &configPath, int64_t layer, std::string &error,
+                                 bool &dense) {
   if (!checkInputFile(configPath, error))
     return std::nullopt;
   std::ifstream in(configPath);
@@ -254,6 +280,7 @@ std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t 
     return std::nullopt;
   }
   if (!moe) {
+    dense = true;
     error = configPath + ": layer " + std::to_string(layer) + " of this " + type +
             " model is a dense MLP, not an MoE block";
     return std::nullopt;
@@ -275,6 +302,7 @@ std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t 
   }
   return l;
 }
+} // namespace
 
 std::vector<HfArgument> moec::hfBlockArguments(const HfLayer &l, DType dt) {
   int64_t H = l.hidden, M = l.mlp, E = l.experts, S = l.shared;

@@ -56,6 +56,8 @@ std::optional<HfLayer> familyLayer(const std::string &family, int64_t hidden, in
 /// config.json; Llama-4's text model under "text_config"). Nullopt with the
 /// reason: an unreadable or malformed file, a model_type moec does not
 /// know, a missing or wrong-typed key, a layer out of range or dense.
+/// `layer` kFirstMoeLayer: the model's first MoE layer.
+inline constexpr int64_t kFirstMoeLayer = -1;
 std::optional<HfLayer> readHfLayer(const std::string &configPath, int64_t layer, std::string &error);
 
 /// One argument of the block function: x (tokens dynamic, -1) and then the

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -33,20 +35,27 @@ std::optional<std::vector<Buffer>> moec::invoke(const FunctionSignature &sig,
   if (!call(args.data(), error))
     return std::nullopt;
 
+  // What the program allocated for a result becomes the result's memory
+  // (no copy); results sharing one allocation share it, freed once. A
+  // result that is an input's memory is copied: the input is not ours.
   std::vector<Buffer> outputs;
-  std::set<void *> inputData, freed;
+  std::set<const void *> inputData;
   for (Buffer &b : inputs)
     inputData.insert(b.data());
+  std::map<void *, std::shared_ptr<void>> allocations;
   size_t offset = 0;
   for (auto &r : sig.results) {
     const int64_t *words = results.data() + offset;
-    outputs.push_back(Buffer::fromDescriptor(r.dtype, r.shape.size(), words));
-    // What the program allocated for a result is ours to free, once; a
-    // result that is an input's buffer is not.
     void *allocated = reinterpret_cast<void *>(words[0]);
     void *aligned = reinterpret_cast<void *>(words[1]);
-    if (!inputData.count(aligned) && freed.insert(allocated).second)
-      std::free(allocated);
+    if (inputData.count(aligned)) {
+      outputs.push_back(Buffer::fromDescriptor(r.dtype, r.shape.size(), words));
+    } else {
+      std::shared_ptr<void> &owner = allocations[allocated];
+      if (!owner)
+        owner.reset(allocated, [](void *p) { std::free(p); });
+      outputs.push_back(Buffer::adoptDescriptor(r.dtype, r.shape.size(), words, owner));
+    }
     offset += 3 + 2 * r.shape.size();
   }
   return outputs;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <string>
 #include <unistd.h>
 
 #if defined(__GLIBC__)
@@ -31,17 +32,16 @@ void checkRequest(size_t bytes) {
   uint64_t available = moec::availableMemoryBytes();
   if (available == 0 || bytes <= available)
     return;
-  std::fflush(stdout);
-  std::fprintf(stderr,
-               "%s: error: the program asked for a buffer of %s at run time, more than the %s "
-               "of memory available: refused rather than left to the kernel's out-of-memory "
-               "killer (a buffer whose size depends on the inputs, which the memory plan "
-               "cannot count before the run; give smaller inputs or shard the block)\n",
-               moec::runTimeErrorToolName(), moec::memorySizeText(bytes).c_str(),
-               moec::memorySizeText(available).c_str());
-  std::fflush(stderr);
-  // Generated code cannot unwind and does not check for nullptr: end here.
-  std::_Exit(1);
+  // Built before the call, so that no temporary of this frame is skipped
+  // when failRunTime jumps back to the caller of the generated code.
+  thread_local std::string refusal;
+  refusal = "the program asked for a buffer of " + moec::memorySizeText(bytes) +
+            " at run time, more than the " + moec::memorySizeText(available) +
+            " of memory available: refused rather than left to the kernel's "
+            "out-of-memory killer (a buffer whose size depends on the inputs, which "
+            "the memory plan cannot count before the run; give smaller inputs or "
+            "shard the block)";
+  moec::failRunTime(refusal);
 }
 
 } // namespace

@@ -3,24 +3,56 @@
 #include "runtime/RunTimeChecks.h"
 
 #include <atomic>
+#include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
 
 namespace {
 std::atomic<const char *> toolName{"moec"};
+
+/// The innermost callPackedRecovering on this thread, and what failed.
+struct RecoveryPoint {
+  std::jmp_buf resume;
+  std::string message;
+};
+thread_local RecoveryPoint *recovery = nullptr;
+/// The message of the check that failed, between puts and abort.
+thread_local std::string checkMessage;
 } // namespace
 
 int moert_check_message(const char *message) {
-  std::fflush(stdout); // what the tool printed before comes before the error
-  std::fprintf(stderr, "%s: error: run-time check failed: %s (the inputs' sizes do not agree)\n",
-               toolName.load(), message);
-  std::fflush(stderr);
+  checkMessage = std::string("run-time check failed: ") + message +
+                 " (the inputs' sizes do not agree)";
   return 0;
 }
 
-void moert_check_failed() {
+void moert_check_failed() { moec::failRunTime(checkMessage); }
+
+void moec::failRunTime(const std::string &message) {
+  if (RecoveryPoint *point = recovery) {
+    point->message = message;
+    std::longjmp(point->resume, 1);
+  }
+  std::fflush(stdout); // what the tool printed before comes before the error
+  std::fprintf(stderr, "%s: error: %s\n", toolName.load(), message.c_str());
   std::fflush(nullptr);
   std::_Exit(1);
+}
+
+bool moec::callPackedRecovering(void (*fn)(void **), void **args, std::string &message) {
+  // Nothing with a destructor lives in this frame across the setjmp: the
+  // point is a plain struct whose string is assigned before the jump.
+  RecoveryPoint point;
+  RecoveryPoint *outer = recovery;
+  recovery = &point;
+  if (setjmp(point.resume) != 0) {
+    recovery = outer;
+    message = std::move(point.message);
+    return false;
+  }
+  fn(args);
+  recovery = outer;
+  return true;
 }
 
 void moec::setRunTimeErrorToolName(const char *name) { toolName.store(name); }

@@ -9,10 +9,23 @@
 // status 1. A library built with `-o lib.so` keeps the C library's puts
 // and abort: the program linking it owns its failure policy.
 //
+// A call made through callPackedRecovering gets the failure back instead:
+// the check (or the allocation guard, MemoryGuard.h) jumps back to the call
+// with the message, and the caller reports it as its own error. This is
+// what lets the Python module raise an exception for inputs whose dynamic
+// sizes disagree instead of ending the interpreter, and a shard of an
+// in-process mesh stop its peers. The jump is a longjmp: generated code
+// cannot unwind (it has no unwind tables and its parallel loops run on
+// libomp's threads), and it holds nothing that needs destroying, so
+// skipping its frames leaks at most the buffers it had allocated before
+// the check. A failure on a thread without such a call (a libomp worker)
+// still ends the process.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MOEC_RUNTIME_RUNTIMECHECKS_H
 #define MOEC_RUNTIME_RUNTIMECHECKS_H
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -32,6 +45,14 @@ namespace moec {
 void setRunTimeErrorToolName(const char *name);
 const char *runTimeErrorToolName();
 
+/// Calls the packed entry `fn(args)` of generated code. True when it
+/// returned; false with the message ("run-time check failed: ...") when a
+/// run-time check or the allocation guard failed in it on this thread.
+bool callPackedRecovering(void (*fn)(void **), void **args, std::string &message);
+/// Reports a failure of generated code: back to the innermost
+/// callPackedRecovering on this thread with `message`, or, without one,
+/// "<tool>: error: <message>" on stderr and exit status 1.
+[[noreturn]] void failRunTime(const std::string &message);
 /// Name -> address of puts and abort for the JIT's symbol map.
 std::vector<std::pair<const char *, void *>> runTimeCheckSymbols();
 

@@ -10,7 +10,7 @@ packages=(
   libgtest-dev libfmt-dev libomp-22-dev
   libopenmpi-dev openmpi-bin
   python3-matplotlib python3-numpy python3-torch
-  nlohmann-json3-dev pybind11-dev python3-pybind11
+  nlohmann-json3-dev pybind11-dev python3-pybind11 python3-dev python3-pytest
   clang-22 libclang-rt-22-dev
 )
 

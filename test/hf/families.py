@@ -680,7 +680,7 @@ def _route(family, c, logits, sel_bias):
 
 
 def reference_layer(family, cfg, tensors, x, layer=MOE_LAYER, prefix="model.",
-                    compute_dtype=torch.float32):
+                    compute_dtype=torch.float32, sparse=False):
     """The family's MoE layer on x [T, H]: y [T, H] in `compute_dtype` (f32 by default).
 
     Written from the family's equations (model-families.md, family-facts.md), vectorised:
@@ -693,6 +693,10 @@ def reference_layer(family, cfg, tensors, x, layer=MOE_LAYER, prefix="model.",
     runs with bf16 tolerances). Differentiable in x and every floating weight in `tensors`
     (e_score_correction_bias only chooses, so it gets no gradient). Ties in any top-k go to the
     lower index.
+
+    sparse=True: each expert runs on the tokens routed to it only, gathered and added back
+    (index_add), as the families' eager modeling code dispatches: the eager peer of the
+    benchmarks (bench/python/families_vs_eager.py), the same numbers.
     """
     family = family_of(family)
     c = cfg
@@ -717,12 +721,19 @@ def reference_layer(family, cfg, tensors, x, layer=MOE_LAYER, prefix="model.",
 
     y = torch.zeros_like(xf)
     for e in range(ne):
+        if sparse:
+            rows = chosen[:, e].nonzero().squeeze(1)
+            if rows.numel() == 0:
+                continue
+        else:
+            rows = slice(None)
+        xe = xf[rows]
         if family == "mixtral":
-            out = _swiglu(xf, w(f"experts.{e}.w1.weight"), w(f"experts.{e}.w3.weight"),
+            out = _swiglu(xe, w(f"experts.{e}.w1.weight"), w(f"experts.{e}.w3.weight"),
                           w(f"experts.{e}.w2.weight"))
         elif family == "gpt_oss":
             alpha, limit = 1.702, float(c.get("swiglu_limit", 7.0))
-            gu = xf @ w("experts.gate_up_proj")[e] + w("experts.gate_up_proj_bias")[e]
+            gu = xe @ w("experts.gate_up_proj")[e] + w("experts.gate_up_proj_bias")[e]
             gate, up = gu[..., 0::2], gu[..., 1::2]  # interleaved columns
             gate = gate.clamp(max=limit)
             up = up.clamp(min=-limit, max=limit)
@@ -731,16 +742,20 @@ def reference_layer(family, cfg, tensors, x, layer=MOE_LAYER, prefix="model.",
             out = out @ w("experts.down_proj")[e] + w("experts.down_proj_bias")[e]
         elif family == "llama4_text":
             # The weight scales the expert's input; the output is summed unweighted.
-            xin = xf * dense[:, e:e + 1]
+            xin = xe * dense[rows, e:e + 1]
             gu = xin @ w("experts.gate_up_proj")[e]
             gate, up = gu[..., :mlp], gu[..., mlp:]  # halves, gate first
             out = (up * F.silu(gate)) @ w("experts.down_proj")[e]
-            y = y + chosen[:, e:e + 1] * out
-            continue
+            weight = chosen[rows, e:e + 1]
         else:  # qwen2_moe, qwen3_moe, olmoe, deepseek_v2, deepseek_v3
-            out = _swiglu(xf, w(f"experts.{e}.gate_proj.weight"), w(f"experts.{e}.up_proj.weight"),
+            out = _swiglu(xe, w(f"experts.{e}.gate_proj.weight"), w(f"experts.{e}.up_proj.weight"),
                           w(f"experts.{e}.down_proj.weight"))
-        y = y + dense[:, e:e + 1] * out
+        if family != "llama4_text":
+            weight = dense[rows, e:e + 1]
+        if sparse:
+            y = y.index_add(0, rows, weight * out)
+        else:
+            y = y + weight * out
 
     # Shared experts run on the un-routed (and, for Llama-4, unweighted) input.
     if family == "qwen2_moe":

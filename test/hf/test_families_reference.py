@@ -37,13 +37,10 @@ except ImportError:  # the script runner at the bottom stands in
 
 
 def parametrize(argnames, values):
-    """pytest.mark.parametrize, or (without pytest) a note the runner below reads."""
-    if pytest is not None:
-        return pytest.mark.parametrize(argnames, values)
-
+    """pytest.mark.parametrize, and a note the runner below reads (run as a script)."""
     def mark(f):
         f.__dict__.setdefault("_params", []).append(([a.strip() for a in argnames.split(",")], values))
-        return f
+        return pytest.mark.parametrize(argnames, values)(f) if pytest is not None else f
     return mark
 
 

@@ -156,29 +156,34 @@ std::string moebench::applyFamily(BlockConfig &c, const std::string &family, int
     return "--groups, --topk-groups and --routed-scaling are DeepSeek's: --family " + family +
            " has none";
   }
+  return useLayer(c, l, "--family " + family);
+}
+
+std::string moebench::useLayer(BlockConfig &c, const moec::HfLayer &l, const std::string &what) {
+  c.layer = l;
   if (l.groups > 1 && (c.experts % l.groups || l.topkGroups < 1 || l.topkGroups > l.groups ||
                        c.topk > l.topkGroups * (c.experts / l.groups) ||
                        (l.top2Sum && c.experts / l.groups < 2)))
-    return "--family " + family + ": " + std::to_string(l.groups) + " groups keeping " +
+    return what + ": " + std::to_string(l.groups) + " groups keeping " +
            std::to_string(l.topkGroups) + " do not fit " + std::to_string(c.experts) +
            " experts and top-" + std::to_string(c.topk);
   if (c.nullRouting() && l.renormalize && !c.renormalize)
-    return "--family " + family + " renormalises its routing weights, and with null routing "
+    return what + " renormalises its routing weights, and with null routing "
            "the block renormalises the real weights after the nulling too: give "
            "--renormalize-real-after-null to say so";
   if (c.nullRouting() && l.renormalize && l.routedScaling != 1.0)
-    return "--family " + family + " renormalises and then scales its routing weights (" +
+    return what + " renormalises and then scales its routing weights (" +
            floatLiteral(l.routedScaling) +
            "): null routing's renormalisation after the nulling would undo the scaling";
   if (c.shared == 0) // the family's shared expert, as its checkpoints have it
     c.shared = l.shared;
   else if (l.shared == 0)
-    return "--family " + family + " has no shared expert: drop --shared-expert-dim";
+    return what + " has no shared expert: drop --shared-expert-dim";
   if ((l.expertBias || l.interleaved) && c.impl != "fused_w13" && c.impl != "scatter")
-    return "--family gpt_oss keeps gate and up in one interleaved weight with its biases: "
+    return what + " keeps gate and up in one interleaved weight with its biases: "
            "--impl fused_w13 or scatter";
   if (l.weightInput && c.preweight())
-    return "--family llama4 weights the experts' input: --impl preweight does not apply";
+    return what + " weights the experts' input: --impl preweight does not apply";
   return "";
 }
 

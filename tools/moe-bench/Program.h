@@ -47,6 +47,11 @@ struct BlockConfig {
 std::string applyFamily(BlockConfig &c, const std::string &family, int64_t groups,
                         int64_t topkGroups, double routedScaling);
 
+/// Sets `c.layer` to `layer` (a family's form, or a config.json's layer:
+/// its sizes already in `c`) after checking it fits `c`'s options; `what`
+/// names it in the messages ("--family gpt_oss"). Empty, or why not.
+std::string useLayer(BlockConfig &c, const moec::HfLayer &layer, const std::string &what);
+
 /// `@moe_block(x, logits[, selection bias][, draws], expert weights and
 /// biases..., shared weights...) -> y`: the whole block as one moe.block.
 std::string blockProgram(const BlockConfig &c);

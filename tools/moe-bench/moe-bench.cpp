@@ -69,6 +69,18 @@ cl::opt<std::string> familyName(
              "distribution's logits, its experts and shared expert; sizes from --hidden, "
              "--mlp-dim, --experts, --topk)"),
     cl::init(""), cl::cat(category));
+cl::opt<std::string> hfConfig(
+    "hf-config",
+    cl::desc("Benchmark the MoE block of a Hugging Face model's layer (its config.json; with "
+             "--layer): the family, sizes and routing knobs from the config, random weights of "
+             "the right shapes (the timing depends on the weights only through the routing, "
+             "which the distributions set)"),
+    cl::value_desc("config.json"), cl::init(""), cl::cat(category));
+cl::opt<int64_t> hfLayerNumber("layer", cl::desc("With --hf-config: the layer (default: the "
+                                                 "first MoE layer)"),
+                               cl::init(-1), cl::cat(category));
+/// The layer --hf-config describes.
+std::optional<moec::HfLayer> hfLayer;
 cl::opt<int64_t> familyGroups("groups",
                               cl::desc("--family deepseek_*: expert groups (n_group; default 8 "
                                        "for deepseek_v3 when the experts divide, else 1)"),
@@ -428,6 +440,32 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
       return check;
   if (std::string why = QuantChoice{quantMode, quantWeightScales}.validate(); !why.empty())
     return why;
+  if (!hfConfig.empty()) {
+    if (!familyName.empty())
+      return "give --hf-config or --family, not both";
+    for (const cl::Option *sized : std::initializer_list<const cl::Option *>{
+             &hidden, &mlpDim, &experts, &topk, &topkList, &sharedDim, &familyGroups,
+             &familyTopkGroups, &familyScaling})
+      if (sized->getNumOccurrences())
+        return "--hf-config sets the layer's sizes and routing: drop --" + sized->ArgStr.str();
+    std::string error;
+    auto layer = moec::readHfLayer(
+        hfConfig, hfLayerNumber.getNumOccurrences() ? hfLayerNumber : moec::kFirstMoeLayer, error);
+    if (!layer)
+      return error;
+    hfLayer = *layer;
+    hidden.setValue(layer->hidden), mlpDim.setValue(layer->mlp);
+    experts.setValue(layer->experts), topk.setValue(layer->k);
+    sharedDim.setValue(layer->shared);
+    if (stageTiming || queueMode != "full")
+      return "--hf-config times the layer's block whole: --stage-timing and --queue-mode "
+             "prequeue cut the plain block's stages";
+    if (quantMode != "none" && (layer->expertBias || layer->sharedGate || layer->weightInput))
+      return "--hf-config's " + layer->family + " layer with --quant-mode: its experts' "
+             "biases, shared gate or weighted input are not in moe-bench's int8 preparation yet";
+  } else if (hfLayerNumber.getNumOccurrences()) {
+    return "--layer applies to --hf-config";
+  }
   if (!familyName.empty()) {
     // The families are the dialect's (moe.block's family attribute).
     std::string list;
@@ -796,6 +834,12 @@ int main(int argc, char **argv) {
     if (!familyName.empty())
       if (std::string why = applyFamily(c, familyName, familyGroups, familyTopkGroups,
                                         familyScaling);
+          !why.empty())
+        return fail(why);
+    if (hfLayer)
+      if (std::string why = useLayer(c, *hfLayer,
+                                     "--hf-config's " + hfLayer->family + " layer " +
+                                         std::to_string(hfLayer->layer));
           !why.empty())
         return fail(why);
 

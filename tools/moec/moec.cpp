@@ -22,6 +22,7 @@
 #include "codegen/ShardedCall.h"
 #include "dialect/MoeDialect.h"
 #include "passes/Remat.h"
+#include "tooling/ProgramOptions.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -87,8 +88,9 @@ cl::opt<std::string> hfConfig(
     cl::desc("Compile the MoE block of a Hugging Face model's layer (its config.json; "
              "with --layer) instead of a .mlir file: @moe_block(x, weights...)"),
     cl::value_desc("config.json"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
-cl::opt<int64_t> hfLayer("layer", cl::desc("With --hf-config: the layer (default 0)"),
-                         cl::init(0), cl::sub(cl::SubCommand::getTopLevel()),
+cl::opt<int64_t> hfLayer("layer",
+                         cl::desc("With --hf-config: the layer (default: the first MoE layer)"),
+                         cl::init(kFirstMoeLayer), cl::sub(cl::SubCommand::getTopLevel()),
                          cl::sub(runCommand));
 cl::opt<std::string> hfDtype("dtype",
                              cl::desc("With --hf-config: f32 or bf16 (default) activations "
@@ -173,6 +175,19 @@ cl::opt<double> capacityFactor(
 cl::opt<int64_t> capacityRound(
     "capacity-round", cl::desc("With --capacity-factor: round capacities up to a multiple"),
     cl::init(1), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+
+ProgramOptions programOptions() {
+  ProgramOptions o;
+  o.mesh = meshOption;
+  o.epDispatch = epDispatch;
+  o.capacityFactor = capacityFactor;
+  o.capacityRound = capacityRound;
+  o.backward = backward;
+  o.routingGrad = routingGrad;
+  o.remat = remat;
+  o.activationBudget = activationBudget;
+  return o;
+}
 
 GmmChoices gmmChoices() {
   GmmChoices choices;
@@ -729,32 +744,12 @@ int checkOptions() {
     return fail("--layer, --dtype and --weights apply to --hf-config");
   if (hfDtype != "f32" && hfDtype != "bf16")
     return fail("--dtype must be f32 or bf16 (got '" + hfDtype + "')");
-  // First: the gmm strategies are checked against the target's features.
-  if (!mlir::moe::codegen::setTargetCpu(targetCpu, error))
-    return fail(error);
-  if (runCommand) {
-    // The check Library::open makes of a library, made of the JIT's code.
-    std::vector<std::string> missing =
-        missingCpuFeatures(mlir::moe::codegen::requiredIsaFeatures());
-    if (!missing.empty())
-      return fail("--target-cpu " + targetCpu + ": this CPU (" + sys::getHostCPUName().str() +
-                  ") lacks " + join(missing, " ") + ", which code for it may use: it cannot run "
-                  "here (compile a library with -o and run it on such a machine)");
-  }
-  if (!mlir::moe::codegen::packedKindsFor(gmmStrategy, mlir::moe::codegen::MachineModel::target(),
-                                          error))
-    return fail(error);
-  if (!gmmTiling.empty()) {
-    auto tiling = mlir::moe::codegen::GmmTiling::parse(gmmTiling);
-    if (!tiling)
-      return fail(toString(tiling.takeError()));
-    if (std::string why = tiling->invalidReason(/*swiglu=*/false); !why.empty())
-      return fail("gmm tiling " + tiling->str() + ": " + why);
-  }
-  if (std::string table = gmmChoices().tuningTable; !table.empty() && gmmTiling.empty())
-    if (Error bad = mlir::moe::codegen::checkTuningTable(table))
-      return fail(toString(std::move(bad)) +
-                  (tuningTable.empty() ? " (from $MOEC_TUNING_TABLE)" : ""));
+  if (std::string why = programOptionsRefusal(programOptions()); !why.empty())
+    return fail(why);
+  if (std::string why = selectTarget(targetCpu, gmmChoices(), /*runHere=*/bool(runCommand),
+                                     tuningTable.empty());
+      !why.empty())
+    return fail(why);
   if (runCommand) {
     if (!outputDir.empty() && !checkOutputDirectory(outputDir, error))
       return fail("--output-dir " + error);
@@ -821,30 +816,7 @@ int main(int argc, char **argv) {
     if (!module)
       return 1;
   }
-  if (!meshOption.empty()) {
-    std::string partition = "moe-partition{mesh=" + meshOption + " ep-dispatch=" + epDispatch +
-                            " capacity-factor=" + std::to_string(capacityFactor) +
-                            " capacity-round=" + std::to_string(capacityRound) + "}";
-    if (mlir::failed(lowerModule(*module, partition)))
-      return 1;
-  }
-  if (!backward.empty()) {
-    if (backward != "mean-square" && backward != "cotangent")
-      return fail("--backward must be mean-square or cotangent (got '" + backward + "')");
-    if (activationBudget.getNumOccurrences() && activationBudget < 0)
-      return fail("--activation-budget must be a number of bytes (got " +
-                  std::to_string(activationBudget) + ")");
-    if (!mlir::moe::parseRematPolicy(remat))
-      return fail("--remat must be none, expert_mlp, combine or auto (got '" + remat + "')");
-    if (mlir::failed(lowerModule(*module, "moe-generate-backward{loss=" + backward +
-                                              (routingGrad ? " routing-grad=true" : "") + "},"
-                                          "func.func(moe-remat{policy=" + remat +
-                                          " activation-budget=" +
-                                          std::to_string(activationBudget) + "})")))
-      return 1;
-  } else if (remat != "none" || activationBudget >= 0 || routingGrad) {
-    return fail("--remat, --activation-budget and --routing-grad apply to the backward: give "
-                "--backward too");
-  }
+  if (mlir::failed(prepareProgram(*module, programOptions())))
+    return 1;
   return runCommand ? run(*module) : compile(*module);
 }

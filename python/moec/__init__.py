@@ -1,0 +1,309 @@
+"""moec from Python: compile a moe program or a Hugging Face model's MoE layer, and call it on
+NumPy arrays or torch tensors.
+
+    import moec
+    prog = moec.compile("block.mlir", backward="cotangent")
+    y = prog(x, router, w13, w2)                      # NumPy in, NumPy out
+    layer = moec.from_hf("config.json", layer=3, weights="model.safetensors")
+    y = layer(x)                                      # the layer's weights bound
+
+Arguments are passed without copying when they are C-contiguous CPU arrays of the program's
+element type; results own the memory the compiled code wrote them to. The interpreter's lock is
+released while the code runs. docs/python.md has the whole API; moec.torch has the nn.Module.
+"""
+
+import os
+
+import numpy as np
+
+from . import _moec
+from ._moec import ArgumentError, CheckpointError, CompileError, RunError
+
+__all__ = [
+    "compile", "from_hf", "hf_layer", "load_hf_weights", "Program", "HfLayer", "ArgumentError",
+    "CheckpointError", "CompileError", "RunError", "host_target",
+]
+
+try:  # torch is optional: NumPy alone is enough to call a program.
+    import torch as _torch
+except ImportError:  # pragma: no cover - Debian's python3-torch is installed by setup
+    _torch = None
+
+_NUMPY_TAGS = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32", np.dtype(np.int8): "i8"}
+if _torch is not None:
+    _TORCH_TAGS = {_torch.float32: "f32", _torch.bfloat16: "bf16", _torch.int32: "i32",
+                   _torch.int8: "i8"}
+
+
+def host_target():
+    """This CPU as moec compiles for it: its name and the features the kernels use."""
+    return _moec.host_target()
+
+
+def _is_torch(value):
+    return _torch is not None and isinstance(value, _torch.Tensor)
+
+
+def _to_array(value, index, entry):
+    """(array, element type tag) for one argument, sharing its memory when it is contiguous."""
+    if _is_torch(value):
+        if value.device.type != "cpu":
+            raise ArgumentError(f"argument {index} of '{entry}' is on {value.device}; moec runs "
+                                "on the CPU (pass tensor.cpu())")
+        tag = _TORCH_TAGS.get(value.dtype)
+        if tag is None:
+            raise ArgumentError(f"argument {index} of '{entry}' is {value.dtype}; moec takes "
+                                "torch.float32, torch.bfloat16, torch.int32 or torch.int8")
+        tensor = value.detach()
+        if not tensor.is_contiguous():
+            tensor = tensor.contiguous()
+        if tag == "bf16":  # NumPy has no bf16: its 16-bit patterns, not converted
+            return tensor.view(_torch.int16).numpy(), tag
+        return tensor.numpy(), tag
+    array = value if isinstance(value, np.ndarray) else np.asarray(value)
+    tag = _NUMPY_TAGS.get(array.dtype)
+    if tag is None:
+        hint = " (NumPy has no bf16: pass a torch.bfloat16 tensor)" if array.dtype in (
+            np.float64, np.float16, np.uint16, np.int16) else ""
+        raise ArgumentError(f"argument {index} of '{entry}' is {array.dtype}; moec takes float32, "
+                            f"int32 or int8 arrays{hint}")
+    if not array.flags.c_contiguous:
+        array = np.ascontiguousarray(array)
+    return array, tag
+
+
+def _from_array(array, tag, as_torch):
+    if as_torch:
+        tensor = _torch.from_numpy(array)
+        return tensor.view(_torch.bfloat16) if tag == "bf16" else tensor
+    if tag == "bf16":  # to NumPy as float32 (exact: bf16 is float32's upper half)
+        return (array.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return array
+
+
+class Program:
+    """A compiled moe program: call it (its default entry) or `call(entry, ...)`.
+
+    Every public function taking and returning tensors is an entry; with a backward, each block
+    function `f` also has `f_forward_backward`. Arguments are NumPy arrays or torch tensors (any
+    mix); the results are torch tensors when any argument was one, else NumPy arrays (a bf16
+    result as float32).
+    """
+
+    def __init__(self, native):
+        self._native = native
+
+    @property
+    def entries(self):
+        """The entries' names, in the program's order."""
+        return list(self._native.entries)
+
+    @property
+    def entry(self):
+        """The default entry: `entry=` of compile, else the function the source defines."""
+        return self._native.default_entry
+
+    @property
+    def text(self):
+        """The program as compiled, before lowering (after partitioning and the backward)."""
+        return self._native.text
+
+    def signature(self, entry=None):
+        """"moe_block(f32[?,64],...)->(f32[?,64])": the full tensors, also on a mesh."""
+        return self._native.signature(entry or self.entry)
+
+    def inputs(self, entry=None):
+        """[(element type, shape)] of the entry's arguments (-1: dynamic)."""
+        return [(t, list(s)) for t, s in self._native.inputs(entry or self.entry)]
+
+    def results(self, entry=None):
+        return [(t, list(s)) for t, s in self._native.results(entry or self.entry)]
+
+    def gradient_args(self, entry=None):
+        """For a forward_backward entry: the argument numbers its gradients are for, in order."""
+        return list(self._native.gradient_args(entry or self.entry))
+
+    def mesh(self, entry=None):
+        """"data=2,expert=2" for an entry partitioned for a mesh, "" for one device."""
+        return self._native.mesh(entry or self.entry)
+
+    def memory_plan(self, entry=None):
+        return self._native.memory_plan(entry or self.entry)
+
+    def __call__(self, *args):
+        return self.call(self.entry, *args)
+
+    def call(self, entry, *args):
+        """Runs `entry` on `args`: one result as itself, several as a tuple."""
+        arrays, tags = [], []
+        for i, value in enumerate(args):
+            array, tag = _to_array(value, i, entry)
+            arrays.append(array)
+            tags.append(tag)
+        out = self._native.call(entry, arrays, tags)
+        as_torch = any(_is_torch(a) for a in args)
+        kinds = self._native.results(entry)
+        results = tuple(_from_array(a, t, as_torch) for a, (t, _) in zip(out, kinds))
+        return results[0] if len(results) == 1 else results
+
+    def median_call_seconds(self, *args, entry=None, iterations=20):
+        """The median time of `iterations` calls made from C++ on these arguments (converted
+        once): the C++ call a Python call's overhead is measured against."""
+        entry = entry or self.entry
+        arrays, tags = zip(*[_to_array(v, i, entry) for i, v in enumerate(args)]) if args else ((), ())
+        return self._native.median_call_seconds(entry, list(arrays), list(tags), iterations)
+
+    def __repr__(self):
+        return f"<moec.Program {', '.join(self.entries)}>"
+
+
+def _source_and_kind(source):
+    """(text or path, is_path): a path-like or a string naming a file is read as a file; a
+    string holding a program (a newline or a brace) is the program."""
+    if isinstance(source, os.PathLike):
+        return os.fspath(source), True
+    if not isinstance(source, str):
+        raise ArgumentError(f"source must be a program's text or a path, not {type(source).__name__}")
+    if "\n" in source or "{" in source:
+        return source, False
+    return source, True
+
+
+def _compile(source="", is_path=False, hf_config="", hf_layer=0, hf_dtype="bf16", *, entry=None,
+             backward=None, routing_grad=False, remat="none", activation_budget=None,
+             pipeline=None, mesh=None, ep_dispatch="compact", capacity_factor=0.0,
+             capacity_round=1, gmm_strategy="microkernel", gmm_tiling=None, tuning_table=None,
+             target_cpu=None, collective_timeout_ms=60000):
+    if isinstance(mesh, dict):
+        mesh = ",".join(f"{axis}={size}" for axis, size in mesh.items())
+    if tuning_table is None:
+        tuning_table = os.environ.get("MOEC_TUNING_TABLE", "")
+    native = _moec.compile(
+        source, is_path, hf_config, int(hf_layer), hf_dtype, entry or "", backward or "",
+        bool(routing_grad), remat, -1 if activation_budget is None else int(activation_budget),
+        pipeline or "", mesh or "", ep_dispatch, float(capacity_factor), int(capacity_round),
+        gmm_strategy, gmm_tiling or "", tuning_table, target_cpu or "", int(collective_timeout_ms))
+    return Program(native)
+
+
+def compile(source, *, entry=None, backward=None, routing_grad=False, remat="none",
+            activation_budget=None, pipeline=None, mesh=None, ep_dispatch="compact",
+            capacity_factor=0.0, capacity_round=1, gmm_strategy="microkernel", gmm_tiling=None,
+            tuning_table=None, target_cpu=None, collective_timeout_ms=60000):
+    """Compiles a moe program (its text, or a path to a .mlir file) for this CPU.
+
+    entry: the default entry (else the function the source defines).
+    backward: "cotangent" (f_forward_backward takes dL/dy last, returns y and the gradients) or
+        "mean-square" (returns mean(y^2) and the gradients); routing_grad, remat and
+        activation_budget as moec's --routing-grad, --remat, --activation-budget.
+    pipeline: a pass pipeline instead of moe-to-llvm (moec --pass-pipeline).
+    mesh: "data=2,expert=2" or {"expert": 2}: partition for the mesh and run every shard in
+        this process (the calls take and return the full tensors); ep_dispatch,
+        capacity_factor, capacity_round as moec's options.
+    gmm_strategy, gmm_tiling, tuning_table: moec's --gmm-strategy, --gmm-tiling,
+        --tuning-table (default $MOEC_TUNING_TABLE).
+    target_cpu: an LLVM CPU name this host can stand in for (default: this host).
+
+    Raises CompileError with the compiler's diagnostics, ArgumentError for a bad option.
+    """
+    text, is_path = _source_and_kind(source)
+    return _compile(text, is_path, entry=entry, backward=backward, routing_grad=routing_grad,
+                    remat=remat, activation_budget=activation_budget, pipeline=pipeline,
+                    mesh=mesh, ep_dispatch=ep_dispatch, capacity_factor=capacity_factor,
+                    capacity_round=capacity_round, gmm_strategy=gmm_strategy,
+                    gmm_tiling=gmm_tiling, tuning_table=tuning_table, target_cpu=target_cpu,
+                    collective_timeout_ms=collective_timeout_ms)
+
+
+def _dtype_tag(dtype):
+    if dtype in ("f32", "float32") or (_torch is not None and dtype is _torch.float32) or \
+            dtype is np.float32:
+        return "f32"
+    if dtype in ("bf16", "bfloat16") or (_torch is not None and dtype is _torch.bfloat16):
+        return "bf16"
+    raise ArgumentError(f"dtype= must be f32 or bf16 (got {dtype!r})")
+
+
+def _layer_number(layer):
+    return -1 if layer is None else int(layer)  # -1: the first MoE layer (C++ kFirstMoeLayer)
+
+
+def hf_layer(config, layer=None, dtype="bf16"):
+    """What config.json says of layer `layer`'s (default: the first MoE layer's) MoE block: the family, its sizes, and the block's
+    arguments [(name, shape, element type)] (x first, then the weights in the block's layouts)."""
+    return _moec.hf_layer(os.fspath(config), _layer_number(layer), _dtype_tag(dtype))
+
+
+def load_hf_weights(config, layer, weights, dtype="bf16"):
+    """The weights of layer `layer` (None: the first MoE layer) from a safetensors checkpoint
+    (a file, its index, or their directory), in the block's layouts: {name: array} in argument
+    order (bf16 as torch tensors)."""
+    tag = _dtype_tag(dtype)
+    info = hf_layer(config, layer, tag)
+    arrays = _moec.load_hf_weights(os.fspath(config), _layer_number(layer), os.fspath(weights),
+                                   tag)
+    names = [name for name, _, _ in info["arguments"][1:]]
+    return {n: _from_array(a, t, as_torch=(tag == "bf16"))
+            for n, a, (_, _, t) in zip(names, arrays, info["arguments"][1:])}
+
+
+def _random_weights(info, seed):
+    """Weights of the right shapes: N(0, 1/fan_in) for matrices, small values for the rest
+    (the selection bias zero), as moe-bench makes them."""
+    rng = np.random.default_rng(seed)
+    weights = {}
+    for name, shape, tag in info["arguments"][1:]:
+        if name == "selection_bias":
+            w = np.zeros(shape, np.float32)
+        elif len(shape) >= 2:
+            w = (rng.standard_normal(shape) / np.sqrt(shape[-2])).astype(np.float32)
+        else:
+            w = (0.1 * rng.standard_normal(shape)).astype(np.float32)
+        if tag == "bf16":
+            if _torch is None:
+                raise ArgumentError("bf16 weights need torch (python3-torch)")
+            weights[name] = _torch.from_numpy(w).to(_torch.bfloat16)
+        else:
+            weights[name] = w
+    return weights
+
+
+class HfLayer:
+    """A Hugging Face model's MoE layer, compiled, with its weights bound: call it on x [T, H]."""
+
+    def __init__(self, program, info, weights):
+        self.program = program
+        self.info = info
+        self.weights = weights  # {name: array or tensor}, in argument order
+        converted = [_to_array(w, i + 1, program.entry) for i, w in enumerate(weights.values())]
+        self._arrays = [a for a, _ in converted]
+        self._tags = [t for _, t in converted]
+
+    def __call__(self, x):
+        entry = self.program.entry
+        array, tag = _to_array(x, 0, entry)
+        out = self.program._native.call(entry, [array] + self._arrays, [tag] + self._tags)
+        kinds = self.program._native.results(entry)
+        results = tuple(_from_array(a, t, _is_torch(x)) for a, (t, _) in zip(out, kinds))
+        return results[0] if len(results) == 1 else results
+
+    def __repr__(self):
+        i = self.info
+        return (f"<moec.HfLayer {i['model_type']} layer {i['layer']}: H={i['hidden_size']} "
+                f"M={i['intermediate_size']} E={i['experts']} K={i['top_k']}>")
+
+
+def from_hf(config, layer=None, weights=None, dtype="bf16", seed=0, **options):
+    """Builds and compiles layer `layer`'s (None: the first MoE layer's) MoE block of the model config.json describes, with its
+    weights from the safetensors checkpoint `weights` (random ones of the right shapes, seeded,
+    when None). dtype: "bf16" (default) or "f32" activations and weights. Other options as
+    compile's (backward, mesh, ...). Returns an HfLayer: call it on x [T, H]."""
+    tag = _dtype_tag(dtype)
+    config = os.fspath(config)
+    info = hf_layer(config, layer, tag)
+    program = _compile(hf_config=config, hf_layer=_layer_number(layer), hf_dtype=tag, **options)
+    if weights is None:
+        bound = _random_weights(info, seed)
+    else:
+        bound = load_hf_weights(config, layer, weights, tag)
+    return HfLayer(program, info, bound)

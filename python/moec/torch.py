@@ -1,0 +1,161 @@
+"""moec's compiled MoE block as a torch.nn.Module that trains.
+
+    from moec.torch import MoELayer
+    model.layers[3].mlp = MoELayer.from_hf("config.json", layer=3, weights="model.safetensors",
+                                           dtype=torch.float32)
+
+The forward runs the compiled forward; the backward runs the compiled forward_backward
+(`backward="cotangent"`) with the incoming gradient, through a torch.autograd.Function: the
+input, every expert and shared weight, and (with routing_grad, the default) the router get
+gradients.
+"""
+
+import json
+import os
+import tempfile
+
+import torch
+
+from . import safetensors as _safetensors
+from . import ArgumentError, Program, _compile, _dtype_tag, _layer_number, _random_weights, hf_layer
+from . import load_hf_weights, _to_array, _from_array
+import moec as _moec_package
+
+
+class _CompiledBlock(torch.autograd.Function):
+    """y = block(x, *weights); the backward calls block_forward_backward(x, *weights, dy)."""
+
+    @staticmethod
+    def forward(ctx, layer, x, *weights):
+        ctx.layer = layer
+        ctx.save_for_backward(x, *weights)
+        return layer._call(layer._entry, x, *weights)
+
+    @staticmethod
+    def backward(ctx, dy):
+        layer = ctx.layer
+        x, *weights = ctx.saved_tensors
+        dy = dy.to(x.dtype).contiguous()
+        outs = layer._call(layer._backward_entry, x, *weights, dy)
+        grads = [None] * (1 + len(weights))
+        for g, argument in zip(outs[1:], layer._gradient_args):
+            grads[argument] = g
+        return (None, *grads)
+
+
+class MoELayer(torch.nn.Module):
+    """A compiled MoE block holding its weights as parameters.
+
+    program: a moec.Program compiled with backward="cotangent" whose default entry is the block
+        (x, weights...) -> y; weights: {name: tensor} in the entry's argument order after x.
+    forward(x): x of any shape [..., H] (flattened to tokens and back).
+    Parameters whose argument gets no gradient (e.g. DeepSeek-V3's selection bias, which its
+    balancing rule updates) are buffers, not parameters.
+    """
+
+    def __init__(self, program, weights):
+        super().__init__()
+        if not isinstance(program, Program):
+            raise ArgumentError("program must be a moec.Program (moec.compile(...))")
+        self._program = program
+        self._entry = program.entry
+        self._backward_entry = self._entry + "_forward_backward"
+        if self._backward_entry not in program.entries:
+            raise ArgumentError(f"the program has no '{self._backward_entry}': compile it with "
+                                "backward=\"cotangent\"")
+        if program.inputs(self._backward_entry)[-1][1] != program.results(self._entry)[0][1]:
+            raise ArgumentError(f"'{self._backward_entry}' does not take dL/dy: compile with "
+                                "backward=\"cotangent\", not mean-square")
+        inputs = program.inputs(self._entry)
+        if len(weights) != len(inputs) - 1:
+            raise ArgumentError(f"'{self._entry}' takes {len(inputs) - 1} weights after x; "
+                                f"{len(weights)} given")
+        self._gradient_args = program.gradient_args(self._backward_entry)
+        self.weight_names = list(weights)
+        trained = set(self._gradient_args)
+        for i, (name, value) in enumerate(weights.items(), start=1):
+            tensor = value if isinstance(value, torch.Tensor) else torch.from_numpy(value)
+            tensor = tensor.detach().clone().contiguous()
+            if i in trained:
+                self.register_parameter(name, torch.nn.Parameter(tensor))
+            else:
+                self.register_buffer(name, tensor)
+        self.hidden_size = inputs[0][1][-1]
+
+    @classmethod
+    def from_hf(cls, config, layer=None, weights=None, dtype=torch.bfloat16, routing_grad=True,
+                seed=0, **options):
+        """Layer `layer`'s MoE block of the model config.json describes, its weights from the
+        checkpoint `weights` (random of the right shapes when None). dtype: torch.bfloat16 or
+        torch.float32. routing_grad: the router gets a gradient. Other options as
+        moec.compile's (mesh, remat, ...)."""
+        tag = _dtype_tag(dtype)
+        info = hf_layer(config, layer, tag)
+        program = _compile(hf_config=str(config), hf_layer=_layer_number(layer), hf_dtype=tag,
+                           backward="cotangent", routing_grad=routing_grad, **options)
+        if weights is None:
+            bound = _random_weights(info, seed)
+        else:
+            bound = load_hf_weights(config, layer, weights, tag)
+        module = cls(program, bound)
+        module.info = info
+        return module
+
+    @classmethod
+    def from_module(cls, config, layer, module, dtype=None, **options):
+        """The compiled twin of `module`, a model's MoE block in its family's Hugging Face form
+        (its state_dict named as in the checkpoint under the layer's prefix, e.g. Mixtral's
+        "gate.weight", "experts.0.w1.weight"): what a model swaps its MoE layer for. config: the
+        config.json's path or its dict. dtype: the module's (default) or torch.float32/bfloat16.
+        The weights are copied, in the block's layouts; the module is left as it was."""
+        state = module.state_dict()
+        if dtype is None:
+            floats = [v.dtype for v in state.values() if v.is_floating_point()]
+            dtype = torch.bfloat16 if floats and floats[0] == torch.bfloat16 else torch.float32
+        with tempfile.TemporaryDirectory() as d:
+            if isinstance(config, dict):
+                path = os.path.join(d, "config.json")
+                with open(path, "w") as f:
+                    json.dump(config, f)
+                config = path
+            prefix = hf_layer(config, layer, _dtype_tag(dtype))["prefix"]
+            weights = _safetensors.save_file({prefix + k: v for k, v in state.items()},
+                                             os.path.join(d, "model.safetensors"))
+            return cls.from_hf(config, layer=layer, weights=weights, dtype=dtype, **options)
+
+    @classmethod
+    def from_source(cls, source, weights, routing_grad=True, **options):
+        """A block written in the dialect (text or .mlir path); weights as for __init__."""
+        program = _moec_package.compile(source, backward="cotangent", routing_grad=routing_grad,
+                                        **options)
+        return cls(program, weights)
+
+    @property
+    def program(self):
+        return self._program
+
+    def _weights(self):
+        return [getattr(self, name) for name in self.weight_names]
+
+    def _call(self, entry, *args):
+        arrays, tags = [], []
+        for i, value in enumerate(args):
+            array, tag = _to_array(value, i, entry)
+            arrays.append(array)
+            tags.append(tag)
+        out = self._program._native.call(entry, arrays, tags)
+        kinds = self._program._native.results(entry)
+        results = [_from_array(a, t, True) for a, (t, _) in zip(out, kinds)]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def forward(self, x):
+        shape = x.shape
+        if shape[-1] != self.hidden_size:
+            raise ArgumentError(f"x's last dimension is {shape[-1]}; the layer's hidden size is "
+                                f"{self.hidden_size}")
+        tokens = x.reshape(-1, self.hidden_size)
+        y = _CompiledBlock.apply(self, tokens, *self._weights())
+        return y.reshape(shape)
+
+    def extra_repr(self):
+        return f"entry={self._entry}, weights={', '.join(self.weight_names)}"

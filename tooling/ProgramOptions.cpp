@@ -1,0 +1,80 @@
+//===- ProgramOptions.cpp - what a tool does to a program before lowering -===//
+
+#include "tooling/ProgramOptions.h"
+
+#include "codegen/Compiler.h"
+#include "codegen/GmmMicrokernel.h"
+#include "codegen/GmmTiling.h"
+#include "codegen/TargetCpu.h"
+#include "passes/Remat.h"
+#include "runtime/CpuFeatures.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace moec;
+
+std::string moec::commandLineSpelling(const std::string &name) { return "--" + name; }
+
+std::string moec::programOptionsRefusal(const ProgramOptions &o, OptionSpelling spell) {
+  if (!o.backward.empty() && o.backward != "mean-square" && o.backward != "cotangent")
+    return spell("backward") + " must be mean-square or cotangent (got '" + o.backward + "')";
+  if (!mlir::moe::parseRematPolicy(o.remat))
+    return spell("remat") + " must be none, expert_mlp, combine or auto (got '" + o.remat + "')";
+  if (o.activationBudget < -1)
+    return spell("activation-budget") + " must be a number of bytes (got " +
+           std::to_string(o.activationBudget) + ")";
+  if (o.backward.empty() && (o.remat != "none" || o.activationBudget >= 0 || o.routingGrad))
+    return spell("remat") + ", " + spell("activation-budget") + " and " + spell("routing-grad") +
+           " apply to the backward: give " + spell("backward") + " too";
+  // The mesh, dispatch and capacity options are moe-partition's to check.
+  return "";
+}
+std::string moec::selectTarget(const std::string &targetCpu, const GmmChoices &gmm, bool runHere,
+                               bool tuningTableFromEnv, OptionSpelling spell) {
+  namespace codegen = mlir::moe::codegen;
+  std::string error;
+  // First: the gmm strategies are checked against the target's features.
+  if (!codegen::setTargetCpu(targetCpu, error))
+    return error;
+  if (runHere) {
+    // The check Library::open makes of a library, made of the JIT's code.
+    std::vector<std::string> missing = missingCpuFeatures(codegen::requiredIsaFeatures());
+    if (!missing.empty())
+      return spell("target-cpu") + " " + targetCpu + ": this CPU (" +
+             llvm::sys::getHostCPUName().str() + ") lacks " + llvm::join(missing, " ") +
+             ", which code for it may use: it cannot run here (compile a library with -o and "
+             "run it on such a machine)";
+  }
+  if (!codegen::packedKindsFor(gmm.strategy, codegen::MachineModel::target(), error))
+    return error;
+  if (!gmm.tiling.empty()) {
+    auto tiling = codegen::GmmTiling::parse(gmm.tiling);
+    if (!tiling)
+      return llvm::toString(tiling.takeError());
+    if (std::string why = tiling->invalidReason(/*swiglu=*/false); !why.empty())
+      return "gmm tiling " + tiling->str() + ": " + why;
+  }
+  if (!gmm.tuningTable.empty() && gmm.tiling.empty())
+    if (llvm::Error bad = codegen::checkTuningTable(gmm.tuningTable))
+      return llvm::toString(std::move(bad)) +
+             (tuningTableFromEnv ? " (from $MOEC_TUNING_TABLE)" : "");
+  return "";
+}
+
+mlir::LogicalResult moec::prepareProgram(mlir::ModuleOp module, const ProgramOptions &o) {
+  if (!o.mesh.empty()) {
+    std::string partition = "moe-partition{mesh=" + o.mesh + " ep-dispatch=" + o.epDispatch +
+                            " capacity-factor=" + std::to_string(o.capacityFactor) +
+                            " capacity-round=" + std::to_string(o.capacityRound) + "}";
+    if (mlir::failed(lowerModule(module, partition)))
+      return mlir::failure();
+  }
+  if (o.backward.empty())
+    return mlir::success();
+  return lowerModule(module, "moe-generate-backward{loss=" + o.backward +
+                                 (o.routingGrad ? " routing-grad=true" : "") +
+                                 "},func.func(moe-remat{policy=" + o.remat +
+                                 " activation-budget=" + std::to_string(o.activationBudget) +
+                                 "})");
+}
