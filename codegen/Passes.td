@@ -69,7 +69,9 @@ def MoeEmitCInterface : Pass<"moe-emit-c-interface", "::mlir::ModuleOp"> {
   let description = [{
     Marks every public `func.func` with `llvm.emit_c_interface`, so that the
     LLVM lowering emits `_mlir_ciface_NAME` taking pointers to memref
-    descriptors: the ABI the moec runtime calls.
+    descriptors: the ABI the moec runtime calls. Their tensor arguments get
+    `bufferization.writable = false`: the caller's memory is read, never
+    written (bufferization copies before writing in place).
   }];
 }
 

@@ -49,3 +49,16 @@ moec::callSharded(JitProgram &program, const FunctionSignature &sig, const MeshL
     return std::nullopt;
   return assembleResults(blocks, layout, error);
 }
+
+std::optional<std::vector<Buffer>> moec::callOnDevice(JitProgram &program,
+                                                      const FunctionSignature &sig,
+                                                      std::vector<Buffer> &args,
+                                                      std::string &error) {
+  bindShardComm(nullptr);
+  auto out = program.run(sig, args, error);
+  if (std::string failure = takeShardFailure(); !failure.empty()) {
+    error = failure;
+    return std::nullopt;
+  }
+  return out;
+}

@@ -24,6 +24,12 @@ callSharded(JitProgram &program, const FunctionSignature &sig, const MeshLayout 
             std::vector<std::vector<Buffer>> &args, ShardComm *mpi,
             std::chrono::milliseconds timeout, std::vector<RankStats> &ranks, std::string &error);
 
+/// Calls single-device `sig` once on this thread with no mesh bound (a
+/// collective in it, a per-shard program without placement, fails instead
+/// of running on nothing). Returns the results, or nullopt with the error.
+std::optional<std::vector<Buffer>> callOnDevice(JitProgram &program, const FunctionSignature &sig,
+                                                std::vector<Buffer> &args, std::string &error);
+
 } // namespace moec
 
 #endif // MOEC_CODEGEN_SHARDEDCALL_H

@@ -336,7 +336,7 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
                                            tensor::DimOp::create(b, loc, dy, d));
         cf::AssertOp::create(b, loc, same,
                              "the cotangent dy differs from y in dimension " +
-                                 std::to_string(d) + " (dy must be shaped like y)");
+                                 std::to_string(d));
       }
       adjoints.add(loc, y, scaled(b, loc, dy, 1.0 / double(replicas)));
       first = y;

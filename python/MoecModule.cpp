@@ -113,24 +113,34 @@ py::array toArray(Buffer b) {
   return py::array(numpyDtype(owned->dtype()), shape, owned->data(), base);
 }
 
-/// Views of the caller's arrays as Buffers (no copy). Each must be
-/// C-contiguous with elements of the tag's size; the signature check
-/// (count, element types, static sizes) is the caller's.
+/// Views of the caller's arrays as Buffers (no copy). Each must be a
+/// NumPy array (the list keeps it alive while the code runs without the
+/// interpreter's lock), C-contiguous and aligned, of the tag's element type
+/// (bf16 as 16-bit integers); the signature check (count, element types,
+/// static sizes) is the caller's.
 std::vector<Buffer> viewsOf(const py::list &arrays, const py::list &tags,
                             const std::string &entry) {
   if (arrays.size() != tags.size())
-    throw ArgumentError("internal: " + std::to_string(arrays.size()) + " arrays and " +
+    throw ArgumentError(std::to_string(arrays.size()) + " arrays and " +
                         std::to_string(tags.size()) + " element types");
   std::vector<Buffer> views;
   for (size_t i = 0; i < arrays.size(); ++i) {
-    auto array = arrays[i].cast<py::array>();
-    DType dtype = dtypeOfTag(tags[i].cast<std::string>());
     std::string which = "argument " + std::to_string(i) + " of '" + entry + "'";
-    if (size_t(array.itemsize()) != dtypeSize(dtype))
-      throw ArgumentError(which + ": " + std::to_string(array.itemsize()) +
-                          "-byte elements for " + dtypeName(dtype));
+    if (!py::isinstance<py::array>(arrays[i]))
+      throw ArgumentError(which + " is not a NumPy array");
+    auto array = arrays[i].cast<py::array>(); // the same object: no conversion
+    DType dtype = dtypeOfTag(tags[i].cast<std::string>());
+    auto same = [&](const py::dtype &t) {
+      return py::detail::npy_api::get().PyArray_EquivTypes_(array.dtype().ptr(), t.ptr());
+    };
+    bool bf16Bits = dtype == DType::BF16 && same(py::dtype::of<uint16_t>());
+    if (!same(numpyDtype(dtype)) && !bf16Bits)
+      throw ArgumentError(which + " holds " + py::str(array.dtype()).cast<std::string>() +
+                          " for " + dtypeName(dtype));
     if (!(array.flags() & py::array::c_style))
       throw ArgumentError(which + " is not C-contiguous");
+    if (reinterpret_cast<uintptr_t>(array.data()) % dtypeSize(dtype))
+      throw ArgumentError(which + " is not aligned to its elements");
     std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
     views.push_back(Buffer::view(dtype, std::move(shape), const_cast<void *>(array.data())));
   }
@@ -230,17 +240,8 @@ public:
 private:
   std::optional<std::vector<Buffer>> callOnce(const Entry &e, std::vector<Buffer> &args,
                                               std::string &error) {
-    if (!e.layout) {
-      // No mesh bound: a collective in a single-device call fails
-      // instead of running on nothing.
-      bindShardComm(nullptr);
-      auto out = jit->run(e.shard, args, error);
-      if (std::string failure = takeShardFailure(); !failure.empty()) {
-        error = failure;
-        return std::nullopt;
-      }
-      return out;
-    }
+    if (!e.layout)
+      return callOnDevice(*jit, e.shard, args, error);
     auto local = localShardInputs(args, *e.layout, nullptr, error);
     if (!local)
       return std::nullopt;

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moec {
@@ -46,8 +47,15 @@ public:
   /// keeps alive and unchanged while the Buffer is used. Generated code
   /// loads without assuming more than the element's alignment.
   static Buffer view(DType dtype, std::vector<int64_t> shape, void *data);
-  Buffer(Buffer &&) = default;
-  Buffer &operator=(Buffer &&) = default;
+  // A moved-from Buffer is empty (no data), not a view of what it held.
+  Buffer(Buffer &&other) noexcept { *this = std::move(other); }
+  Buffer &operator=(Buffer &&other) noexcept {
+    dtype_ = other.dtype_;
+    shape_ = std::exchange(other.shape_, {});
+    storage_ = std::move(other.storage_);
+    data_ = std::exchange(other.data_, nullptr);
+    return *this;
+  }
   // A copy would share the memory: say so with view() instead.
   Buffer(const Buffer &) = delete;
   Buffer &operator=(const Buffer &) = delete;

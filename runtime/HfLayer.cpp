@@ -124,8 +124,10 @@ std::optional<HfLayer> moec::readHfLayer(const std::string &configPath, int64_t 
   bool dense = false;
   if (layer != kFirstMoeLayer)
     return readLayer(configPath, layer, error, dense);
-  // Every layer up to the first MoE one (the bound: the sizes' own).
+  // Every layer up to the first MoE one: the loop ends at the model's last
+  // layer, past which readLayer fails without `dense`.
   for (int64_t l = 0; l < (int64_t(1) << 20); ++l) {
+    dense = false;
     auto found = readLayer(configPath, l, error, dense);
     if (found)
       return found;

@@ -36,8 +36,10 @@ std::optional<std::vector<Buffer>> moec::invoke(const FunctionSignature &sig,
     return std::nullopt;
 
   // What the program allocated for a result becomes the result's memory
-  // (no copy); results sharing one allocation share it, freed once. A
-  // result that is an input's memory is copied: the input is not ours.
+  // (no copy). A second result in the same allocation is copied, so that
+  // no two results alias (a caller may write one, e.g. torch accumulating
+  // into a gradient); the allocation is freed once. A result that is an
+  // input's memory is copied: the input is not ours.
   std::vector<Buffer> outputs;
   std::set<const void *> inputData;
   for (Buffer &b : inputs)
@@ -48,12 +50,11 @@ std::optional<std::vector<Buffer>> moec::invoke(const FunctionSignature &sig,
     const int64_t *words = results.data() + offset;
     void *allocated = reinterpret_cast<void *>(words[0]);
     void *aligned = reinterpret_cast<void *>(words[1]);
-    if (inputData.count(aligned)) {
+    std::shared_ptr<void> &owner = allocations[allocated];
+    if (inputData.count(aligned) || owner) {
       outputs.push_back(Buffer::fromDescriptor(r.dtype, r.shape.size(), words));
     } else {
-      std::shared_ptr<void> &owner = allocations[allocated];
-      if (!owner)
-        owner.reset(allocated, [](void *p) { std::free(p); });
+      owner.reset(allocated, [](void *p) { std::free(p); });
       outputs.push_back(Buffer::adoptDescriptor(r.dtype, r.shape.size(), words, owner));
     }
     offset += 3 + 2 * r.shape.size();

@@ -2,6 +2,8 @@
 
 #include "runtime/RunTimeChecks.h"
 
+#include <dlfcn.h>
+
 #include <atomic>
 #include <csetjmp>
 #include <cstdio>
@@ -28,8 +30,23 @@ int moert_check_message(const char *message) {
 
 void moert_check_failed() { moec::failRunTime(checkMessage); }
 
+namespace {
+/// Whether this thread is inside a parallel region of libomp (the runtime
+/// the generated loops call, which the JIT loaded): jumping out of one
+/// would leave its other threads waiting at the region's end. Asked of
+/// libomp itself, not of whichever OpenMP runtime (torch's libgomp) the
+/// name would resolve to first.
+bool insideParallelRegion() {
+  static int (*level)() = [] {
+    void *libomp = dlopen("libomp.so.5", RTLD_LAZY | RTLD_NOLOAD);
+    return libomp ? reinterpret_cast<int (*)()>(dlsym(libomp, "omp_get_level")) : nullptr;
+  }();
+  return level && level() > 0;
+}
+} // namespace
+
 void moec::failRunTime(const std::string &message) {
-  if (RecoveryPoint *point = recovery) {
+  if (RecoveryPoint *point = recovery; point && !insideParallelRegion()) {
     point->message = message;
     std::longjmp(point->resume, 1);
   }

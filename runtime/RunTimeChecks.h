@@ -17,9 +17,11 @@
 // in-process mesh stop its peers. The jump is a longjmp: generated code
 // cannot unwind (it has no unwind tables and its parallel loops run on
 // libomp's threads), and it holds nothing that needs destroying, so
-// skipping its frames leaks at most the buffers it had allocated before
-// the check. A failure on a thread without such a call (a libomp worker)
-// still ends the process.
+// skipping its frames leaks the buffers it had allocated before the check
+// (the call's arena among them: an error path, not a loop to repeat). A
+// failure on a thread without such a call, or inside a parallel loop (a
+// libomp team would wait for the thread that jumped), still ends the
+// process. The checks generated today sit outside the parallel loops.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEC_RUNTIME_RUNTIMECHECKS_H

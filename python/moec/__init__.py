@@ -81,6 +81,22 @@ def _from_array(array, tag, as_torch):
     return array
 
 
+def _run(native, entry, args, as_torch=None, converted=()):
+    """Calls `entry` of a native program on `args` (after `converted`, arguments already made
+    (array, tag) pairs): the results as torch tensors when `as_torch` (default: when any
+    argument is a tensor), else NumPy arrays; one result as itself, several as a tuple."""
+    arrays, tags = [a for a, _ in converted], [t for _, t in converted]
+    for i, value in enumerate(args, start=len(arrays)):
+        array, tag = _to_array(value, i, entry)
+        arrays.append(array)
+        tags.append(tag)
+    out = native.call(entry, arrays, tags)
+    if as_torch is None:
+        as_torch = any(_is_torch(a) for a in args)
+    results = tuple(_from_array(a, t, as_torch) for a, (t, _) in zip(out, native.results(entry)))
+    return results[0] if len(results) == 1 else results
+
+
 class Program:
     """A compiled moe program: call it (its default entry) or `call(entry, ...)`.
 
@@ -135,16 +151,7 @@ class Program:
 
     def call(self, entry, *args):
         """Runs `entry` on `args`: one result as itself, several as a tuple."""
-        arrays, tags = [], []
-        for i, value in enumerate(args):
-            array, tag = _to_array(value, i, entry)
-            arrays.append(array)
-            tags.append(tag)
-        out = self._native.call(entry, arrays, tags)
-        as_torch = any(_is_torch(a) for a in args)
-        kinds = self._native.results(entry)
-        results = tuple(_from_array(a, t, as_torch) for a, (t, _) in zip(out, kinds))
-        return results[0] if len(results) == 1 else results
+        return _run(self._native, entry, args)
 
     def median_call_seconds(self, *args, entry=None, iterations=20):
         """The median time of `iterations` calls made from C++ on these arguments (converted
@@ -275,17 +282,14 @@ class HfLayer:
         self.program = program
         self.info = info
         self.weights = weights  # {name: array or tensor}, in argument order
-        converted = [_to_array(w, i + 1, program.entry) for i, w in enumerate(weights.values())]
-        self._arrays = [a for a, _ in converted]
-        self._tags = [t for _, t in converted]
+        # Converted once: a call converts only x.
+        self._weights = [_to_array(w, i + 1, program.entry) for i, w in enumerate(weights.values())]
 
     def __call__(self, x):
+        # x first: the weights are the arguments after it.
         entry = self.program.entry
-        array, tag = _to_array(x, 0, entry)
-        out = self.program._native.call(entry, [array] + self._arrays, [tag] + self._tags)
-        kinds = self.program._native.results(entry)
-        results = tuple(_from_array(a, t, _is_torch(x)) for a, (t, _) in zip(out, kinds))
-        return results[0] if len(results) == 1 else results
+        return _run(self.program._native, entry, (), _is_torch(x),
+                    converted=[_to_array(x, 0, entry)] + self._weights)
 
     def __repr__(self):
         i = self.info
@@ -299,11 +303,14 @@ def from_hf(config, layer=None, weights=None, dtype="bf16", seed=0, **options):
     when None). dtype: "bf16" (default) or "f32" activations and weights. Other options as
     compile's (backward, mesh, ...). Returns an HfLayer: call it on x [T, H]."""
     tag = _dtype_tag(dtype)
-    config = os.fspath(config)
     info = hf_layer(config, layer, tag)
-    program = _compile(hf_config=config, hf_layer=_layer_number(layer), hf_dtype=tag, **options)
+    program = _compile(hf_config=os.fspath(config), hf_layer=_layer_number(layer), hf_dtype=tag,
+                       **options)
+    return HfLayer(program, info, _layer_weights(config, layer, weights, tag, info, seed))
+
+
+def _layer_weights(config, layer, weights, tag, info, seed):
+    """The checkpoint's weights of the layer, or random ones of its shapes when None."""
     if weights is None:
-        bound = _random_weights(info, seed)
-    else:
-        bound = load_hf_weights(config, layer, weights, tag)
-    return HfLayer(program, info, bound)
+        return _random_weights(info, seed)
+    return load_hf_weights(config, layer, weights, tag)

@@ -17,8 +17,8 @@ import tempfile
 import torch
 
 from . import safetensors as _safetensors
-from . import ArgumentError, Program, _compile, _dtype_tag, _layer_number, _random_weights, hf_layer
-from . import load_hf_weights, _to_array, _from_array
+from . import ArgumentError, Program, _compile, _dtype_tag, _layer_number, _layer_weights, _run
+from . import hf_layer
 import moec as _moec_package
 
 
@@ -32,6 +32,7 @@ class _CompiledBlock(torch.autograd.Function):
         return layer._call(layer._entry, x, *weights)
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, dy):
         layer = ctx.layer
         x, *weights = ctx.saved_tensors
@@ -49,8 +50,9 @@ class MoELayer(torch.nn.Module):
     program: a moec.Program compiled with backward="cotangent" whose default entry is the block
         (x, weights...) -> y; weights: {name: tensor} in the entry's argument order after x.
     forward(x): x of any shape [..., H] (flattened to tokens and back).
-    Parameters whose argument gets no gradient (e.g. DeepSeek-V3's selection bias, which its
-    balancing rule updates) are buffers, not parameters.
+    Weights whose argument gets no gradient are buffers, not parameters: DeepSeek-V3's selection
+    bias (its balancing rule updates it), and the router when compiled without routing_grad.
+    The backward is once differentiable (no gradients of gradients).
     """
 
     def __init__(self, program, weights):
@@ -93,11 +95,7 @@ class MoELayer(torch.nn.Module):
         info = hf_layer(config, layer, tag)
         program = _compile(hf_config=str(config), hf_layer=_layer_number(layer), hf_dtype=tag,
                            backward="cotangent", routing_grad=routing_grad, **options)
-        if weights is None:
-            bound = _random_weights(info, seed)
-        else:
-            bound = load_hf_weights(config, layer, weights, tag)
-        module = cls(program, bound)
+        module = cls(program, _layer_weights(config, layer, weights, tag, info, seed))
         module.info = info
         return module
 
@@ -108,7 +106,10 @@ class MoELayer(torch.nn.Module):
         "gate.weight", "experts.0.w1.weight"): what a model swaps its MoE layer for. config: the
         config.json's path or its dict. dtype: the module's (default) or torch.float32/bfloat16.
         The weights are copied, in the block's layouts; the module is left as it was."""
-        state = module.state_dict()
+        # The block's weights are floating point; a module's integer buffers (counters) are
+        # not among them.
+        state = {k: v for k, v in module.state_dict().items()
+                 if v.is_floating_point() or v.dtype == torch.int8}
         if dtype is None:
             floats = [v.dtype for v in state.values() if v.is_floating_point()]
             dtype = torch.bfloat16 if floats and floats[0] == torch.bfloat16 else torch.float32
@@ -138,15 +139,7 @@ class MoELayer(torch.nn.Module):
         return [getattr(self, name) for name in self.weight_names]
 
     def _call(self, entry, *args):
-        arrays, tags = [], []
-        for i, value in enumerate(args):
-            array, tag = _to_array(value, i, entry)
-            arrays.append(array)
-            tags.append(tag)
-        out = self._program._native.call(entry, arrays, tags)
-        kinds = self._program._native.results(entry)
-        results = [_from_array(a, t, True) for a, (t, _) in zip(out, kinds)]
-        return results[0] if len(results) == 1 else tuple(results)
+        return _run(self._program._native, entry, args, as_torch=True)
 
     def forward(self, x):
         shape = x.shape

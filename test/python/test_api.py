@@ -234,3 +234,39 @@ def test_sharded_programs_match_one_device(mesh, dispatch):
     want = one.call("moe_block_forward_backward", x, *w, dy)
     for g, v in zip(got, want):
         np.testing.assert_allclose(g, v, rtol=1e-4, atol=1e-5)
+
+
+def test_the_callers_arrays_are_not_written(program):
+    # Passed without a copy, the arguments are read only: bit-identical after a training step.
+    x, w = tokens(11), weights()
+    dy = np.random.default_rng(5).standard_normal((11, 64)).astype(np.float32)
+    before = [a.copy() for a in [x, *w, dy]]
+    results = program.call("moe_block_forward_backward", x, *w, dy)
+    for a, b in zip([x, *w, dy], before):
+        np.testing.assert_array_equal(a, b)
+    # No two results share memory.
+    for i, a in enumerate(results):
+        for b in results[i + 1:]:
+            assert not np.shares_memory(a, b)
+    elementwise = moec.compile("""
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %r = arith.addf %a, %b : tensor<4xf32>
+  return %r : tensor<4xf32>
+}""")
+    a = np.ones(4, np.float32)
+    np.testing.assert_array_equal(elementwise(a, a), [2, 2, 2, 2])
+    np.testing.assert_array_equal(a, [1, 1, 1, 1])
+
+
+def test_the_native_layer_refuses_what_it_cannot_view(program):
+    native = program._native
+    w = weights()
+    with pytest.raises(moec.ArgumentError, match="argument 0 of 'moe_block' is not a NumPy array"):
+        native.call("moe_block", [tokens(2).tolist()] + w, ["f32"] * 4)
+    with pytest.raises(moec.ArgumentError, match="argument 0 of 'moe_block' holds int32 for f32"):
+        native.call("moe_block", [np.zeros((2, 64), np.int32)] + w, ["f32"] * 4)
+    with pytest.raises(moec.ArgumentError, match="argument 1 of 'moe_block' is not C-contiguous"):
+        native.call("moe_block", [tokens(2), np.asfortranarray(w[0])] + w[1:], ["f32"] * 4)
+    raw = np.frombuffer(b"\0" + tokens(2).tobytes(), np.uint8)[1:].view(np.float32).reshape(2, 64)
+    with pytest.raises(moec.ArgumentError, match="argument 0 of 'moe_block' is not aligned"):
+        native.call("moe_block", [raw] + w, ["f32"] * 4)

@@ -618,15 +618,7 @@ int run(mlir::ModuleOp module) {
   // A single-device call has no mesh bound: a collective in it (a per-shard
   // program without placement) fails instead of running on nothing.
   std::function<std::optional<std::vector<Buffer>>(std::string &)> call =
-      [&](std::string &err) -> std::optional<std::vector<Buffer>> {
-    bindShardComm(nullptr);
-    auto out = program->run(*sig, args, err);
-    if (std::string failure = takeShardFailure(); !failure.empty()) {
-      err = failure;
-      return std::nullopt;
-    }
-    return out;
-  };
+      [&](std::string &err) { return callOnDevice(*program, *sig, args, err); };
   std::vector<std::vector<Buffer>> shardArgs;
   std::vector<RankStats> rankStats;
   if (layout) {
@@ -744,6 +736,9 @@ int checkOptions() {
     return fail("--layer, --dtype and --weights apply to --hf-config");
   if (hfDtype != "f32" && hfDtype != "bf16")
     return fail("--dtype must be f32 or bf16 (got '" + hfDtype + "')");
+  if (activationBudget.getNumOccurrences() && activationBudget < 0)
+    return fail("--activation-budget must be a number of bytes (got " +
+                std::to_string(activationBudget) + ")");
   if (std::string why = programOptionsRefusal(programOptions()); !why.empty())
     return fail(why);
   if (std::string why = selectTarget(targetCpu, gmmChoices(), /*runHere=*/bool(runCommand),
