@@ -1,6 +1,8 @@
 //===- Compiler.cpp - from a moe program to native code -------------------===//
 
 #include "codegen/Compiler.h"
+
+#include <dlfcn.h>
 #include "codegen/TargetCpu.h"
 #include "runtime/CompilerBuiltins.h"
 #include "runtime/MemoryGuard.h"
@@ -378,9 +380,17 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
     return nullptr;
   }
+  // The gmm kernels ask the runtime their loops run on for its worker count
+  // (omp_get_max_threads). Another OpenMP runtime in the process defines the
+  // same name and may come first in the JIT's search: PyTorch's libgomp,
+  // whose answer (its own count, often 1) left libomp's second thread
+  // without work, every call twice as slow. Bound to libomp's by name.
+  void *ompMaxThreads = nullptr;
+  if (void *handle = dlopen(libomp.c_str(), RTLD_LAZY | RTLD_NOLOAD))
+    ompMaxThreads = dlsym(handle, "omp_get_max_threads");
   // The collectives' calls go to this process's sharded runtime: named
   // here rather than looked up, so that no tool has to export them.
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+  (*engine)->registerSymbols([ompMaxThreads](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
     auto add = [&](const std::vector<std::pair<const char *, void *>> &list) {
       for (auto [name, address] : list)
@@ -397,6 +407,8 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
     // A failed run-time check ends in one error line, not a stack dump
     // (runtime/RunTimeChecks.h).
     add(runTimeCheckSymbols());
+    if (ompMaxThreads)
+      add({{"omp_get_max_threads", ompMaxThreads}});
     return symbols;
   });
   std::unique_ptr<JitProgram> program(new JitProgram());

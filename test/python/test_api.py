@@ -270,3 +270,20 @@ def test_the_native_layer_refuses_what_it_cannot_view(program):
     raw = np.frombuffer(b"\0" + tokens(2).tobytes(), np.uint8)[1:].view(np.float32).reshape(2, 64)
     with pytest.raises(moec.ArgumentError, match="argument 0 of 'moe_block' is not aligned"):
         native.call("moe_block", [raw] + w, ["f32"] * 4)
+
+
+def test_the_kernels_ask_libomp_for_their_workers():
+    # PyTorch's OpenMP runtime (libgomp) is in this process and defines omp_get_max_threads too;
+    # the compiled code must get libomp's answer (the runtime its loops run on), not libgomp's.
+    import ctypes
+    gomp = ctypes.CDLL("libgomp.so.1", mode=ctypes.RTLD_GLOBAL)
+    gomp.omp_set_num_threads(7)
+    program = moec.compile("""
+func.func private @omp_get_max_threads() -> i32
+func.func @workers() -> tensor<1xi32> {
+  %n = func.call @omp_get_max_threads() : () -> i32
+  %t = tensor.from_elements %n : tensor<1xi32>
+  return %t : tensor<1xi32>
+}""")
+    libomp = ctypes.CDLL("libomp.so.5", mode=4)  # RTLD_NOLOAD: the one the JIT loaded
+    assert program()[0] == libomp.omp_get_max_threads() != 7
