@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -107,6 +108,29 @@ void sharedMatmulsAsGmms(ModuleOp module) {
   }
 }
 
+/// The other matmuls (the router's logits, the backward's products that are
+/// no gmm) as loops over (rows, depth, columns) instead of linalg's (rows,
+/// columns, depth): the innermost loop then runs along a row of the weight
+/// and of the result, which LLVM vectorizes, where the depth loop it had
+/// was a reduction it may not reorder (measured: a 512x1024 by 1024x64 f32
+/// router, 28 ms at 2.4 GFLOP/s before). Each result element still sums
+/// its products in depth order with separate multiplies and adds, so the
+/// logits are the reference's bit for bit and both choose the same experts.
+void matmulsAlongRows(ModuleOp module) {
+  SmallVector<linalg::MatmulOp> matmuls;
+  module.walk([&](linalg::MatmulOp mm) {
+    if (!mm.hasUserDefinedMaps())
+      matmuls.push_back(mm);
+  });
+  IRRewriter rewriter(module.getContext());
+  for (linalg::MatmulOp mm : matmuls) {
+    rewriter.setInsertionPoint(mm);
+    FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, mm);
+    if (succeeded(generic))
+      (void)linalg::interchangeGenericOp(rewriter, *generic, {0, 2, 1});
+  }
+}
+
 /// A gather_rows every user of which reads it as microkernel rows.
 bool gatherFusedIntoUsers(GatherRowsOp gather) {
   return !gather->use_empty() &&
@@ -179,6 +203,7 @@ struct MoeLowerToLoopsPass
       sharedMatmulsAsGmms(getOperation());
       gatherPackRowsInGmms(getOperation());
     }
+    matmulsAlongRows(getOperation());
 
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
