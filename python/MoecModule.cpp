@@ -168,6 +168,7 @@ struct CompileRequest {
   ProgramOptions options;
   GmmChoices gmm;
   std::string targetCpu, pipeline, entry;
+  bool tuningTableFromEnv = false; // the table is $MOEC_TUNING_TABLE's
   int64_t collectiveTimeoutMs = 60000;
 };
 
@@ -265,8 +266,8 @@ std::unique_ptr<Program> Program::compile(const CompileRequest &r) {
   HostTargetAfterwards hostAfterwards;
   if (std::string why = programOptionsRefusal(r.options, pythonSpelling); !why.empty())
     throw ArgumentError(why);
-  if (std::string why = selectTarget(r.targetCpu, r.gmm, /*runHere=*/true,
-                                     /*tuningTableFromEnv=*/false, pythonSpelling);
+  if (std::string why = selectTarget(r.targetCpu, r.gmm, /*runHere=*/true, r.tuningTableFromEnv,
+                                     pythonSpelling);
       !why.empty())
     throw ArgumentError(why);
   if (r.collectiveTimeoutMs < 1)
@@ -475,7 +476,7 @@ PYBIND11_MODULE(_moec, m) {
          bool routingGrad, const std::string &remat, int64_t activationBudget,
          const std::string &pipeline, const std::string &mesh, const std::string &epDispatch,
          double capacityFactor, int64_t capacityRound, const std::string &gmmStrategy,
-         const std::string &gmmTiling, const std::string &tuningTable,
+         const std::string &gmmTiling, const std::string &tuningTable, bool tuningTableFromEnv,
          const std::string &targetCpu, int64_t collectiveTimeoutMs) {
         CompileRequest r;
         r.source = source, r.isPath = isPath;
@@ -486,6 +487,7 @@ PYBIND11_MODULE(_moec, m) {
         r.options.mesh = mesh, r.options.epDispatch = epDispatch;
         r.options.capacityFactor = capacityFactor, r.options.capacityRound = capacityRound;
         r.gmm.strategy = gmmStrategy, r.gmm.tiling = gmmTiling, r.gmm.tuningTable = tuningTable;
+        r.tuningTableFromEnv = tuningTableFromEnv;
         r.collectiveTimeoutMs = collectiveTimeoutMs;
         py::gil_scoped_release release; // compiling takes seconds
         return Program::compile(r);
@@ -495,7 +497,7 @@ PYBIND11_MODULE(_moec, m) {
       py::arg("remat"), py::arg("activation_budget"), py::arg("pipeline"), py::arg("mesh"),
       py::arg("ep_dispatch"), py::arg("capacity_factor"), py::arg("capacity_round"),
       py::arg("gmm_strategy"), py::arg("gmm_tiling"), py::arg("tuning_table"),
-      py::arg("target_cpu"), py::arg("collective_timeout_ms"));
+      py::arg("tuning_table_from_env"), py::arg("target_cpu"), py::arg("collective_timeout_ms"));
 
   m.def(
       "hf_layer",

@@ -183,13 +183,15 @@ def _compile(source="", is_path=False, hf_config="", hf_layer=0, hf_dtype="bf16"
              target_cpu=None, collective_timeout_ms=60000):
     if isinstance(mesh, dict):
         mesh = ",".join(f"{axis}={size}" for axis, size in mesh.items())
+    from_env = tuning_table is None and bool(os.environ.get("MOEC_TUNING_TABLE"))
     if tuning_table is None:
         tuning_table = os.environ.get("MOEC_TUNING_TABLE", "")
     native = _moec.compile(
         source, is_path, hf_config, int(hf_layer), hf_dtype, entry or "", backward or "",
         bool(routing_grad), remat, -1 if activation_budget is None else int(activation_budget),
         pipeline or "", mesh or "", ep_dispatch, float(capacity_factor), int(capacity_round),
-        gmm_strategy, gmm_tiling or "", tuning_table, target_cpu or "", int(collective_timeout_ms))
+        gmm_strategy, gmm_tiling or "", tuning_table, from_env, target_cpu or "",
+        int(collective_timeout_ms))
     return Program(native)
 
 
