@@ -37,11 +37,13 @@ namespace {
 /// libomp itself, not of whichever OpenMP runtime (torch's libgomp) the
 /// name would resolve to first.
 bool insideParallelRegion() {
-  static int (*level)() = [] {
-    void *libomp = dlopen("libomp.so.5", RTLD_LAZY | RTLD_NOLOAD);
-    return libomp ? reinterpret_cast<int (*)()>(dlsym(libomp, "omp_get_level")) : nullptr;
-  }();
-  return level && level() > 0;
+  // Looked up at each failure (an error path): libomp may have been loaded
+  // after an earlier one, under its soname or its development name.
+  for (const char *name : {"libomp.so.5", "libomp.so"})
+    if (void *libomp = dlopen(name, RTLD_LAZY | RTLD_NOLOAD))
+      if (auto level = reinterpret_cast<int (*)()>(dlsym(libomp, "omp_get_level")))
+        return level() > 0;
+  return false;
 }
 } // namespace
 

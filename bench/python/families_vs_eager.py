@@ -122,9 +122,11 @@ def main():
             err = ((got - want).abs().max() / want.abs().max()).item()
             moec_ms = median_ms(lambda: compiled(x))
             timed = []
+            default_threads = torch.get_num_threads()
             for n in thread_counts:
                 torch.set_num_threads(n)
                 timed.append((median_ms(eager), n))
+            torch.set_num_threads(default_threads)
             eager_ms, eager_threads = min(timed)
         E, K = SHAPES[family]
         bench = f"{bench_ms:12.2f}" if bench_ms is not None else f"{'-':>12s}"

@@ -24,6 +24,7 @@
 // CHECK-NOT: "reduction", "parallel"
 // CHECK: return
 // REF-LABEL: func @shared_f32
+// REF-NOT: linalg.matmul
 // REF-COUNT-4: iterator_types = ["parallel", "reduction", "parallel"]
 // REF-NOT: linalg.matmul
 func.func @shared_f32(%x: tensor<?x32xf32>, %wr: tensor<32x4xf32>, %w13: tensor<4x32x16xf32>,
