@@ -702,9 +702,21 @@ mlir::moe::resolveGridAxes(Operation *from, SymbolTableCollection &symbols,
     if (it == names.end())
       return from->emitOpError() << "grid " << gridRef << " has no axis named '"
                                  << name << "' (axes: " << names << ")";
-    int16_t index = static_cast<int16_t>(std::distance(names.begin(), it));
+    int64_t position = std::distance(names.begin(), it);
+    // The grid's own verifier matches moe.axes to its rank; resolveGridAxes
+    // also serves the lowerings, which may meet IR not verified since.
+    if (position >= static_cast<int64_t>(shape.size()))
+      return from->emitOpError() << "grid " << gridRef << " names " << names.size()
+                                 << " axes but has " << shape.size()
+                                 << " dimensions: no size for axis '" << name << "'";
+    int16_t index = static_cast<int16_t>(position);
     resolved.indices.push_back(index);
     int64_t size = shape[index];
+    // A collective over an axis of no shards has nobody to talk to (and
+    // the sizes it checks would divide by zero).
+    if (!ShapedType::isDynamic(size) && size < 1)
+      return from->emitOpError() << "grid " << gridRef << " axis '" << name << "' has size "
+                                 << size << ": a collective needs at least one shard";
     if (ShapedType::isDynamic(size) || ShapedType::isDynamic(resolved.shards))
       resolved.shards = kDyn;
     else

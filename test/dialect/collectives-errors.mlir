@@ -8,6 +8,18 @@ func.func @no_grid(%x: tensor<8xf32>) {
 
 // -----
 
+// An axis of no shards (found by moe-fuzz-mutate: the shard count divided
+// reduce_scatter's sizes).
+shard.grid @mesh(shape = 0x4) {moe.axes = ["data", "expert"]}
+func.func @empty_axis(%y: tensor<64x64xf32>) {
+  // expected-error @+1 {{grid @mesh axis 'data' has size 0: a collective needs at least one shard}}
+  %0 = moe.reduce_scatter %y over @mesh ["expert", "data"] dim 0 : tensor<64x64xf32> -> tensor<8x64xf32>
+  return
+}
+
+
+// -----
+
 shard.grid @mesh(shape = 2x2)
 func.func @unnamed_axes(%x: tensor<8xf32>) {
   // expected-error @+1 {{grid @mesh has no 'moe.axes' attribute naming its axes}}
