@@ -114,11 +114,16 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
                            << names.size() << " axes but the grid has "
                            << grid.getRank();
   llvm::StringSet<> seen;
-  for (Attribute a : names) {
+  for (auto [a, size] : llvm::zip(names, grid.getShape())) {
     StringRef name = cast<StringAttr>(a).getValue();
     if (name.empty())
       return op->emitError() << "'" << kAxesAttrName
                              << "' has an empty axis name";
+    // Blocks split over an axis of no shards, and collectives over it,
+    // would divide by its size.
+    if (!ShapedType::isDynamic(size) && size < 1)
+      return op->emitError() << "'" << kAxesAttrName << "': axis '" << name << "' has size "
+                             << size << "; a mesh axis needs at least one shard";
     if (!seen.insert(name).second)
       return op->emitError() << "'" << kAxesAttrName << "' names axis '"
                              << name << "' twice";
