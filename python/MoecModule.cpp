@@ -23,6 +23,7 @@
 #include "runtime/Safetensors.h"
 #include "runtime/ShardComm.h"
 #include "runtime/ShardedRun.h"
+#include "tooling/LoadProgram.h"
 #include "tooling/ProgramOptions.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -194,10 +195,8 @@ public:
   /// One call of entry `name`: the results, each owning the memory the
   /// code allocated for it.
   std::vector<Buffer> run(const std::string &name, std::vector<Buffer> &args) {
-    const Entry &e = entry(name);
+    const Entry &e = checkedEntry(name, args);
     std::string error;
-    if (!e.full.checkInputs(args, error))
-      throw ArgumentError(error);
     std::optional<std::vector<Buffer>> results;
     {
       py::gil_scoped_release release; // other Python threads run meanwhile
@@ -211,10 +210,8 @@ public:
   /// The median of `iterations` calls from C++ (after a warm-up), seconds:
   /// what the Python call's overhead is measured against.
   double medianCallSeconds(const std::string &name, std::vector<Buffer> &args, int iterations) {
-    const Entry &e = entry(name);
+    const Entry &e = checkedEntry(name, args);
     std::string error;
-    if (!e.full.checkInputs(args, error))
-      throw ArgumentError(error);
     if (iterations < 1)
       throw ArgumentError("iterations must be at least 1");
     std::vector<double> seconds;
@@ -236,9 +233,17 @@ public:
   std::map<std::string, Entry> entries;
   std::string defaultEntry;
   std::string text; // the program before lowering
-  std::optional<HfLayer> hfLayer;
 
 private:
+  /// Entry `name`, after checking `args` against its signature.
+  const Entry &checkedEntry(const std::string &name, const std::vector<Buffer> &args) const {
+    const Entry &e = entry(name);
+    std::string error;
+    if (!e.full.checkInputs(args, error))
+      throw ArgumentError(error);
+    return e;
+  }
+
   std::optional<std::vector<Buffer>> callOnce(const Entry &e, std::vector<Buffer> &args,
                                               std::string &error) {
     if (!e.layout)
@@ -290,37 +295,28 @@ std::unique_ptr<Program> Program::compile(const CompileRequest &r) {
 
   auto program = std::unique_ptr<Program>(new Program());
   program->timeout = std::chrono::milliseconds(r.collectiveTimeoutMs);
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  std::string error;
+  ProgramSource source;
+  if (r.isPath)
+    source.path = r.source;
+  else
+    source.text = r.source;
+  source.hfConfig = r.hfConfig, source.hfLayer = r.hfLayer;
   if (!r.hfConfig.empty()) {
     if (r.hfDtype != "f32" && r.hfDtype != "bf16")
       throw ArgumentError("dtype= must be f32 or bf16 (got '" + r.hfDtype + "')");
-    auto layer = readHfLayer(r.hfConfig, r.hfLayer, error);
-    if (!layer)
-      throw CheckpointError(error);
-    program->hfLayer = *layer;
-    module = mlir::moe::buildHfBlockModule(&context, *layer,
-                                          r.hfDtype == "bf16" ? DType::BF16 : DType::F32);
-    if (mlir::failed(mlir::verify(*module)))
-      throw failed("the block built from " + r.hfConfig + " does not verify");
-  } else {
-    std::unique_ptr<llvm::MemoryBuffer> file;
-    if (r.isPath) {
-      if (!checkInputFile(r.source, error))
-        throw ArgumentError(error);
-      file = mlir::openInputFile(r.source, &error);
-      if (!file)
-        throw ArgumentError(error);
-    } else {
-      file = llvm::MemoryBuffer::getMemBufferCopy(r.source, "<string>");
-    }
-    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-    if (mlir::failed(mlir::moe::checkUpstreamParserHazards(sourceMgr, &context)))
-      throw failed("the program cannot be parsed");
-    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-    if (!module)
-      throw failed("the program does not parse");
+    source.hfDtype = dtypeOfTag(r.hfDtype);
   }
+  LoadedProgram loaded = loadProgram(&context, sourceMgr, source);
+  if (!loaded.module) {
+    if (loaded.cause == LoadedProgram::Cause::Config)
+      throw CheckpointError(loaded.error);
+    if (loaded.cause == LoadedProgram::Cause::Input)
+      throw ArgumentError(loaded.error);
+    throw failed(r.hfConfig.empty() ? "the program does not parse or verify"
+                                    : "the block built from " + r.hfConfig + " does not verify");
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(loaded.module);
+  std::string error;
   if (mlir::failed(prepareProgram(*module, r.options)))
     throw failed("preparing the program failed");
 

@@ -1,6 +1,7 @@
 //===- HfLayer.cpp - a Hugging Face model's MoE layer as a moe.block -------===//
 
 #include "runtime/HfLayer.h"
+#include "runtime/MemoryGuard.h"
 
 #include "runtime/AtomicFile.h"
 #include "runtime/Safetensors.h"
@@ -36,6 +37,13 @@ struct Keys {
     }
     if (!config[name].is_number_integer() || config[name].get<int64_t>() < 0) {
       fail(std::string("\"") + name + "\" is " + config[name].dump() + ", not a size");
+      return 0;
+    }
+    // Bounded as it is read, so that no product of two sizes (the shared
+    // expert's n_shared_experts x moe_intermediate_size) overflows before
+    // the layer's sizes are checked.
+    if (config[name].get<int64_t>() > (int64_t(1) << 31)) {
+      fail(std::string("\"") + name + "\" is " + config[name].dump() + ", too large");
       return 0;
     }
     return config[name].get<int64_t>();
@@ -403,6 +411,21 @@ bool moec::loadHfWeights(const HfLayer &l, const Checkpoint &ckpt, DType dt,
               ", expected " + shapeString(shape);
       return false;
     }
+  }
+  // The weights must fit: the Buffers they become abort when memory runs
+  // out (a 15 GB layer on a smaller machine), which would end the caller.
+  uint64_t bytes = 0;
+  for (const HfArgument &a : hfBlockArguments(l, dt)) {
+    uint64_t n = dtypeSize(a.dtype);
+    for (int64_t d : a.shape)
+      n *= uint64_t(d < 0 ? 0 : d);
+    bytes += n;
+  }
+  if (uint64_t available = availableMemoryBytes(); available && bytes > available) {
+    error = ckpt.path() + ": layer " + std::to_string(l.layer) + "'s weights need " +
+            memorySizeText(bytes) + ", more than the " + memorySizeText(available) +
+            " of memory available";
+    return false;
   }
   // The tensors in hfTensors' order, each into `t`.
   std::vector<std::pair<std::string, std::vector<int64_t>>> tensors = hfTensors(l);

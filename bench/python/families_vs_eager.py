@@ -72,6 +72,7 @@ def moe_bench_ms(binary, config, tokens, dtype):
                         "--distribution", "random", "--warmup", "2", "--iters", "7"],
                        capture_output=True, text=True)
     if r.returncode != 0:
+        print(f"# moe-bench failed: {r.stderr.strip()}", file=sys.stderr)
         return None
     for line in r.stdout.splitlines():  # "time: median 12.34 ms min ..."
         if line.startswith("time: median "):
@@ -98,13 +99,10 @@ def main():
     print(f"{'family':12s} {'E':>3s} {'K':>2s} {'moec ms':>9s} {'eager ms':>9s} {'eager/moec':>10s}"
           f" {'threads':>7s} {'moe-bench ms':>12s} {'max rel err':>11s}")
     for family in args.families.split(","):
-        cfg = scaled_config(family, args.hidden, args.mlp)
-        layer = fam.moe_layers(family, cfg)[-1]
-        tensors = fam.make_checkpoint(family, layer=layer, dtype=torch_dtype, seed=1, cfg=cfg)
-        block = fam.block_tensors(family, tensors, layer=layer, cfg=cfg)
         with tempfile.TemporaryDirectory() as d:
-            config = fam.write_config(d, cfg)
-            weights = fam.write_safetensors(os.path.join(d, "model.safetensors"), block)
+            cfg, layer, tensors, config, weights = fam.write_model(
+                d, family, torch_dtype, seed=1, cfg=scaled_config(family, args.hidden, args.mlp))
+            block = fam.block_tensors(family, tensors, layer=layer, cfg=cfg)
             compiled = moec.from_hf(config, layer=layer, weights=weights, dtype=args.dtype)
             bench_ms = moe_bench_ms(args.moe_bench, config, args.tokens, args.dtype) \
                 if os.path.exists(args.moe_bench) else None

@@ -81,8 +81,8 @@ def _from_array(array, tag, as_torch):
     return array
 
 
-def _run(native, entry, args, as_torch=None, converted=()):
-    """Calls `entry` of a native program on `args` (after `converted`, arguments already made
+def _run(program, entry, args, as_torch=None, converted=()):
+    """Calls `entry` of a Program on `args` (after `converted`, arguments already made
     (array, tag) pairs): the results as torch tensors when `as_torch` (default: when any
     argument is a tensor), else NumPy arrays; one result as itself, several as a tuple."""
     arrays, tags = [a for a, _ in converted], [t for _, t in converted]
@@ -90,10 +90,10 @@ def _run(native, entry, args, as_torch=None, converted=()):
         array, tag = _to_array(value, i, entry)
         arrays.append(array)
         tags.append(tag)
-    out = native.call(entry, arrays, tags)
+    out = program._native.call(entry, arrays, tags)
     if as_torch is None:
         as_torch = any(_is_torch(a) for a in args)
-    results = tuple(_from_array(a, t, as_torch) for a, (t, _) in zip(out, native.results(entry)))
+    results = tuple(_from_array(a, t, as_torch) for a, t in zip(out, program._result_tags(entry)))
     return results[0] if len(results) == 1 else results
 
 
@@ -108,6 +108,13 @@ class Program:
 
     def __init__(self, native):
         self._native = native
+        self._tags = {}  # entry -> its results' element types, asked of the native side once
+
+    def _result_tags(self, entry):
+        tags = self._tags.get(entry)
+        if tags is None:
+            tags = self._tags[entry] = [t for t, _ in self._native.results(entry)]
+        return tags
 
     @property
     def entries(self):
@@ -151,7 +158,7 @@ class Program:
 
     def call(self, entry, *args):
         """Runs `entry` on `args`: one result as itself, several as a tuple."""
-        return _run(self._native, entry, args)
+        return _run(self, entry, args)
 
     def median_call_seconds(self, *args, entry=None, iterations=20):
         """The median time of `iterations` calls made from C++ on these arguments (converted
@@ -181,6 +188,9 @@ def _compile(source="", is_path=False, hf_config="", hf_layer=0, hf_dtype="bf16"
              pipeline=None, mesh=None, ep_dispatch="compact", capacity_factor=0.0,
              capacity_round=1, gmm_strategy="microkernel", gmm_tiling=None, tuning_table=None,
              target_cpu=None, collective_timeout_ms=60000):
+    if activation_budget is not None and int(activation_budget) < 0:
+        # As moec's --activation-budget: a number of bytes (None: no budget).
+        raise ArgumentError(f"activation_budget= must be a number of bytes (got {activation_budget})")
     if isinstance(mesh, dict):
         mesh = ",".join(f"{axis}={size}" for axis, size in mesh.items())
     from_env = tuning_table is None and bool(os.environ.get("MOEC_TUNING_TABLE"))
@@ -257,8 +267,8 @@ def load_hf_weights(config, layer, weights, dtype="bf16"):
 
 
 def _random_weights(info, seed):
-    """Weights of the right shapes: N(0, 1/fan_in) for matrices, small values for the rest
-    (the selection bias zero), as moe-bench makes them."""
+    """Weights of the right shapes, seeded: N(0, 1/fan_in) for matrices, N(0, 0.01) for biases
+    and gates' vectors, the selection bias zero (no expert preferred)."""
     rng = np.random.default_rng(seed)
     weights = {}
     for name, shape, tag in info["arguments"][1:]:
@@ -290,7 +300,7 @@ class HfLayer:
     def __call__(self, x):
         # x first: the weights are the arguments after it.
         entry = self.program.entry
-        return _run(self.program._native, entry, (), _is_torch(x),
+        return _run(self.program, entry, (), _is_torch(x),
                     converted=[_to_array(x, 0, entry)] + self._weights)
 
     def __repr__(self):

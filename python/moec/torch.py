@@ -69,6 +69,9 @@ class MoELayer(torch.nn.Module):
             raise ArgumentError(f"'{self._backward_entry}' does not take dL/dy: compile with "
                                 "backward=\"cotangent\", not mean-square")
         inputs = program.inputs(self._entry)
+        if not isinstance(weights, dict):
+            raise ArgumentError(f"weights must be a dict {{name: tensor}} in the order of "
+                                f"'{self._entry}''s arguments after x, not {type(weights).__name__}")
         if len(weights) != len(inputs) - 1:
             raise ArgumentError(f"'{self._entry}' takes {len(inputs) - 1} weights after x; "
                                 f"{len(weights)} given")
@@ -108,7 +111,9 @@ class MoELayer(torch.nn.Module):
         The weights are copied, in the block's layouts; the module is left as it was."""
         # The block's weights are floating point; a module's integer buffers (counters) are
         # not among them.
-        state = {k: v for k, v in module.state_dict().items()
+        # float64 weights become float32 (moec computes in f32 or bf16).
+        state = {k: v.float() if v.dtype == torch.float64 else v
+                 for k, v in module.state_dict().items()
                  if v.is_floating_point() or v.dtype == torch.int8}
         if dtype is None:
             floats = [v.dtype for v in state.values() if v.is_floating_point()]
@@ -139,7 +144,7 @@ class MoELayer(torch.nn.Module):
         return [getattr(self, name) for name in self.weight_names]
 
     def _call(self, entry, *args):
-        return _run(self._program._native, entry, args, as_torch=True)
+        return _run(self._program, entry, args, as_torch=True)
 
     def forward(self, x):
         shape = x.shape

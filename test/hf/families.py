@@ -619,6 +619,23 @@ def make_checkpoint(family, layer=MOE_LAYER, dtype=torch.bfloat16, seed=0, cfg=N
     return out
 
 
+def write_model(directory, family, dtype, seed, sharded=False, cfg=None):
+    """A small model of `family` on disk, as the tests load it: its config.json and a checkpoint
+    (random weights of its last MoE layer in the family's real names and layouts, in `dtype`;
+    one file, or 3 shards with their index when `sharded`).
+
+    Returns (cfg, layer, tensors, config_path, weights_path)."""
+    cfg = cfg or config(family)
+    layer = moe_layers(family, cfg)[-1]
+    tensors = make_checkpoint(family, layer=layer, dtype=dtype, seed=seed, cfg=cfg)
+    config_path = write_config(directory, cfg)
+    if sharded:
+        weights = write_sharded(directory, tensors, 3)
+    else:
+        weights = write_safetensors(os.path.join(directory, "model.safetensors"), tensors)
+    return cfg, layer, tensors, config_path, weights
+
+
 # --------------------------------------------------------------------------------------------
 # The reference layer
 # --------------------------------------------------------------------------------------------

@@ -28,16 +28,9 @@ def run_moec(*args):
 def check_family(family, dtype, sharded):
     """The compiled layer's output against reference_layer's; the relative max error."""
     torch_dtype = torch.bfloat16 if dtype == "bf16" else torch.float32
-    cfg = fam.config(family)
-    layer = fam.moe_layers(family, cfg)[-1]
-    tensors = fam.make_checkpoint(family, layer=layer, dtype=torch_dtype, seed=11, cfg=cfg)
     with tempfile.TemporaryDirectory() as d:
-        config_path = fam.write_config(d, cfg)
-        if sharded:
-            weights = fam.write_sharded(d, tensors, 3)
-        else:
-            weights = os.path.join(d, "model.safetensors")
-            fam.write_safetensors(weights, tensors)
+        cfg, layer, tensors, config_path, weights = fam.write_model(d, family, torch_dtype,
+                                                                    seed=11, sharded=sharded)
         H = fam.sizes(family, cfg)[0]
         x = (torch.randn(TOKENS, H, generator=torch.Generator().manual_seed(5))).to(torch_dtype)
         x_path = os.path.join(d, "x.npy")

@@ -3,7 +3,6 @@ naming the file and the tensor, never a crash; a fuzz round over headers; from_h
 checkpoint (random weights of the right shapes) and with one."""
 
 import json
-import os
 import random
 import struct
 
@@ -77,6 +76,7 @@ def test_header_fuzz_round_raises_or_loads(model):
     config, tensors, d = model
     whole = bytearray(fam.safetensors_bytes(tensors))
     size = struct.unpack("<Q", whole[:8])[0]
+    intact = load(config, fam.write_safetensors(str(d / "intact.safetensors"), tensors))
     rng = random.Random(7)
     outcomes = {"error": 0, "loaded": 0}
     for i in range(60):
@@ -87,7 +87,11 @@ def test_header_fuzz_round_raises_or_loads(model):
         path = d / f"fuzz{i}.safetensors"
         path.write_bytes(bytes(blob))
         try:
-            load(config, path)
+            loaded = load(config, path)
+            # A mutation the reader takes (in the metadata, an unrelated tensor's name, the
+            # padding) must leave the block's weights as they were.
+            for name, value in intact.items():
+                np.testing.assert_array_equal(loaded[name], value)
             outcomes["loaded"] += 1
         except moec.CheckpointError as e:
             assert "fuzz" in str(e), str(e)  # the file is named
@@ -123,3 +127,25 @@ def test_from_hf_with_and_without_a_checkpoint(model):
     assert random_layer.weights["gate_up"].dtype == torch.bfloat16
     y = random_layer(x.to(torch.bfloat16))
     assert y.shape == x.shape and torch.isfinite(y.float()).all()
+
+
+def test_weights_beyond_memory_are_refused_before_allocating(tmp_path):
+    # A layer whose checkpoint is whole (a sparse file: no disk, no memory) but whose weights
+    # would not fit in this machine's memory: an error, not an abort of the interpreter.
+    import os
+    if os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") > 150e9:
+        pytest.skip("this machine could hold the 206 GB layer")
+    cfg = dict(fam.config(FAMILY), hidden_size=32768, intermediate_size=65536)  # 206 GB in f32
+    config = fam.write_config(str(tmp_path), cfg)
+    header, offset = {}, 0
+    for name, shape in fam.tensor_names(FAMILY, LAYER, cfg).items():
+        size = 4 * int(np.prod(shape))
+        header[name] = {"dtype": "F32", "shape": list(shape), "data_offsets": [offset, offset + size]}
+        offset += size
+    path = tmp_path / "huge.safetensors"
+    head = fam.raw_safetensors(header)
+    path.write_bytes(head)
+    os.truncate(path, len(head) + offset)
+    with pytest.raises(moec.CheckpointError, match=r"huge.safetensors: layer 1's weights need "
+                                                   r"[0-9.]+ GiB, more than the [0-9.]+ [MGT]iB"):
+        load(config, path)

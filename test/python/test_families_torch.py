@@ -31,15 +31,8 @@ def relative_error(got, want):
 
 def layer_and_reference(family, dtype, directory, sharded):
     torch_dtype = torch.bfloat16 if dtype == "bf16" else torch.float32
-    cfg = fam.config(family)
-    layer = fam.moe_layers(family, cfg)[-1]
-    tensors = fam.make_checkpoint(family, layer=layer, dtype=torch_dtype, seed=21, cfg=cfg)
-    config_path = fam.write_config(directory, cfg)
-    if sharded:
-        weights = fam.write_sharded(directory, tensors, 3)
-    else:
-        weights = os.path.join(directory, "model.safetensors")
-        fam.write_safetensors(weights, tensors)
+    cfg, layer, tensors, config_path, weights = fam.write_model(directory, family, torch_dtype,
+                                                                seed=21, sharded=sharded)
     module = MoELayer.from_hf(config_path, layer=layer, weights=weights, dtype=torch_dtype)
     return cfg, layer, tensors, config_path, module
 

@@ -450,7 +450,7 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
         return "--hf-config sets the layer's sizes and routing: drop --" + sized->ArgStr.str();
     std::string error;
     auto layer = moec::readHfLayer(
-        hfConfig, hfLayerNumber.getNumOccurrences() ? hfLayerNumber : moec::kFirstMoeLayer, error);
+        hfConfig, hfLayerNumber, error); // by default kFirstMoeLayer
     if (!layer)
       return error;
     hfLayer = *layer;

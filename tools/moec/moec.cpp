@@ -22,6 +22,7 @@
 #include "codegen/ShardedCall.h"
 #include "dialect/MoeDialect.h"
 #include "passes/Remat.h"
+#include "tooling/LoadProgram.h"
 #include "tooling/ProgramOptions.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -531,9 +532,6 @@ int run(mlir::ModuleOp module) {
     if (!loadHfWeights(*hfBlock, *checkpoint, hfDtype == "bf16" ? DType::BF16 : DType::F32,
                        weights, error))
       return fail(error);
-    if (weights.size() != weightCount)
-      return fail("the checkpoint mapping gave " + std::to_string(weights.size()) +
-                  " weights for " + std::to_string(weightCount) + " arguments");
     args.insert(args.begin() + 1, std::make_move_iterator(weights.begin()),
                 std::make_move_iterator(weights.end()));
     outs() << "weights: layer " << hfBlock->layer << " of " << hfWeights << " ("
@@ -779,38 +777,19 @@ int main(int argc, char **argv) {
   // Diagnostics name the source location; the failing op in generic form
   // is noise to a user (moe-opt keeps mlir-opt's default).
   context.printOpOnDiagnostic(false);
-  std::string error;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
   SourceMgr sourceMgr;
   mlir::moe::ShortSourceLineDiagnosticHandler handler(sourceMgr, &context);
-  if (!hfConfig.empty()) {
-    auto layer = readHfLayer(hfConfig, hfLayer, error);
-    if (!layer)
-      return fail(error);
-    hfBlock = *layer;
-    module = mlir::moe::buildHfBlockModule(&context, *layer,
-                                          hfDtype == "bf16" ? DType::BF16 : DType::F32);
-    if (mlir::failed(mlir::verify(*module)))
-      return 1;
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module->print(os);
-    programHash = contentHash(text.data(), text.size());
-  } else {
-    // A FIFO or device would block or never end: regular files (or stdin).
-    if (inputFile != "-" && !checkInputFile(inputFile, error))
-      return fail(error);
-    auto file = mlir::openInputFile(inputFile, &error);
-    if (!file)
-      return fail(error);
-    programHash = contentHash(file->getBufferStart(), file->getBufferSize());
-    sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
-    if (mlir::failed(mlir::moe::checkUpstreamParserHazards(sourceMgr, &context)))
-      return 1;
-    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-    if (!module)
-      return 1;
-  }
+  ProgramSource source;
+  if (hfConfig.empty())
+    source.path = inputFile;
+  source.hfConfig = hfConfig, source.hfLayer = hfLayer;
+  source.hfDtype = hfDtype == "bf16" ? DType::BF16 : DType::F32;
+  LoadedProgram loaded = loadProgram(&context, sourceMgr, source);
+  if (!loaded.module)
+    return loaded.error.empty() ? 1 : fail(loaded.error);
+  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(loaded.module);
+  hfBlock = loaded.hfLayer;
+  programHash = loaded.textHash;
   if (mlir::failed(prepareProgram(*module, programOptions())))
     return 1;
   return runCommand ? run(*module) : compile(*module);
