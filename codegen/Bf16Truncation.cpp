@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/GmmTiling.h"
+#include "strategy/GmmTiling.h"
 #include "codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,8 +28,15 @@ struct MoeExpandBf16TruncationPass
 
   void runOnOperation() override {
     bool expandVectors;
-    if (vectors == "auto")
-      expandVectors = !mlir::moe::codegen::MachineModel::target().avx512Bf16;
+    if (vectors == "auto") {
+      // The module's #moe.target where it has one (moe-attach-target).
+      auto module = isa<ModuleOp>(getOperation()) ? cast<ModuleOp>(getOperation())
+                                                  : getOperation()->getParentOfType<ModuleOp>();
+      auto target = module ? module->getAttrOfType<mlir::moe::TargetAttr>(mlir::moe::kTargetAttrName)
+                           : mlir::moe::TargetAttr();
+      expandVectors = target ? !target.hasFeature("avx512bf16")
+                             : !mlir::moe::strategy::MachineModel::target().avx512Bf16;
+    }
     else if (vectors == "true" || vectors == "false")
       expandVectors = vectors == "true";
     else {

@@ -3,7 +3,8 @@
 #include "codegen/Compiler.h"
 
 #include <dlfcn.h>
-#include "codegen/TargetCpu.h"
+#include "strategy/GmmStrategy.h"
+#include "strategy/TargetCpu.h"
 #include "runtime/CompilerBuiltins.h"
 #include "runtime/MemoryGuard.h"
 #include "runtime/RunTimeChecks.h"
@@ -203,6 +204,13 @@ moec::entrySignatures(ModuleOp module, std::vector<std::string> &skipped) {
   return sigs;
 }
 
+static bool &passManagerCLOptions() {
+  static bool used = false;
+  return used;
+}
+
+void moec::usePassManagerCLOptions() { passManagerCLOptions() = true; }
+
 LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline,
                                 const GmmChoices &gmm) {
   // Textual pipelines name passes through the global registry.
@@ -214,12 +222,24 @@ LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline,
   PassManager pm(module.getContext());
   if (pipeline.empty()) {
     moe::ToLLVMOptions options;
-    options.gmmStrategy = gmm.strategy;
+    std::optional<moe::strategy::GmmStrategy> strategy = moe::strategy::parseGmmStrategy(gmm.strategy);
+    if (!strategy)
+      return module.emitError() << "unknown gmm strategy '" << gmm.strategy << "' (expected "
+                                << moe::strategy::gmmStrategyList() << ")";
+    options.gmmStrategy = *strategy;
+    // moec's --target-cpu wins over a #moe.target the module carries (which
+    // wins over the host).
+    options.targetCpu = moe::strategy::targetCpuOverride().str();
     options.gmmTiling = gmm.tiling;
     options.tuningTable = gmm.tuningTable;
     moe::buildToLLVMPipeline(pm, options);
   } else if (failed(parsePassPipeline(pipeline, pm, llvm::errs()))) {
     return failure();
+  }
+  if (passManagerCLOptions()) {
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    applyDefaultTimingPassManagerCLOptions(pm);
   }
   return pm.run(module);
 }
@@ -242,7 +262,7 @@ std::unique_ptr<llvm::TargetMachine> moec::hostTargetMachine(std::string &error)
     return nullptr;
   }
   // moec --target-cpu: that CPU and its features, not the host's.
-  if (llvm::StringRef cpu = mlir::moe::codegen::targetCpuOverride(); !cpu.empty()) {
+  if (llvm::StringRef cpu = mlir::moe::strategy::targetCpuOverride(); !cpu.empty()) {
     builder->setCPU(cpu.str());
     builder->getFeatures() = llvm::SubtargetFeatures();
   }
@@ -294,7 +314,7 @@ void addEntryPoints(llvm::Module &module,
   new llvm::GlobalVariable(module, text->getType(), /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, text, "moec_manifest");
   // What the code needs of the CPU that loads it (runtime/CpuFeatures.h).
-  std::string features = llvm::join(mlir::moe::codegen::requiredIsaFeatures(), " ");
+  std::string features = llvm::join(mlir::moe::strategy::requiredIsaFeatures(), " ");
   auto *featureText = llvm::ConstantDataArray::getString(ctx, features);
   new llvm::GlobalVariable(module, featureText->getType(), /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, featureText, "moec_cpu_features");
@@ -304,9 +324,9 @@ void addEntryPoints(llvm::Module &module,
 std::string moec::describeHostTarget(llvm::TargetMachine &tm) {
   // What the CPU has, not the target machine's features: those always
   // include AMX (hostTargetMachine), whose code checks for it at run time.
-  llvm::StringMap<bool> host = mlir::moe::codegen::targetCpuFeatures();
+  llvm::StringMap<bool> host = mlir::moe::strategy::targetCpuFeatures();
   std::string out = tm.getTargetCPU().str();
-  if (!mlir::moe::codegen::targetCpuOverride().empty())
+  if (!mlir::moe::strategy::targetCpuOverride().empty())
     out += " (--target-cpu; this host is " + llvm::sys::getHostCPUName().str() + ")";
   out += ":";
   bool any = false;

@@ -66,6 +66,12 @@ struct GmmChoices {
   std::string tuningTable;
 };
 
+/// From now on, lowerModule applies MLIR's pass-manager command-line options
+/// (--mlir-print-ir-after-all, --mlir-timing, --mlir-pass-statistics, ...),
+/// which the tool has registered (mlir::registerPassManagerCLOptions and
+/// registerDefaultTimingManagerCLOptions).
+void usePassManagerCLOptions();
+
 /// Runs `pipeline` (textual, nested under builtin.module), or moe-to-llvm
 /// with `gmm` when empty, over `module`. Diagnostics go to the context's
 /// handler.

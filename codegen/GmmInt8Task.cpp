@@ -103,7 +103,7 @@ void PackedGmmTasks::quantizeRows() {
                              [&](Value ks, ValueRange m) -> SmallVector<Value> {
                                return {absMax(e, m[0], load(ks))};
                              })[0];
-    Value maxAbs = vector::ReductionOp::create(b, vector::CombiningKind::MAXNUMF, maxima);
+    Value maxAbs = vector::ReductionOp::create(b, vector::CombiningKind::MAXIMUMF, maxima); // NaN kept
     e.store(int8Scale(e, maxAbs), rowScales, {r});
     Value reciprocal = vector::BroadcastOp::create(b, f32Vec, int8Reciprocal(e, maxAbs));
     Value sums = e.forLoop(zero, steps, ValueRange{zeroSums},

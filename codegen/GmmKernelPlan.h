@@ -9,11 +9,12 @@
 #ifndef MOEC_CODEGEN_GMMKERNELPLAN_H
 #define MOEC_CODEGEN_GMMKERNELPLAN_H
 
-#include "codegen/GmmTiling.h"
+#include "strategy/GmmTiling.h"
 #include "mlir/IR/Value.h"
 
 namespace mlir::moe::codegen {
 
+using strategy::GmmTiling;
 class Emitter;
 
 /// What one kernel computes, on buffers.
@@ -31,7 +32,11 @@ struct GmmKernelPlan {
   int64_t depth = 0;    // D
   int64_t width = 0;    // output columns N
   Value out;            // [R, N], identity layout
-  GmmTiling tiling;     // the FMA tasks' tiles
+  strategy::GmmTiling tiling; // the FMA tasks' tiles, the task table's blocks
+  bool fma = true;            // FMA tasks compiled in (with bf16: over widened rows)
+  int64_t packedColumns = 0;  // weight columns of a packed task
+  int64_t amxMinRows = 0;     // AMX for groups of at least as many rows
+  int64_t dotRows = 0;        // rows of an AVX512_BF16 dot task
   // With bf16 operands (GmmPackedTasks.h): large groups may run as AMX tasks,
   // the others as AVX512_BF16 dot tasks.
   bool amx = false;

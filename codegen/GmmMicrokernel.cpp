@@ -32,7 +32,7 @@
 #include "codegen/GmmKernelPlan.h"
 #include "codegen/GmmMicrokernel.h"
 
-#include "codegen/TargetCpu.h"
+#include "strategy/TargetCpu.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -396,7 +396,7 @@ void MicrokernelEmitter::emit(Operation *anchor) {
   int64_t packedColBlocks = 0;
   int64_t minRowBlock = t.rowBlock;
   if (p.amx || p.avx512Bf16 || p.int8) {
-    packedTasks.emplace(e, p, MachineModel::target().l2Bytes);
+    packedTasks.emplace(e, p);
     packedColBlocks = (p.width + packedTasks->columnBlock() - 1) / packedTasks->columnBlock();
   }
   if (p.int8) {
@@ -408,7 +408,7 @@ void MicrokernelEmitter::emit(Operation *anchor) {
     minRowBlock = std::min(minRowBlock, PackedGmmTasks::kAmxRowGranule);
   }
   if (p.avx512Bf16)
-    minRowBlock = std::min(minRowBlock, PackedGmmTasks::kDotRows);
+    minRowBlock = std::min(minRowBlock, p.dotRows);
 
   // The task table: (first row, end row, group, column block, kind), group
   // by group, the row blocks of one weight block consecutive. The kind is
@@ -425,15 +425,14 @@ void MicrokernelEmitter::emit(Operation *anchor) {
         Value size = e.max(e.toIndex(e.load(p.sizes, {g})), zero);
         Value first = e.min(acc[0], rowCount);
         Value end = e.min(e.add(acc[0], size), rowCount);
-        int64_t minAmxRows = p.int8 ? 1 : PackedGmmTasks::kMinAmxRows;
-        Value useAmx = e.andI(amxReady, e.ge(e.sub(end, first), e.index(minAmxRows)));
+        Value useAmx = e.andI(amxReady, e.ge(e.sub(end, first), e.index(std::max<int64_t>(p.amxMinRows, 1))));
         int64_t int8Kind = p.avx512Vnni ? kVnniKind : kInt8Kind;
         Value kind = e.index(p.int8 ? int8Kind : p.avx512Bf16 ? kDotKind : kFmaKind);
         bool packed = p.int8 || p.avx512Bf16;
         Value blocks = e.index(packed ? packedColBlocks : colBlocks);
         Value rowBlock = p.int8 ? packedTasks->rowBlockFor(e.sub(end, first), PackedGmmTasks::kMaxInt8Rows,
                                                            PackedGmmTasks::kInt8RowGranule)
-                                : e.index(p.avx512Bf16 ? PackedGmmTasks::kDotRows : t.rowBlock);
+                                : e.index(p.avx512Bf16 ? p.dotRows : t.rowBlock);
         if (p.amx) {
           kind = e.select(useAmx, e.index(kAmxKind), kind);
           blocks = e.select(useAmx, e.index(packedColBlocks), blocks);
@@ -471,7 +470,7 @@ void MicrokernelEmitter::emit(Operation *anchor) {
   e.parallelFor(zero, workers, [&](Value) {
     // Per worker: the FMA tasks' packed weight block and partial sums.
     Value packed, partial;
-    if (!p.int8) {
+    if (p.fma) {
       packed = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
       partial = e.alloc({t.rowBlock, panelsPerBlock * nr}, b.getF32Type(), {});
     }
@@ -493,18 +492,23 @@ void MicrokernelEmitter::emit(Operation *anchor) {
       fields[f] = e.load(tasks, {ti, e.index(f)});
     scf::YieldOp::create(b, ValueRange{});
     b.setInsertionPoint(body->getTerminator());
-    // One branch per kind compiled in.
+    // One branch per kind compiled in. The first is the kind of every group
+    // that is not AMX's (the table's default); it ends the chain of ifs, so
+    // it is never AMX, whose code must sit in a function of its own.
     SmallVector<std::pair<int64_t, std::function<void()>>> kinds;
+    auto dotTask = [&] { packedTasks->dotTask(fields[0], fields[1], fields[2], fields[3], *packedScratch); };
+    auto fmaTask = [&] { task(fields[0], fields[1], fields[2], fields[3], packed, partial); };
     if (p.int8 && p.avx512Vnni)
       kinds.push_back({kVnniKind, [&] { packedTasks->vnniTask(fields[0], fields[1], fields[2], fields[3], *packedScratch); }});
     else if (p.int8)
       kinds.push_back({kInt8Kind, [&] { packedTasks->int8VectorTask(fields[0], fields[1], fields[2], fields[3]); }});
-    else
-      kinds.push_back({kFmaKind, [&] { task(fields[0], fields[1], fields[2], fields[3], packed, partial); }});
+    else if (p.avx512Bf16)
+      kinds.push_back({kDotKind, dotTask});
+    else if (p.fma)
+      kinds.push_back({kFmaKind, fmaTask});
     if (p.amx)
       kinds.push_back({kAmxKind, [&] { packedTasks->amxTask(fields[0], fields[1], fields[2], fields[3], *packedScratch); }});
-    if (p.avx512Bf16)
-      kinds.push_back({kDotKind, [&] { packedTasks->dotTask(fields[0], fields[1], fields[2], fields[3], *packedScratch); }});
+    assert(!kinds.empty() && "moe-select-lowering lists a kernel for every gmm");
     while (kinds.size() > 1) {
       auto [kind, body] = kinds.pop_back_val();
       auto kindIf = scf::IfOp::create(b, TypeRange{},
@@ -576,50 +580,24 @@ GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
 
 } // namespace
 
-std::optional<PackedKinds> mlir::moe::codegen::packedKindsFor(StringRef strategy,
-                                                          const MachineModel &host,
-                                                          std::string &error) {
-  if (strategy == "microkernel")
-    return PackedKinds{host.amxBf16, host.avx512Bf16, host.amxInt8, host.avx512Vnni};
-  // AMX code compiles for any x86-64 target and checks at run time.
-  if (strategy == "microkernel-amx")
-    return PackedKinds{true, host.avx512Bf16, true, host.avx512Vnni};
-  if (strategy == "microkernel-avx512bf16") {
-    // No run-time check can save code that uses an instruction the CPU
-    // lacks: refuse it here.
-    if (host.avx512Bf16)
-      return PackedKinds{false, true, false, host.avx512Vnni};
-    error = "gmm-strategy=microkernel-avx512bf16 needs a CPU with AVX512_BF16, which the target "
-            "CPU '" + targetCpuName() + "' does not have (use microkernel or microkernel-fma)";
-    return std::nullopt;
-  }
-  if (strategy == "microkernel-fma" || strategy == "reference")
-    return PackedKinds{};
-  error = ("unknown gmm-strategy '" + strategy +
-           "' (expected microkernel, microkernel-amx, microkernel-avx512bf16, microkernel-fma or "
-           "reference)")
-              .str();
-  return std::nullopt;
-}
-
 void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate, GmmOp up,
-                                             SwigluOp swiglu, const GmmTiling &tiling,
-                                             PackedKinds packedKinds) {
+                                             SwigluOp swiglu, GmmLoweringAttr lowering) {
   Operation *root = swiglu ? swiglu.getOperation() : gate.getOperation();
   rewriter.setInsertionPoint(root);
   Emitter e(rewriter, root->getLoc());
-  auto gather = gate.getLhs().getDefiningOp<GatherRowsOp>();
+  auto gather = lowering.fuses("gather") ? gate.getLhs().getDefiningOp<GatherRowsOp>() : GatherRowsOp();
+  strategy::GmmTiling tiling;
+  tiling.rows = lowering.getMr(), tiling.vectors = lowering.getNv();
+  tiling.depthBlock = lowering.getKc(), tiling.columnBlock = lowering.getNc();
+  tiling.rowBlock = lowering.getMc();
   GmmKernelPlan plan = planFromTensors(e, gate, up, swiglu, gather, tiling);
-  auto isBf16 = [](Value buffer) {
-    return cast<MemRefType>(buffer.getType()).getElementType().isBF16();
-  };
-  bool bf16Operands = isBf16(plan.lhs) && isBf16(plan.gateRhs) && (!plan.upRhs || isBf16(plan.upRhs));
-  // The bf16 kinds pack row pairs of an [E, D, N] weight; the transposed
-  // form runs on the FMA tiles.
-  bf16Operands &= !plan.transposeRhs;
-  plan.amx = plan.int8 ? packedKinds.amxInt8 : packedKinds.amx && bf16Operands;
-  plan.avx512Bf16 = packedKinds.avx512Bf16 && bf16Operands;
-  plan.avx512Vnni = packedKinds.avx512Vnni && plan.int8;
+  plan.fma = lowering.hasKernel("fma");
+  plan.amx = lowering.hasKernel(plan.int8 ? "amx_int8" : "amx_bf16");
+  plan.avx512Bf16 = lowering.hasKernel("avx512bf16_dot");
+  plan.avx512Vnni = lowering.hasKernel("int8_vnni");
+  plan.packedColumns = lowering.getPackedColumns();
+  plan.amxMinRows = lowering.getAmxMinRows();
+  plan.dotRows = lowering.getDotRows();
   auto type = cast<RankedTensorType>(root->getResult(0).getType());
   SmallVector<Value> dyn;
   if (type.isDynamicDim(0))

@@ -41,16 +41,13 @@ constexpr int64_t kPrefetchRows = 16; // int8 weight rows fetched ahead of the p
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 } // namespace
 
-PackedGmmTasks::PackedGmmTasks(Emitter &e, const GmmKernelPlan &plan, int64_t l2Bytes)
-    : e(e), p(plan) {
+PackedGmmTasks::PackedGmmTasks(Emitter &e, const GmmKernelPlan &plan) : e(e), p(plan) {
   depthPerLane = p.int8 ? 4 : 2;
   tileDepth = kTileBytes / (4 / depthPerLane);
   paddedDepth = roundUp(p.depth, tileDepth);
-  int64_t rowBytes = paddedDepth * 4 / depthPerLane;
-  // The packed weight block in half of L2.
-  int64_t columnsNeeded = roundUp(p.swiglu ? 2 * roundUp(p.width, kTileCols) : p.width, 2 * kTileCols);
-  physicalColumns = std::clamp<int64_t>((l2Bytes / 2) / rowBytes / 32 * 32, 32, 512);
-  physicalColumns = std::min(physicalColumns, columnsNeeded);
+  // The packed weight block's columns: moe-select-lowering's choice
+  // (strategy::packedColumnsFor: half of L2).
+  physicalColumns = p.packedColumns;
 }
 
 PackedGmmTasks::Scratch PackedGmmTasks::allocScratch() {
@@ -71,7 +68,7 @@ PackedGmmTasks::Scratch PackedGmmTasks::allocScratch() {
     s.tileOut = e.alloc({32, 2 * kTileCols}, p.int8 ? Type(b.getI32Type()) : Type(b.getF32Type()), {});
   }
   if (p.avx512Bf16)
-    s.dotRows = e.alloc({kDotRows, paddedDepth / 2}, b.getI32Type(), {});
+    s.dotRows = e.alloc({p.dotRows, paddedDepth / 2}, b.getI32Type(), {});
 
   return s;
 }

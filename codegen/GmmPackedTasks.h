@@ -14,7 +14,8 @@ class Emitter;
 /// bf16 -> f32 without widening the operands first, and int8 x int8 -> i32:
 ///   - AMX (GmmAmxTask.cpp): tdpbf16ps, or tdpbsud for int8, on tile
 ///     registers; bf16 groups of at least kMinAmxRows rows, every int8 group
-///     (a padded tile still beats every other int8 path);
+///     (a padded tile still beats every other int8 path): the plan's
+///     amxMinRows;
 ///   - AVX512_BF16 (GmmDotTask.cpp): vdpbf16ps on zmm register tiles, for the
 ///     small bf16 groups (a 16-row tile would mostly multiply padding) and for
 ///     every bf16 group where AMX is not allowed or not granted;
@@ -35,7 +36,6 @@ class Emitter;
 /// times the row's sum (withoutWeightOffset).
 class PackedGmmTasks {
 public:
-  static constexpr int64_t kMinAmxRows = 16;
   /// AMX rows per task for a large group: the group split evenly into blocks
   /// of at most kMaxAmxRows rows, each a multiple of kAmxRowGranule. The
   /// packed rows need not fit in L2: the product walks them one row pair of
@@ -44,8 +44,6 @@ public:
   /// block once.
   static constexpr int64_t kAmxRowGranule = 32;
   static constexpr int64_t kMaxAmxRows = 256;
-  /// AVX512_BF16 rows per task: a small group is one task per column block.
-  static constexpr int64_t kDotRows = 48;
   /// int8 rows per task off AMX: the rows are quantized before the tasks, so
   /// a task is as large as a group allows (each worker packs each weight
   /// block it multiplies: one task per block packs it once), split so that
@@ -53,7 +51,7 @@ public:
   static constexpr int64_t kMaxInt8Rows = 768;
   static constexpr int64_t kInt8RowGranule = 6; // a VNNI register tile
 
-  PackedGmmTasks(Emitter &e, const GmmKernelPlan &plan, int64_t l2Bytes);
+  PackedGmmTasks(Emitter &e, const GmmKernelPlan &plan);
 
   int64_t columnBlock() const { return p.swiglu ? physicalColumns / 2 : physicalColumns; }
   /// Rows per task for a group of `groupRows`: the group split evenly into

@@ -2,7 +2,7 @@
 
 
 #include "codegen/GmmMicrokernel.h"
-#include "codegen/GmmTiling.h"
+#include "strategy/GmmTiling.h"
 #include "codegen/Lowerings.h"
 #include "codegen/Passes.h"
 #include "passes/PassUtils.h"
@@ -24,88 +24,18 @@ using namespace mlir;
 using namespace mlir::moe;
 
 namespace {
-/// gmm ops the microkernel takes: the forward ones (not transposed).
-bool isFastGmm(Operation *op) {
-  return isa_and_nonnull<GmmOp>(op);
+/// The lowering moe-select-lowering chose for a gmm or tgmm; none: the
+/// reference loops.
+GmmLoweringAttr loweringOf(Operation *op) {
+  auto lowering = op->getAttrOfType<GmmLoweringAttr>(kLoweringAttrName);
+  return lowering && !lowering.isReference() ? lowering : GmmLoweringAttr();
 }
 
-/// The SwiGLU that `gmm` can hand its result to without the result reaching
-/// memory: gmm's only use, and for the two-input form a gate and an up gmm
-/// over the same rows and groups, each used only there.
-SwigluOp fusableSwiglu(GmmOp gmm) {
-  if (!gmm->hasOneUse())
-    return {};
-  auto swiglu = dyn_cast<SwigluOp>(*gmm->user_begin());
-  if (!swiglu)
-    return {};
-  SmallVector<GmmOp> inputs;
-  for (Value in : swiglu.getInputs()) {
-    auto g = in.getDefiningOp<GmmOp>();
-    if (!isFastGmm(g) || cast<GmmOp>(g).getTransposeRhs() || !g->hasOneUse())
-      return {};
-    inputs.push_back(g);
-  }
-  if (inputs.size() == 2 &&
-      (inputs[0].getLhs() != inputs[1].getLhs() ||
-       inputs[0].getGroupSizes() != inputs[1].getGroupSizes() ||
-       inputs[0].getRhs().getType() != inputs[1].getRhs().getType() ||
-       // int8: both scaled the same way (one epilogue reads both scales).
-       (inputs[0].getRhsScales() &&
-        inputs[0].getRhsScales().getType() != inputs[1].getRhsScales().getType())))
-    return {};
-  return swiglu;
-}
-
-/// A pack's gathered rows feeding gmms become one moe.gather_rows of the
-/// tokens (same rows by definition), which the microkernel reads through;
-/// the pack then skips its copy when nothing else reads its rows. One gather
-/// a pack, so that gate and up gmms still share their rows (and fuse).
-void gatherPackRowsInGmms(ModuleOp module) {
-  module.walk([&](PackOp pack) {
-    GatherRowsOp gather;
-    for (OpOperand &use : llvm::make_early_inc_range(pack.getRows().getUses())) {
-      if (!isFastGmm(use.getOwner()) || use.getOperandNumber() != 0)
-        continue;
-      if (!gather) {
-        OpBuilder b(pack->getContext());
-        b.setInsertionPointAfter(pack);
-        int64_t topK = cast<RankedTensorType>(pack.getIds().getType()).getDimSize(1);
-        gather = GatherRowsOp::create(b, pack.getLoc(), pack.getX(), pack.getPermutation(),
-                                      b.getI64IntegerAttr(topK));
-      }
-      use.set(gather.getRows());
-    }
-  });
-}
-
-/// The shared expert's matmuls as one-group gmms, so that the microkernel
-/// runs them (and fuses the gate/up SwiGLU) instead of convert-linalg-to-
-/// loops' scalar loops (measured: 0.8 GFLOP/s for a 1024-token shared expert
-/// of 1408, the block's time a hundred times over). bf16 operands are widened
-/// to f32 first: the matmul accumulates their products in f32 and returns
-/// f32, which a bf16 gmm would round. The router's matmul is left alone:
-/// its logits must be the ones the reference computes, rounding for
-/// rounding, so that both choose the same experts.
-void sharedMatmulsAsGmms(ModuleOp module) {
-  SmallVector<linalg::MatmulOp> shared;
-  module.walk([&](linalg::MatmulOp mm) {
-    auto out = cast<RankedTensorType>(mm.getResult(0).getType());
-    if (isSharedExpertMatmul(mm) && out.getElementType().isF32())
-      shared.push_back(mm);
-  });
-  OpBuilder b(module.getContext());
-  OneGroupRows rows;
-  Type f32 = b.getF32Type();
-  for (linalg::MatmulOp mm : shared) {
-    b.setInsertionPoint(mm);
-    Location loc = mm.getLoc();
-    Value w = mm.getInputs()[1];
-    auto wType = cast<RankedTensorType>(w.getType());
-    if (!wType.getElementType().isF32())
-      w = arith::ExtFOp::create(b, loc, wType.clone(f32), w);
-    auto [x, sizes] = rows.get(b, loc, mm.getInputs()[0], f32);
-    replaceMatmul(b, mm, GmmOp::create(b, loc, x, asOneExpert(b, loc, w), sizes));
-  }
+/// A gmm whose lowering reads its rows through a moe.gather_rows.
+bool readsThroughGather(Operation *op) {
+  auto gmm = dyn_cast<GmmOp>(op);
+  GmmLoweringAttr lowering = gmm ? loweringOf(gmm) : GmmLoweringAttr();
+  return lowering && lowering.fuses("gather") && gmm.getLhs().getDefiningOp<GatherRowsOp>();
 }
 
 /// The other matmuls (the router's logits, the backward's products that are
@@ -131,79 +61,47 @@ void matmulsAlongRows(ModuleOp module) {
   }
 }
 
-/// A gather_rows every user of which reads it as microkernel rows.
+/// A gather_rows every user of which reads it as kernel rows.
 bool gatherFusedIntoUsers(GatherRowsOp gather) {
-  return !gather->use_empty() &&
-         llvm::all_of(gather->getUses(), [](OpOperand &use) {
-           return isFastGmm(use.getOwner()) && use.getOperandNumber() == 0;
+  return !gather->use_empty() && llvm::all_of(gather->getUses(), [](OpOperand &use) {
+           return use.getOperandNumber() == 0 && readsThroughGather(use.getOwner());
          });
+}
+
+/// The gmms and SwiGLU a lowering that fuses the SwiGLU takes together:
+/// the SwiGLU over `gmm`, its gate and (two inputs) its up gmm, each with
+/// the same lowering. Fails with an error when the IR no longer allows the
+/// fusion the attribute names.
+LogicalResult swigluOperands(GmmOp gmm, GmmLoweringAttr lowering, SwigluOp &swiglu, GmmOp &gate,
+                             GmmOp &up) {
+  gate = gmm;
+  if (!lowering.fuses("swiglu"))
+    return success();
+  swiglu = gmm->hasOneUse() ? dyn_cast<SwigluOp>(*gmm->user_begin()) : SwigluOp();
+  if (!swiglu)
+    return gmm.emitError("its lowering fuses a SwiGLU, but its result is not a moe.swiglu's only "
+                         "input use (run moe-select-lowering again after rewriting the IR)");
+  gate = swiglu.getInputs()[0].getDefiningOp<GmmOp>();
+  if (swiglu.getInputs().size() == 2)
+    up = swiglu.getInputs()[1].getDefiningOp<GmmOp>();
+  for (GmmOp g : {gate, up})
+    if (g && (loweringOf(g) != lowering || !g->hasOneUse()))
+      return gmm.emitError("the SwiGLU's gate and up gmms must share one lowering that fuses it");
+  if (!gate || (swiglu.getInputs().size() == 2 && !up))
+    return gmm.emitError("its lowering fuses a SwiGLU whose inputs are not both moe.gmm");
+  return success();
 }
 
 struct MoeLowerToLoopsPass
     : mlir::moe::impl::MoeLowerToLoopsBase<MoeLowerToLoopsPass> {
   using MoeLowerToLoopsBase::MoeLowerToLoopsBase;
 
-  /// The gmm-tiling option, parsed once per run (runOnOperation).
-  std::optional<codegen::GmmTiling> optionTiling;
-
-  /// The tiles for one gmm: the option, the tuning table, the cost model.
-  FailureOr<codegen::GmmTiling> tilingFor(GmmOp gmm, bool swiglu) {
-    auto rhsType = cast<RankedTensorType>(gmm.getRhs().getType());
-    codegen::GmmShape shape;
-    // The transposed form (the backward's row gradient) reads rhs [E, N, D].
-    shape.depth = rhsType.getDimSize(gmm.getTransposeRhs() ? 2 : 1);
-    shape.width = swiglu && cast<SwigluOp>(*gmm->user_begin()).getInputs().size() == 1
-                      ? rhsType.getDimSize(2) / 2
-                      : rhsType.getDimSize(gmm.getTransposeRhs() ? 1 : 2);
-    shape.swiglu = swiglu;
-    shape.elementBytes = rhsType.getElementType().getIntOrFloatBitWidth() / 8;
-    std::optional<codegen::GmmTiling> tiling = optionTiling;
-    if (!tiling && !tuningTable.empty()) {
-      auto found = codegen::lookupTuningTable(tuningTable, shape);
-      if (!found) {
-        gmm.emitError() << llvm::toString(found.takeError());
-        return failure();
-      }
-      tiling = *found;
-    }
-    if (!tiling)
-      tiling = codegen::costModelTiling(shape, codegen::MachineModel::target());
-    if (std::string why = tiling->invalidReason(swiglu); !why.empty()) {
-      gmm.emitError() << "gmm tiling " << tiling->str() << ": " << why;
-      return failure();
-    }
-    return *tiling;
-  }
-
   void runOnOperation() override {
-    bool microkernel = StringRef(gmmStrategy).starts_with("microkernel");
-    std::string error;
-    std::optional<codegen::PackedKinds> packedKinds =
-        codegen::packedKindsFor(gmmStrategy, codegen::MachineModel::target(), error);
-    if (!packedKinds) {
-      getOperation().emitError() << error;
-      return signalPassFailure();
-    }
-    // The options once, for the module: not once for every gmm.
-    optionTiling.reset();
-    if (!gmmTiling.empty()) {
-      auto parsed = codegen::GmmTiling::parse(gmmTiling);
-      if (!parsed) {
-        getOperation().emitError() << llvm::toString(parsed.takeError());
-        return signalPassFailure();
-      }
-      optionTiling = *parsed;
-    }
-    if (gmmTiling.empty() && !tuningTable.empty())
-      if (llvm::Error bad = codegen::checkTuningTable(tuningTable)) {
-        getOperation().emitError() << llvm::toString(std::move(bad));
-        return signalPassFailure();
-      }
-    if (microkernel) {
-      sharedMatmulsAsGmms(getOperation());
-      gatherPackRowsInGmms(getOperation());
-    }
+    // What moe-select-lowering did not decide is plain loops: the other
+    // matmuls, along rows.
     matmulsAlongRows(getOperation());
+    auto target = getOperation()->getAttrOfType<TargetAttr>(kTargetAttrName);
+    int64_t vectorRegisters = target ? target.getVectorRegisters() : 32;
 
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
@@ -213,25 +111,28 @@ struct MoeLowerToLoopsPass
     IRRewriter rewriter(&getContext());
     DenseSet<Operation *> lowered;
     bool anyFailed = false;
-    auto lowerFast = [&](GmmOp gmm) {
-      if (anyFailed) // one error: the same tiling fails the same way again
+    auto lowerFast = [&](GmmOp gmm, GmmLoweringAttr lowering) {
+      SwigluOp swiglu;
+      GmmOp gate, up;
+      if (failed(swigluOperands(gmm, lowering, swiglu, gate, up))) {
+        anyFailed = true;
         return;
-      SwigluOp swiglu = fusableSwiglu(gmm);
-      GmmOp gate = gmm, up;
-      if (swiglu) {
-        gate = swiglu.getInputs()[0].getDefiningOp<GmmOp>();
-        if (swiglu.getInputs().size() == 2)
-          up = swiglu.getInputs()[1].getDefiningOp<GmmOp>();
       }
-      auto tiling = tilingFor(gate, static_cast<bool>(swiglu));
-      if (failed(tiling)) {
+      strategy::GmmTiling tiling;
+      tiling.rows = lowering.getMr(), tiling.vectors = lowering.getNv();
+      tiling.depthBlock = lowering.getKc(), tiling.columnBlock = lowering.getNc();
+      tiling.rowBlock = lowering.getMc();
+      // A hand-written lowering is checked against the target's registers.
+      if (std::string why = tiling.invalidReason(static_cast<bool>(swiglu), vectorRegisters);
+          !why.empty()) {
+        gmm.emitError() << "gmm tiling " << tiling.str() << ": " << why;
         anyFailed = true;
         return;
       }
       for (Operation *op : {gate.getOperation(), up.getOperation(), swiglu.getOperation()})
         if (op)
           lowered.insert(op);
-      codegen::lowerGmmMicrokernel(rewriter, gate, up, swiglu, *tiling, *packedKinds);
+      codegen::lowerGmmMicrokernel(rewriter, gate, up, swiglu, lowering);
     };
     for (Operation *op : ops) {
       if (lowered.contains(op))
@@ -244,17 +145,17 @@ struct MoeLowerToLoopsPass
           .Case([&](PackOp o) { codegen::lowerPack(rewriter, o); })
           .Case([&](GatherRowsOp o) {
             // Left for the gmms that read through it (they erase it).
-            if (!microkernel || !gatherFusedIntoUsers(o))
+            if (!gatherFusedIntoUsers(o))
               codegen::lowerGatherRows(rewriter, o);
           })
           .Case([&](GmmOp o) {
-            if (microkernel && isFastGmm(o))
-              lowerFast(o);
+            if (GmmLoweringAttr lowering = loweringOf(o))
+              lowerFast(o, lowering);
             else
               codegen::lowerGmm(rewriter, o);
           })
           .Case([&](TgmmOp o) {
-            if (microkernel)
+            if (loweringOf(o))
               codegen::lowerTgmmMicrokernel(rewriter, o);
             else
               codegen::lowerTgmm(rewriter, o);

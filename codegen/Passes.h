@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
+#include "strategy/GmmStrategy.h"
 
 namespace mlir {
 class DialectRegistry;
@@ -29,12 +30,18 @@ namespace moe {
 #define GEN_PASS_REGISTRATION
 #include "codegen/Passes.h.inc"
 
-/// The options of `moe-to-llvm`: those of moe-lower-to-loops that choose the
-/// gmm code (what moec and moe-bench expose as --backend and the tiles).
+/// The options of `moe-to-llvm`: the target (moe-attach-target) and those of
+/// moe-select-lowering (what moec and moe-bench expose as --gmm-strategy and
+/// the tiles).
 struct ToLLVMOptions : public PassPipelineOptions<ToLLVMOptions> {
-  Option<std::string> gmmStrategy{*this, "gmm-strategy",
-                                  llvm::cl::desc("microkernel, microkernel-amx, microkernel-avx512bf16, microkernel-fma or reference"),
-                                  llvm::cl::init("microkernel")};
+  Option<std::string> targetCpu{*this, "target-cpu",
+                                llvm::cl::desc("LLVM CPU to select the lowering for (empty: the "
+                                               "module's #moe.target, else moec's, else the host)"),
+                                llvm::cl::init("")};
+  Option<strategy::GmmStrategy> gmmStrategy{*this, "gmm-strategy",
+                                            llvm::cl::desc("which kernel kinds the gmms may use"),
+                                            strategy::gmmStrategyValues(),
+                                            llvm::cl::init(strategy::GmmStrategy::microkernel)};
   Option<std::string> gmmTiling{*this, "gmm-tiling",
                                 llvm::cl::desc("gmm tiles, e.g. mr=6,nv=4,kc=256,nc=256,mc=192"),
                                 llvm::cl::init("")};

@@ -19,34 +19,14 @@ def MoeLowerToLoops : Pass<"moe-lower-to-loops", "::mlir::ModuleOp"> {
     runtime/ShardComm.h), which the host binds to an in-process mesh or to
     MPI; the grids are erased once nothing names them.
 
-    `gmm-strategy=microkernel` (the default) lowers moe.gmm to the tiled
-    kernel (codegen/GmmMicrokernel.cpp) and fuses into it what the IR
-    allows: a pack's (or gather_rows') gather into the row loads, and a
-    SwiGLU over the gmm (fused gate|up, or two gmms of the same rows) into the
-    epilogue. With bf16 operands the kind of each group is chosen at run
-    time: on a host with AMX-BF16, groups of 16 rows or more run on AMX tiles
-    (codegen/GmmAmxTask.cpp) when the process gets the tile state; the other
-    groups run on AVX512_BF16 dot products (codegen/GmmDotTask.cpp) where the
-    host has them, else on AVX-512 FMA register tiles over widened bf16.
-    `microkernel-amx` emits the AMX tasks whatever the host (they still fall
-    back at run time where the CPU or kernel refuses tiles);
-    `microkernel-avx512bf16` runs every bf16 group on the dot products (an
-    error on a host without AVX512_BF16: the code would not run there);
-    `microkernel-fma` uses the FMA tiles only. `reference` keeps the plain
-    row-at-a-time loops, no fusion.
-    The tiles come from `gmm-tiling` if given, else from the line for the
-    shape in `tuning-table` if there is one, else from the cost model.
+    A moe.gmm or moe.tgmm is lowered as its `moe.lowering`
+    (#moe.gmm_lowering, written by moe-select-lowering) says: the kernel
+    kinds it lists side by side in one task table (codegen/GmmMicrokernel.cpp
+    and the kinds' files), with its tiles, thresholds and fusions (the
+    gather of its rows, the SwiGLU over it). This pass decides nothing: a
+    gmm without `moe.lowering` (or with the `reference` kernel) gets the
+    row-at-a-time loops, and a fusion the IR no longer allows is an error.
   }];
-  let options = [
-    Option<"gmmStrategy", "gmm-strategy", "std::string", "\"microkernel\"",
-           "moe.gmm lowering: microkernel (tiled, fused; AMX for bf16 if the "
-           "host has it, AVX512_BF16 for small bf16 groups), microkernel-amx, "
-           "microkernel-avx512bf16, microkernel-fma or reference">,
-    Option<"gmmTiling", "gmm-tiling", "std::string", "\"\"",
-           "tiles for every gmm, e.g. mr=6,nv=4,kc=256,nc=256,mc=192">,
-    Option<"tuningTable", "tuning-table", "std::string", "\"\"",
-           "tuning table (moe-bench --tune) to take gmm tiles from">,
-  ];
   let dependentDialects = [
     "::mlir::amx::AMXDialect",
     "::mlir::x86vector::X86VectorDialect",

@@ -2,6 +2,7 @@
 
 #include "codegen/Passes.h"
 #include "passes/Passes.h"
+#include "strategy/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -39,7 +40,8 @@ using namespace mlir;
 static constexpr llvm::StringLiteral kExpand =
     "moe-expand-block,canonicalize,cse,"
     "moe-emit-c-interface";
-// Between the two: moe-lower-to-loops with the pipeline's options.
+// Between the two: moe-attach-target, moe-select-lowering with the
+// pipeline's options, moe-lower-to-loops.
 static constexpr llvm::StringLiteral kToLLVM =
     "func.func(convert-elementwise-to-linalg),"
     "one-shot-bufferize{bufferize-function-boundaries "
@@ -79,11 +81,16 @@ static constexpr llvm::StringLiteral kToLLVM =
 void mlir::moe::buildToLLVMPipeline(OpPassManager &pm, const ToLLVMOptions &options) {
   if (failed(parsePassPipeline(kExpand, pm)))
     llvm::report_fatal_error("moe-to-llvm refers to an unregistered pass");
-  MoeLowerToLoopsOptions lower;
-  lower.gmmStrategy = options.gmmStrategy;
-  lower.gmmTiling = options.gmmTiling;
-  lower.tuningTable = options.tuningTable;
-  pm.addPass(createMoeLowerToLoops(lower));
+  // The strategy, decided and written into the IR, then followed.
+  MoeAttachTargetOptions target;
+  target.cpu = options.targetCpu;
+  pm.addPass(createMoeAttachTarget(target));
+  MoeSelectLoweringOptions select;
+  select.gmmStrategy = options.gmmStrategy;
+  select.gmmTiling = options.gmmTiling;
+  select.tuningTable = options.tuningTable;
+  pm.addPass(createMoeSelectLowering(select));
+  pm.addPass(createMoeLowerToLoops());
   if (failed(parsePassPipeline(kToLLVM, pm)))
     llvm::report_fatal_error("moe-to-llvm refers to an unregistered pass");
 }
@@ -94,6 +101,7 @@ void mlir::moe::buildToLLVMPipeline(OpPassManager &pm) {
 
 void mlir::moe::registerCodegenPassesAndPipelines() {
   registerMoeCodegenPasses();
+  registerMoeStrategyPasses();
   registerMoePassesAndPipelines();
   registerTransformsPasses();
   registerLinalgPasses();

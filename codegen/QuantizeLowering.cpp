@@ -6,7 +6,9 @@
 //
 //   scale = max|x| / 127,  q = clamp(roundeven(x * (127 / max|x|)), -127, 127)
 //
-// with q = 0 where max|x| is 0. The reciprocal is computed once per row (or
+// with q = 0 where max|x| is 0. A NaN among the x makes max|x| and so the
+// scale NaN: every value that scale dequantizes (a row's products, an
+// expert's weights) is NaN, as in float arithmetic. The reciprocal is computed once per row (or
 // expert, or channel) and multiplied, not divided per element: the fast
 // kernel quantizes every gathered row it multiplies, and the C++ reference
 // (test/reference/Reference.cpp) computes the same expression.
@@ -56,7 +58,10 @@ Value mlir::moe::codegen::quantizeInt8(Emitter &e, Value x, Value reciprocal) {
 }
 
 Value mlir::moe::codegen::absMax(Emitter &e, Value runningMax, Value x) {
-  return arith::MaxNumFOp::create(e.b, runningMax, math::AbsFOp::create(e.b, x));
+  // maximumf, not maxnumf: a NaN makes the maximum NaN, so the scale it
+  // gives is NaN and every product it scales is NaN, as a float product
+  // with a NaN operand is (a NaN must not quantize to a number silently).
+  return arith::MaximumFOp::create(e.b, runningMax, math::AbsFOp::create(e.b, x));
 }
 
 void mlir::moe::codegen::lowerQuantize(RewriterBase &rewriter, QuantizeOp op) {

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSet.h"
@@ -22,6 +23,7 @@ void MoeDialect::initialize() {
 #define GET_OP_LIST
 #include "dialect/MoeOps.cpp.inc"
       >();
+  registerAttributes();
 }
 
 // `moe.axes` names the axes of a shard.grid, one unique name per axis, so that
@@ -94,6 +96,24 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() == kParallelAttrName) {
     if (!isa<StringAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
       return op->emitError() << "'" << kParallelAttrName << "' must be a string on a function";
+    return success();
+  }
+  if (attr.getName() == kTargetAttrName) {
+    if (!isa<TargetAttr>(attr.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError() << "'" << kTargetAttrName << "' must be a #moe.target on a module";
+    return success();
+  }
+  if (attr.getName() == kLoweringAttrName) {
+    if (!isa<GmmLoweringAttr>(attr.getValue()) || !isa<GmmOp, TgmmOp>(op))
+      return op->emitError() << "'" << kLoweringAttrName
+                             << "' must be a #moe.gmm_lowering on a moe.gmm or moe.tgmm";
+    auto lowering = cast<GmmLoweringAttr>(attr.getValue());
+    if (isa<TgmmOp>(op) && !lowering.isReference() &&
+        (lowering.getKernels().size() != 1 || !lowering.hasKernel("fma") || lowering.getMr()))
+      return op->emitError() << "a moe.tgmm runs on the reference loops or the fma kernel alone, "
+                                "without tiles";
+    if (isa<GmmOp>(op) && !lowering.isReference() && !lowering.getMr())
+      return op->emitError() << "a moe.gmm's kernels need tiles (mr, nv, kc, nc, mc)";
     return success();
   }
   if (attr.getName() != kAxesAttrName)

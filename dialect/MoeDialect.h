@@ -11,6 +11,9 @@
 #include "dialect/MoeDialect.h.inc"
 #include "dialect/MoeEnums.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialect/MoeAttrs.h.inc"
+
 namespace mlir::moe {
 /// Name of the discardable attribute that names the axes of a shard.grid.
 inline constexpr llvm::StringLiteral kAxesAttrName = "moe.axes";
@@ -41,6 +44,15 @@ inline constexpr llvm::StringLiteral kSharedGroupsAttrName = "moe.shared_groups"
 /// kept_bytes, recomputed_flops and kept_dynamic (whether values of dynamic
 /// size, not in kept_bytes, are kept too): what moec and moe-bench report.
 inline constexpr llvm::StringLiteral kRematAttrName = "moe.remat";
+/// On the module: the #moe.target it is compiled for (moe-attach-target).
+inline constexpr llvm::StringLiteral kTargetAttrName = "moe.target";
+/// On a moe.gmm or moe.tgmm: its #moe.gmm_lowering (moe-select-lowering),
+/// which moe-lower-to-loops follows; without it, the reference loops.
+inline constexpr llvm::StringLiteral kLoweringAttrName = "moe.lowering";
+
+/// The gmm kernel kinds a #moe.gmm_lowering may name, one per file of
+/// codegen/gmm/ (docs/codegen.md), and "reference".
+ArrayRef<StringLiteral> gmmKernelKinds();
 
 /// The grid a per-shard function runs on: its `moe.mesh` (verified to name
 /// a shard.grid with moe.axes and static axis sizes), the axes' names and

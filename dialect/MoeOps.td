@@ -11,6 +11,7 @@
 #define MOE_OPS_TD
 
 include "dialect/MoeBase.td"
+include "dialect/MoeAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"

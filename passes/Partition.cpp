@@ -125,6 +125,19 @@ FailureOr<BlockFunction> matchBlockFunction(func::FuncOp func) {
 struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
   using MoePartitionBase::MoePartitionBase;
 
+  /// A mesh that does not parse is an error of the pipeline's text, reported
+  /// where mlir-opt reports a bad pass option (no source location: the
+  /// module did nothing wrong).
+  LogicalResult initializeOptions(StringRef options,
+                                  function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(MoePartitionBase::initializeOptions(options, errorHandler)))
+      return failure();
+    std::string error;
+    if (!meshOption.empty() && failed(parseMesh(meshOption, error)))
+      return errorHandler("moe-partition: mesh '" + meshOption + "': " + error);
+    return success();
+  }
+
   Mesh mesh;
   std::string gridName;
   int64_t dataSize = 1, expertSize = 1;
@@ -621,3 +634,9 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
 };
 
 } // namespace
+
+std::string mlir::moe::meshSpecError(StringRef mesh) {
+  std::string error;
+  (void)parseMesh(mesh, error);
+  return error;
+}

@@ -41,6 +41,10 @@ void buildDefaultPipeline(OpPassManager &pm,
 /// Registers the moe passes and the named pipelines (`moe-default`).
 void registerMoePassesAndPipelines();
 
+/// Why `mesh` (moe-partition's `mesh` option, "data=2,expert=2") is not a
+/// mesh, or "": for tools that check their options before any pass runs.
+std::string meshSpecError(llvm::StringRef mesh);
+
 } // namespace mlir::moe
 
 #endif // MOEC_PASSES_PASSES_H

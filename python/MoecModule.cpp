@@ -14,7 +14,7 @@
 
 #include "codegen/Compiler.h"
 #include "codegen/ShardedCall.h"
-#include "codegen/TargetCpu.h"
+#include "strategy/TargetCpu.h"
 #include "dialect/MoeDialect.h"
 #include "dialect/ParserGuard.h"
 #include "frontend/HfBlock.h"
@@ -155,7 +155,7 @@ std::mutex compileMutex;
 struct HostTargetAfterwards {
   ~HostTargetAfterwards() {
     std::string ignored;
-    mlir::moe::codegen::setTargetCpu("", ignored);
+    mlir::moe::strategy::setTargetCpu("", ignored);
   }
 };
 

@@ -4,8 +4,10 @@
 
 #include "codegen/Compiler.h"
 #include "codegen/GmmMicrokernel.h"
-#include "codegen/GmmTiling.h"
-#include "codegen/TargetCpu.h"
+#include "strategy/GmmTiling.h"
+#include "strategy/GmmStrategy.h"
+#include "strategy/TargetCpu.h"
+#include "passes/Passes.h"
 #include "passes/Remat.h"
 #include "runtime/CpuFeatures.h"
 
@@ -27,36 +29,43 @@ std::string moec::programOptionsRefusal(const ProgramOptions &o, OptionSpelling 
   if (o.backward.empty() && (o.remat != "none" || o.activationBudget >= 0 || o.routingGrad))
     return spell("remat") + ", " + spell("activation-budget") + " and " + spell("routing-grad") +
            " apply to the backward: give " + spell("backward") + " too";
-  // The mesh, dispatch and capacity options are moe-partition's to check.
+  if (!o.mesh.empty())
+    if (std::string why = mlir::moe::meshSpecError(o.mesh); !why.empty())
+      return spell("mesh") + " '" + o.mesh + "': " + why;
+  // The dispatch and capacity options are moe-partition's to check.
   return "";
 }
 std::string moec::selectTarget(const std::string &targetCpu, const GmmChoices &gmm, bool runHere,
                                bool tuningTableFromEnv, OptionSpelling spell) {
-  namespace codegen = mlir::moe::codegen;
+  namespace strategy = mlir::moe::strategy;
   std::string error;
   // First: the gmm strategies are checked against the target's features.
-  if (!codegen::setTargetCpu(targetCpu, error))
+  if (!strategy::setTargetCpu(targetCpu, error))
     return error;
   if (runHere) {
     // The check Library::open makes of a library, made of the JIT's code.
-    std::vector<std::string> missing = missingCpuFeatures(codegen::requiredIsaFeatures());
+    std::vector<std::string> missing = missingCpuFeatures(strategy::requiredIsaFeatures());
     if (!missing.empty())
       return spell("target-cpu") + " " + targetCpu + ": this CPU (" +
              llvm::sys::getHostCPUName().str() + ") lacks " + llvm::join(missing, " ") +
              ", which code for it may use: it cannot run here (compile a library with -o and "
              "run it on such a machine)";
   }
-  if (!codegen::packedKindsFor(gmm.strategy, codegen::MachineModel::target(), error))
+  std::optional<strategy::GmmStrategy> chosen = strategy::parseGmmStrategy(gmm.strategy);
+  if (!chosen)
+    return "unknown " + spell("gmm-strategy") + " '" + gmm.strategy + "' (expected " +
+           strategy::gmmStrategyList() + ")";
+  if (!strategy::packedKindsFor(*chosen, strategy::MachineModel::target(), strategy::targetCpuName(), error))
     return error;
   if (!gmm.tiling.empty()) {
-    auto tiling = codegen::GmmTiling::parse(gmm.tiling);
+    auto tiling = strategy::GmmTiling::parse(gmm.tiling);
     if (!tiling)
       return llvm::toString(tiling.takeError());
     if (std::string why = tiling->invalidReason(/*swiglu=*/false); !why.empty())
       return "gmm tiling " + tiling->str() + ": " + why;
   }
   if (!gmm.tuningTable.empty() && gmm.tiling.empty())
-    if (llvm::Error bad = codegen::checkTuningTable(gmm.tuningTable))
+    if (llvm::Error bad = strategy::checkTuningTable(gmm.tuningTable))
       return llvm::toString(std::move(bad)) +
              (tuningTableFromEnv ? " (from $MOEC_TUNING_TABLE)" : "");
   return "";

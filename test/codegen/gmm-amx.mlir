@@ -1,11 +1,12 @@
-// RUN: moe-opt %s -moe-lower-to-loops=gmm-strategy=microkernel-amx -split-input-file | FileCheck %s
-// RUN: moe-opt %s -moe-lower-to-loops=gmm-strategy=microkernel-fma -split-input-file | FileCheck %s --check-prefix=FMA
-// RUN: moe-opt %s -split-input-file -pass-pipeline="builtin.module(moe-to-llvm{gmm-strategy=microkernel-amx})" | FileCheck %s --check-prefix=LLVM
+// RUN: moe-opt %s -moe-attach-target=cpu=sapphirerapids -moe-select-lowering -moe-lower-to-loops -split-input-file | FileCheck %s
+// RUN: moe-opt %s -moe-attach-target=cpu=sapphirerapids -moe-select-lowering=gmm-strategy=microkernel-fma -moe-lower-to-loops -split-input-file | FileCheck %s --check-prefix=FMA
+// RUN: moe-opt %s -split-input-file -pass-pipeline="builtin.module(moe-to-llvm{target-cpu=sapphirerapids gmm-strategy=microkernel-amx})" | FileCheck %s --check-prefix=LLVM
 
-// bf16 operands: the kernel asks the kernel (Linux) for the AMX tile state
+// bf16 operands on a target with AMX (sapphirerapids, pinned: the test runs
+// on any host): the kernel asks the kernel (Linux) for the AMX tile state
 // once per call and, per group, runs AMX tasks (groups of 16 rows or more,
-// when granted) or, for the rest, the AVX512_BF16 dot products where the host
-// has them (gmm-avx512bf16.mlir) and the FMA register tiles. An AMX task packs the weight
+// when granted) or, for the rest, the AVX512_BF16 dot products
+// (gmm-avx512bf16.mlir). An AMX task packs the weight
 // block into row-pair (VNNI) tiles unless it already holds it, packs its
 // rows (through the pack's gather), keeps 2x2 accumulator tiles over the
 // depth, and hands them to the fused SwiGLU epilogue. It is a function of
@@ -35,7 +36,7 @@
 // CHECK:   scf.while
 // CHECK:     func.call @moe_amx_task_0(
 // CHECK:     } else {
-// CHECK:       vector.fma
+// CHECK:       x86vector.avx512.dot
 // FMA-LABEL: func @pack_gmm_swiglu_bf16
 // FMA-NOT: amx.
 // FMA-NOT: @syscall

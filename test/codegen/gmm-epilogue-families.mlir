@@ -1,5 +1,5 @@
-// RUN: moe-opt %s -moe-lower-to-loops -split-input-file | FileCheck %s
-// RUN: moe-opt %s -moe-lower-to-loops=gmm-strategy=microkernel-amx -split-input-file | FileCheck %s --check-prefix=PACKED
+// RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering -moe-lower-to-loops -split-input-file | FileCheck %s
+// RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering=gmm-strategy=microkernel-amx -moe-lower-to-loops -split-input-file | FileCheck %s --check-prefix=PACKED
 
 // GPT-OSS's experts in the gmm epilogue, on the FMA register tiles (f32):
 // the bias of each accumulator's weight columns is added to its sums, the

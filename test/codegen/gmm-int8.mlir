@@ -12,6 +12,13 @@
 // RUN: %python %S/../moec/npy.py print %t/expert-reference/out0.npy | FileCheck %s --check-prefix=EXPERT
 // RUN: %python %S/../moec/npy.py compare-all %t/expert-reference %t/expert-microkernel 0
 // RUN: %python %S/../moec/npy.py compare-all %t/expert-reference %t/expert-microkernel-fma 0
+// A NaN in a row makes the row's scale NaN, so each of its outputs is NaN
+// (as a float product would be), on every kernel; the other rows keep
+// their values.
+// RUN: %python %S/../moec/npy.py write %t/xnan.npy f4 3x4 127 nan -3 1 0 0 0 0 -127 1.5 0 10
+// RUN: for s in reference microkernel microkernel-fma; do moec run %s --entry expert --gmm-strategy $s --input %t/xnan.npy --input %t/w.npy --input %t/s.npy --output-dir %t/nan-$s && %python %S/../moec/npy.py print %t/nan-$s/out0.npy | FileCheck %s --check-prefix=NAN || exit 1; done
+// NAN: dtype f4 shape 3x3
+// NAN-NEXT: nan nan nan 0 0 0 -127 -123 1143
 // RUN: for s in reference microkernel microkernel-fma; do moec run %s --entry channel --gmm-strategy $s --input %t/x.npy --input %t/w.npy --input %t/s.npy --output-dir %t/channel-$s || exit 1; done
 // RUN: %python %S/../moec/npy.py print %t/channel-reference/out0.npy | FileCheck %s --check-prefix=CHANNEL
 // RUN: %python %S/../moec/npy.py compare-all %t/channel-reference %t/channel-microkernel 0

@@ -1,4 +1,4 @@
-// RUN: moe-opt %s -moe-lower-to-loops=gmm-strategy=reference -split-input-file | FileCheck %s
+// RUN: moe-opt %s -moe-attach-target=cpu=haswell -moe-select-lowering=gmm-strategy=reference -moe-lower-to-loops -split-input-file | FileCheck %s
 
 // Operands are read through to_buffer, the result is a fresh allocation that
 // becomes a tensor again. Groups are walked once to map rows to groups; the

@@ -4,8 +4,8 @@
 // the router's matmul stays a product the reference computes bit for bit,
 // its loops ordered (rows, depth, columns) so that the innermost vectorizes.
 // The reference strategy keeps all four as such products.
-// RUN: moe-opt %s -moe-expand-block -moe-lower-to-loops | FileCheck %s
-// RUN: moe-opt %s -moe-expand-block -moe-lower-to-loops=gmm-strategy=reference | FileCheck %s --check-prefix=REF
+// RUN: moe-opt %s -moe-expand-block -moe-attach-target=cpu=znver4 -moe-select-lowering -moe-lower-to-loops | FileCheck %s
+// RUN: moe-opt %s -moe-expand-block -moe-attach-target=cpu=znver4 -moe-select-lowering=gmm-strategy=reference -moe-lower-to-loops | FileCheck %s --check-prefix=REF
 
 // Gate and up as two weights: one group of the same rows, so the SwiGLU
 // still fuses into the gmm's epilogue (no scalar exp of a separate swiglu).

@@ -68,7 +68,7 @@
 // RUN: not moe-bench %{small} --parallel-mode ep --mesh expert=2,expert=2 2>&1 | FileCheck %s --check-prefix=TWICE %{nocrash}
 // RUN: not moec run %s --random-inputs --mesh expert=2,expert=2 2>&1 | FileCheck %s --check-prefix=TWICE-MOEC %{nocrash}
 // TWICE: moe-bench: error: --mesh 'expert=2,expert=2': mesh axis 'expert' given twice
-// TWICE-MOEC: error: moe-partition: mesh 'expert=2,expert=2': mesh axis 'expert' given twice
+// TWICE-MOEC: moec: error: --mesh 'expert=2,expert=2': mesh axis 'expert' given twice
 
 // Nothing was written but what the tests made.
 // RUN: ls -A %t | FileCheck %s --check-prefix=NOTHING

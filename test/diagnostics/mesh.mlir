@@ -7,13 +7,13 @@
 
 // The mesh option itself.
 // RUN: not moec run %t/block.mlir --random-inputs --mesh expert=0 2>&1 | FileCheck %s --check-prefix=ZERO %{nocrash}
-// ZERO: error: moe-partition: mesh 'expert=0': mesh axis 'expert' needs a size >= 1 (got '0')
+// ZERO: moec: error: --mesh 'expert=0': mesh axis 'expert' needs a size >= 1 (got '0')
 // RUN: not moec run %t/block.mlir --random-inputs --mesh expert= 2>&1 | FileCheck %s --check-prefix=EMPTY %{nocrash}
-// EMPTY: error: moe-partition: mesh 'expert=': mesh axis 'expert' needs a size >= 1 (got '')
+// EMPTY: moec: error: --mesh 'expert=': mesh axis 'expert' needs a size >= 1 (got '')
 // RUN: not moec run %t/block.mlir --random-inputs --mesh tensor=2 2>&1 | FileCheck %s --check-prefix=AXIS %{nocrash}
-// AXIS: error: moe-partition: mesh 'tensor=2': unknown mesh axis 'tensor' (axes: data, expert, model)
+// AXIS: moec: error: --mesh 'tensor=2': unknown mesh axis 'tensor' (axes: data, expert, model)
 // RUN: not moec run %t/block.mlir --random-inputs --mesh expert=2,expert=2 2>&1 | FileCheck %s --check-prefix=TWICE %{nocrash}
-// TWICE: error: moe-partition: mesh 'expert=2,expert=2': mesh axis 'expert' given twice
+// TWICE: moec: error: --mesh 'expert=2,expert=2': mesh axis 'expert' given twice
 
 // Shapes the mesh does not divide: experts, static tokens, and dynamic
 // tokens (known only when the inputs are, so refused when they are cut).

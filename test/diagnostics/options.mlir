@@ -14,16 +14,16 @@
 
 // The gmm options: once for the whole program, not once per gmm.
 // RUN: not moec %s -o %t/x.o --gmm-strategy fastest 2>&1 | FileCheck %s --check-prefix=STRATEGY %{nocrash}
-// STRATEGY: moec: error: unknown gmm-strategy 'fastest' (expected microkernel, microkernel-amx, microkernel-avx512bf16, microkernel-fma or reference)
+// STRATEGY: moec: for the --gmm-strategy option: Cannot find option named 'fastest'!
 // RUN: not moec run %s --random-inputs --gmm-tiling mr=six 2>&1 | FileCheck %s --check-prefix=TILING %{nocrash}
 // TILING: moec: error: gmm tiling 'mr=six': 'mr=six' is not key=positive integer
 // RUN: not moec %s -o %t/x.o --gmm-tiling mr=6,nv=99 2>&1 | FileCheck %s --check-prefix=REGISTERS %{nocrash}
-// REGISTERS: moec: error: gmm tiling mr=6,nv=99,kc=256,nc=256,mc=192: register tile mr=6 x nv=99 needs 694 vector registers, more than the 32 of AVX-512
+// REGISTERS: moec: error: gmm tiling mr=6,nv=99,kc=256,nc=256,mc=192: register tile mr=6 x nv=99 needs 694 vector registers, more than the target's 32
 // RUN: not moec %s -o %t/x.o --gmm-tiling mr=6,zz=4 2>&1 | FileCheck %s --check-prefix=KEY %{nocrash}
 // KEY: moec: error: gmm tiling 'mr=6,zz=4': unknown key 'zz' (expected mr, nv, kc, nc, mc)
 
 // The same through moe-opt's pass options: one error.
-// RUN: not moe-opt %s -moe-lower-to-loops=gmm-tiling=mr=six --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=PASS-TILING %{nocrash}
+// RUN: not moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering=gmm-tiling=mr=six --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=PASS-TILING %{nocrash}
 // PASS-TILING: options.mlir:0:0: error: gmm tiling 'mr=six': 'mr=six' is not key=positive integer
 // RUN: not moe-opt %s -moe-remat=policy=cheapest --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=PASS-POLICY %{nocrash}
 // PASS-POLICY: error: moe-remat: unknown policy 'cheapest' (expected none, expert_mlp, combine or auto)
@@ -46,6 +46,22 @@
 // LAUNCHER: moec: error: --launcher must be inprocess or mpi (got 'ssh')
 // RUN: not moec run %s --random-inputs --mesh expert=2 --ep-dispatch broadcast 2>&1 | FileCheck %s --check-prefix=DISPATCH %{nocrash}
 // DISPATCH: options.mlir:{{[0-9]+}}:1: error: moe-partition: unknown ep-dispatch 'broadcast' (dense, compact, ring or a2a)
+// RUN: not moec run %s --random-inputs --ep-dispatch dense 2>&1 | FileCheck %s --check-prefix=NOMESH %{nocrash}
+// RUN: not moec %s -o %t/x.o --capacity-factor 1.5 2>&1 | FileCheck %s --check-prefix=NOMESH %{nocrash}
+// NOMESH: moec: error: --ep-dispatch, --capacity-factor and --capacity-round apply to a partitioned block: give --mesh too (e.g. --mesh expert=2)
+// Quantizing or differentiating in --pass-pipeline with --backward would
+// not give the int8 training form: refused, naming the command that does.
+// RUN: not moec run %s --random-inputs --backward mean-square --pass-pipeline 'moe-quantize{mode=int8},moe-to-llvm' 2>&1 | FileCheck %s --check-prefix=QUANT-BACKWARD %{nocrash}
+// RUN: not moec run %s --random-inputs --pass-pipeline 'moe-generate-backward,moe-to-llvm' 2>&1 | FileCheck %s --check-prefix=QUANT-BACKWARD %{nocrash}
+// QUANT-BACKWARD: moec: error: --backward runs moe-generate-backward before --pass-pipeline, so a pipeline may not quantize or differentiate the block; for the int8 training form, quantize before differentiating: moe-opt FILE -moe-quantize='mode=int8 hoist-weights=false' -moe-generate-backward=loss=mean-square -o q.mlir, then moec run q.mlir --entry <block>_forward_backward
+// The command it names works, and runs the int8 training form.
+// RUN: moe-opt %s -moe-quantize='mode=int8 hoist-weights=false' -moe-generate-backward=loss=mean-square -o %t.q.mlir
+// RUN: moec run %t.q.mlir --entry block_forward_backward --random-inputs | FileCheck %s --check-prefix=QUANT-TRAIN
+// QUANT-TRAIN: out0:
+// moe-opt reports a bad mesh as it reports any bad pass option (moec's own
+// refusal is in mesh.mlir).
+// RUN: not moe-opt %s -moe-partition=mesh=expert=2,expert=2 2>&1 | FileCheck %s --check-prefix=PASS-AXIS %{nocrash}
+// PASS-AXIS: error: moe-partition: mesh 'expert=2,expert=2': mesh axis 'expert' given twice
 
 // Nothing was written.
 // RUN: ls %t | count 0

@@ -3,7 +3,7 @@
 #include "differential/BlockCase.h"
 
 #include "codegen/Compiler.h"
-#include "codegen/GmmTiling.h"
+#include "strategy/GmmTiling.h"
 #include "codegen/ShardedCall.h"
 #include "passes/Remat.h"
 #include "runtime/HfLayer.h"

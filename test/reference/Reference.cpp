@@ -761,6 +761,9 @@ struct Int8Matrix {
   float scale(int64_t n) const { return scales.size() == 1 ? scales[0] : scales[n]; }
 };
 
+/// max(a, b), NaN if either is: the int8 scales keep a NaN (moe.gmm's
+/// arith.maximumf), so it reaches every value they scale.
+float nanMax(float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 float int8Reciprocal(float maxAbs) { return maxAbs > 0 ? 127.0f / maxAbs : 0.0f; }
 int32_t quantizeInt8(float v, float reciprocal) {
   float q = std::nearbyint(v * reciprocal); // half to even, the default rounding mode
@@ -776,7 +779,7 @@ Int8Matrix quantizeMatrix(At w, int64_t depth, int64_t width, bool perChannel) {
   for (int64_t d = 0; d < depth; ++d)
     for (int64_t n = 0; n < width; ++n) {
       float &mx = maxAbs[perChannel ? n : 0];
-      mx = std::max(mx, std::fabs(w(d, n)));
+      mx = nanMax(mx, std::fabs(w(d, n)));
     }
   for (float mx : maxAbs)
     m.scales.push_back(mx / 127.0f);
@@ -791,7 +794,7 @@ Int8Matrix quantizeMatrix(At w, int64_t depth, int64_t width, bool perChannel) {
 std::vector<float> int8RowTimes(const float *row, const Int8Matrix &m) {
   float maxAbs = 0;
   for (int64_t d = 0; d < m.depth; ++d)
-    maxAbs = std::max(maxAbs, std::fabs(row[d]));
+    maxAbs = nanMax(maxAbs, std::fabs(row[d]));
   float reciprocal = int8Reciprocal(maxAbs), rowScale = maxAbs / 127.0f;
   std::vector<int64_t> sums(m.width, 0);
   for (int64_t d = 0; d < m.depth; ++d) {

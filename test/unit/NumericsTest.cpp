@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Compiler.h"
-#include "codegen/GmmTiling.h"
+#include "strategy/GmmTiling.h"
 #include "passes/Remat.h"
 #include "differential/BlockCase.h"
 #include "reference/Reference.h"
@@ -288,7 +288,7 @@ class Numerics : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(Numerics, MatchesReference) {
   static const std::vector<Config> all = configs();
-  if (all[GetParam()].needsAvx512Bf16 && !mlir::moe::codegen::MachineModel::target().avx512Bf16)
+  if (all[GetParam()].needsAvx512Bf16 && !mlir::moe::strategy::MachineModel::target().avx512Bf16)
     GTEST_SKIP() << "this CPU has no AVX512_BF16";
   check(all[GetParam()], baseSeed() + GetParam());
 }

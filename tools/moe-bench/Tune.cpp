@@ -11,7 +11,7 @@
 #include "Tune.h"
 #include "Session.h"
 
-#include "codegen/GmmTiling.h"
+#include "strategy/GmmTiling.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 using namespace moebench;
-using mlir::moe::codegen::GmmShape;
-using mlir::moe::codegen::GmmTiling;
+using mlir::moe::strategy::GmmShape;
+using mlir::moe::strategy::GmmTiling;
 
 namespace {
 std::string gmmProgram(const GmmShape &shape, int64_t experts, int64_t groupRows,
@@ -89,8 +89,8 @@ bool moebench::tuneGmmTiles(const TuneRequest &request, std::string &error) {
     shape.width = up ? c.mlp : c.hidden;
     shape.swiglu = up;
     shape.elementBytes = bytes;
-    GmmTiling model = mlir::moe::codegen::costModelTiling(
-        shape, mlir::moe::codegen::MachineModel::target());
+    GmmTiling model = mlir::moe::strategy::costModelTiling(
+        shape, mlir::moe::strategy::MachineModel::target());
     std::string source = gmmProgram(shape, experts, groupRows, c.element());
     double flops = 2.0 * experts * groupRows * shape.depth * (up ? 2 * shape.width : shape.width);
 
@@ -155,7 +155,7 @@ bool moebench::tuneGmmTiles(const TuneRequest &request, std::string &error) {
     std::string comment = llvm::formatv("{0:F1} GFLOP/s, {1} threads, {2}", bestRate,
                                         request.threads, date)
                               .str();
-    if (auto err = mlir::moe::codegen::storeTuningTable(request.table, shape, best, comment)) {
+    if (auto err = mlir::moe::strategy::storeTuningTable(request.table, shape, best, comment)) {
       error = llvm::toString(std::move(err));
       return false;
     }

@@ -19,8 +19,9 @@
 #include "dialect/MoeOps.h"
 #include "Tune.h"
 
-#include "codegen/GmmMicrokernel.h"
-#include "codegen/GmmTiling.h"
+#include "strategy/GmmStrategy.h"
+#include "strategy/TargetCpu.h"
+#include "strategy/GmmTiling.h"
 #include "passes/Remat.h"
 #include "runtime/AtomicFile.h"
 #include "runtime/ThreadLimit.h"
@@ -661,7 +662,7 @@ int main(int argc, char **argv) {
   // A table that is not one (a wrong path) is refused here, once, and
   // before --tune would replace it.
   if (!gmm.tuningTable.empty() && gmmTiling.empty() && sys::fs::exists(gmm.tuningTable))
-    if (Error bad = mlir::moe::codegen::checkTuningTable(gmm.tuningTable))
+    if (Error bad = mlir::moe::strategy::checkTuningTable(gmm.tuningTable))
       return fail(toString(std::move(bad)));
   if (tune) {
     std::string error;
@@ -674,8 +675,12 @@ int main(int argc, char **argv) {
   // dot products; all else against FP32 FMA (bf16 on the FMA tiles is
   // widened to f32).
   std::string kindsError;
-  auto kinds = mlir::moe::codegen::packedKindsFor(backend, mlir::moe::codegen::MachineModel::target(),
-                                                kindsError);
+  std::optional<mlir::moe::strategy::GmmStrategy> chosenStrategy =
+      mlir::moe::strategy::parseGmmStrategy(backend);
+  if (!chosenStrategy)
+    return fail("unknown --backend '" + backend + "' (expected " + mlir::moe::strategy::gmmStrategyList() + ")");
+  auto kinds = mlir::moe::strategy::packedKindsFor(*chosenStrategy, mlir::moe::strategy::MachineModel::target(),
+                                                   mlir::moe::strategy::targetCpuName(), kindsError);
   if (!kinds)
     return fail(kindsError);
   // int8 gmms against the int8 unit's: AMX INT8 tiles where granted, else
@@ -685,7 +690,7 @@ int main(int argc, char **argv) {
   bool amxInt8Code = quant.realInt8() && kinds->amxInt8 && amxTilesGranted();
   bool vnniCode = quant.realInt8() && !amxInt8Code && kinds->avx512Vnni;
   bool int8Code = amxInt8Code || vnniCode;
-  bool amxCode = !int8Code && dtype == "bf16" && kinds->amx && amxTilesGranted();
+  bool amxCode = !int8Code && dtype == "bf16" && kinds->amxBf16 && amxTilesGranted();
   bool dotCode = !int8Code && !amxCode && dtype == "bf16" && kinds->avx512Bf16;
   auto measurePeak = [&] {
     if (amxInt8Code)

@@ -14,9 +14,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Compiler.h"
-#include "codegen/GmmMicrokernel.h"
-#include "codegen/GmmTiling.h"
-#include "codegen/TargetCpu.h"
+#include "strategy/GmmTiling.h"
+#include "strategy/GmmStrategy.h"
+#include "strategy/TargetCpu.h"
 #include "dialect/ParserGuard.h"
 #include "frontend/HfBlock.h"
 #include "codegen/ShardedCall.h"
@@ -42,7 +42,9 @@
 #include "runtime/MpiComm.h"
 #endif
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -78,80 +80,81 @@ namespace {
 /// The layer --hf-config describes (its weights bind at run time).
 std::optional<HfLayer> hfBlock;
 
+// moec's own options: --help lists these and a few of MLIR's pass-manager
+// options (--mlir-print-ir-*, --mlir-timing, --mlir-pass-statistics), not
+// the hundreds LLVM's libraries register.
+cl::OptionCategory moecCategory("moec options");
+
 cl::SubCommand runCommand("run", "JIT-compile a function, run it on .npy or random inputs");
 
 // Shared by both forms.
-cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+cl::opt<std::string> inputFile(cl::cat(moecCategory), cl::Positional, cl::desc("<input .mlir>"),
                                cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 // The front end from a Hugging Face model instead of a .mlir file.
-cl::opt<std::string> hfConfig(
+cl::opt<std::string> hfConfig(cl::cat(moecCategory), 
     "hf-config",
     cl::desc("Compile the MoE block of a Hugging Face model's layer (its config.json; "
              "with --layer) instead of a .mlir file: @moe_block(x, weights...)"),
     cl::value_desc("config.json"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
-cl::opt<int64_t> hfLayer("layer",
+cl::opt<int64_t> hfLayer(cl::cat(moecCategory), "layer",
                          cl::desc("With --hf-config: the layer (default: the first MoE layer)"),
                          cl::init(kFirstMoeLayer), cl::sub(cl::SubCommand::getTopLevel()),
                          cl::sub(runCommand));
-cl::opt<std::string> hfDtype("dtype",
+cl::opt<std::string> hfDtype(cl::cat(moecCategory), "dtype",
                              cl::desc("With --hf-config: f32 or bf16 (default) activations "
                                       "and weights (checkpoint tensors are converted)"),
                              cl::init("bf16"), cl::sub(cl::SubCommand::getTopLevel()),
                              cl::sub(runCommand));
-cl::opt<std::string> hfWeights(
+cl::opt<std::string> hfWeights(cl::cat(moecCategory), 
     "weights",
     cl::desc("moec run --hf-config: the checkpoint (model.safetensors, its "
              "model.safetensors.index.json, or their directory) whose layer weights bind to "
              "the block's arguments when loaded"),
     cl::value_desc("path"), cl::sub(runCommand));
-cl::opt<std::string> passPipeline(
+cl::opt<std::string> passPipeline(cl::cat(moecCategory), 
     "pass-pipeline",
     cl::desc("Pipeline to run instead of moe-to-llvm, e.g. "
              "'moe-expand-block,moe-to-llvm' (nested under builtin.module)"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
-cl::opt<std::string> backward(
+cl::opt<std::string> backward(cl::cat(moecCategory), 
     "backward",
     cl::desc("Add <f>_forward_backward for each block function first (moe-generate-backward): "
              "mean-square (returns mean(y^2) and the gradients) or cotangent (takes dL/dy)"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
-cl::opt<bool> routingGrad(
+cl::opt<bool> routingGrad(cl::cat(moecCategory), 
     "routing-grad",
     cl::desc("With --backward: differentiate through the routing weights and the router, so "
              "the logits (or the router weight) get a gradient (default: routing fixed)"),
     cl::init(false), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
-cl::opt<std::string> remat(
+cl::opt<std::string> remat(cl::cat(moecCategory), 
     "remat",
     cl::desc("With --backward: what the backward recomputes instead of keeping (moe-remat): "
              "none (default), expert_mlp, combine, or auto (needs --activation-budget)"),
     cl::init("none"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
-cl::opt<int64_t> activationBudget(
+cl::opt<int64_t> activationBudget(cl::cat(moecCategory), 
     "activation-budget",
     cl::desc("With --backward: bytes the backward may keep from the forward (auto picks "
              "under it; a fixed --remat policy is checked against it)"),
     cl::init(-1), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
-cl::opt<std::string> gmmStrategy(
-    "gmm-strategy",
-    cl::desc("How moe.gmm is compiled: microkernel (tiled, gather and SwiGLU fused; "
-             "AMX tiles and AVX512_BF16 dot products for bf16 where the host has them; "
-             "the default), microkernel-amx, microkernel-avx512bf16 or microkernel-fma "
-             "(force the bf16 choice), or "
-             "reference (plain loops)"),
-    cl::init("microkernel"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
-cl::opt<std::string> gmmTiling(
+cl::opt<mlir::moe::strategy::GmmStrategy> gmmStrategy(cl::cat(moecCategory), 
+    "gmm-strategy", cl::desc("Which kernel kinds moe.gmm may use (moe-select-lowering):"),
+    mlir::moe::strategy::gmmStrategyValues(), cl::init(mlir::moe::strategy::GmmStrategy::microkernel),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+cl::opt<std::string> gmmTiling(cl::cat(moecCategory), 
     "gmm-tiling", cl::desc("gmm tiles for every gmm, e.g. mr=6,nv=4,kc=256,nc=256,mc=192 "
                            "(default: the tuning table's line for the shape, else the "
                            "cost model)"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
-cl::opt<std::string> tuningTable(
+cl::opt<std::string> tuningTable(cl::cat(moecCategory), 
     "tuning-table", cl::desc("Tuning table written by moe-bench --tune (default: "
                              "$MOEC_TUNING_TABLE if set)"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
-cl::opt<std::string> targetCpu(
+cl::opt<std::string> targetCpu(cl::cat(moecCategory), 
     "target-cpu",
     cl::desc("Compile for this CPU (an LLVM x86 CPU name: skylake-avx512, sapphirerapids, "
              "znver3, x86-64-v3, ...) instead of this host: a library to run on another "
@@ -159,21 +162,21 @@ cl::opt<std::string> targetCpu(
              "for. `moec run` refuses a CPU this host cannot stand in for"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
-cl::opt<std::string> meshOption(
+cl::opt<std::string> meshOption(cl::cat(moecCategory), 
     "mesh",
     cl::desc("Partition each block function for this mesh first (moe-partition), e.g. "
              "data=2, expert=2 or data=2,expert=2; `moec run` then runs every shard"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
-cl::opt<std::string> epDispatch(
+cl::opt<std::string> epDispatch(cl::cat(moecCategory), 
     "ep-dispatch",
     cl::desc("With --mesh and an expert axis: dense, compact (default), ring or a2a"),
     cl::init("compact"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
-cl::opt<double> capacityFactor(
+cl::opt<double> capacityFactor(cl::cat(moecCategory), 
     "capacity-factor",
     cl::desc("With --mesh: compact/a2a buffer rows = cf x the fair share (default 0: room "
              "for every row)"),
     cl::init(0), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
-cl::opt<int64_t> capacityRound(
+cl::opt<int64_t> capacityRound(cl::cat(moecCategory), 
     "capacity-round", cl::desc("With --capacity-factor: round capacities up to a multiple"),
     cl::init(1), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
@@ -192,7 +195,7 @@ ProgramOptions programOptions() {
 
 GmmChoices gmmChoices() {
   GmmChoices choices;
-  choices.strategy = gmmStrategy;
+  choices.strategy = mlir::moe::strategy::gmmStrategyName(gmmStrategy).str();
   choices.tiling = gmmTiling;
   choices.tuningTable = tuningTable;
   if (choices.tuningTable.empty())
@@ -202,42 +205,42 @@ GmmChoices gmmChoices() {
 }
 
 // Compile.
-cl::opt<std::string> outputFile("o", cl::desc("Output file"), cl::value_desc("path"));
-cl::opt<std::string> emit("emit", cl::desc("What to write: mlir, llvm, asm, obj or so "
+cl::opt<std::string> outputFile(cl::cat(moecCategory), "o", cl::desc("Output file"), cl::value_desc("path"));
+cl::opt<std::string> emit(cl::cat(moecCategory), "emit", cl::desc("What to write: mlir, llvm, asm, obj or so "
                                            "(default: from the -o extension: .mlir, .ll, "
                                            ".s, .so; an object for any other)"),
                           cl::init(""));
 
 // Run.
-cl::opt<std::string> entry("entry", cl::desc("Function to run (default: the only public one)"),
+cl::opt<std::string> entry(cl::cat(moecCategory), "entry", cl::desc("Function to run (default: the only public one)"),
                            cl::init(""), cl::sub(runCommand));
-cl::list<std::string> inputs("input", cl::desc("An .npy file per argument, in order"),
+cl::list<std::string> inputs(cl::cat(moecCategory), "input", cl::desc("An .npy file per argument, in order"),
                              cl::sub(runCommand));
-cl::opt<bool> randomInputs("random-inputs", cl::desc("Run on random inputs"),
+cl::opt<bool> randomInputs(cl::cat(moecCategory), "random-inputs", cl::desc("Run on random inputs"),
                            cl::sub(runCommand));
-cl::opt<unsigned> seed("seed", cl::desc("Seed of the random inputs"), cl::init(0),
+cl::opt<unsigned> seed(cl::cat(moecCategory), "seed", cl::desc("Seed of the random inputs"), cl::init(0),
                        cl::sub(runCommand));
-cl::opt<int64_t> dynamicSize("dim", cl::desc("Size of every dynamic dimension of random inputs"),
+cl::opt<int64_t> dynamicSize(cl::cat(moecCategory), "dim", cl::desc("Size of every dynamic dimension of random inputs"),
                              cl::init(256), cl::sub(runCommand));
-cl::opt<unsigned> threads("threads",
+cl::opt<unsigned> threads(cl::cat(moecCategory), "threads",
                           cl::desc("Threads for the parallel loops (default: OMP_NUM_THREADS, "
                                    "else every core)"),
                           cl::init(0), cl::sub(runCommand));
-cl::opt<unsigned> iters("iters", cl::desc("Times to run (the median time is printed)"),
+cl::opt<unsigned> iters(cl::cat(moecCategory), "iters", cl::desc("Times to run (the median time is printed)"),
                         cl::init(1), cl::sub(runCommand));
-cl::opt<std::string> outputDir("output-dir", cl::desc("Directory for out<i>.npy"),
+cl::opt<std::string> outputDir(cl::cat(moecCategory), "output-dir", cl::desc("Directory for out<i>.npy"),
                                cl::init(""), cl::sub(runCommand));
-cl::opt<std::string> launcher(
+cl::opt<std::string> launcher(cl::cat(moecCategory), 
     "launcher",
     cl::desc("How a per-shard program's shards run: inprocess (threads of this process, the "
              "default) or mpi (this process is one rank of `mpirun -np N moec run ...`)"),
     cl::init("inprocess"), cl::sub(runCommand));
-cl::opt<unsigned> collectiveTimeout(
+cl::opt<unsigned> collectiveTimeout(cl::cat(moecCategory), 
     "collective-timeout-ms",
     cl::desc("How long a shard waits in a collective for its peers before the run fails"),
     cl::init(60000), cl::sub(runCommand));
 
-cl::opt<bool> memoryReport("memory-report",
+cl::opt<bool> memoryReport(cl::cat(moecCategory), "memory-report",
                            cl::desc("Print each entry's memory plan (moe-plan-buffers); "
                                     "moec run always does"),
                            cl::sub(cl::SubCommand::getTopLevel()));
@@ -601,8 +604,19 @@ int run(mlir::ModuleOp module) {
     return fail(error);
 
   std::optional<MemoryPlan> plan = memoryPlan(module, sig->name);
+  // The plan places the buffers of static size; those whose size follows a
+  // dynamic dimension of the inputs are allocated as the run needs them, so
+  // the plan of a dynamic-shape function is not the run's peak.
+  bool dynamicShapes = false;
+  for (const auto &list : {sig->inputs, sig->results})
+    for (const TensorSignature &t : list)
+      dynamicShapes |= llvm::is_contained(t.shape, int64_t(-1));
   if (plan)
-    outs() << "memory: " << describeMemoryPlan(*plan) << "\n";
+    outs() << "memory: " << describeMemoryPlan(*plan)
+           << (dynamicShapes ? " (static buffers only: those sized by the inputs' dynamic "
+                               "dimensions are allocated during the run)"
+                             : "")
+           << "\n";
   if (std::string refusal = memoryRefusal(plan, args, layout, launcher == "mpi"); !refusal.empty())
     return fail(refusal);
 
@@ -690,7 +704,7 @@ int run(mlir::ModuleOp module) {
     outs() << format("memory: peak RSS grew %.1f MiB over the runs", rssGrowth / 1048576.0);
     // One shard's plan says nothing about the RSS of all of them (and the
     // host's copies of the full tensors).
-    if (plan && plan->plannedPeak() > 0 && !layout)
+    if (plan && plan->plannedPeak() > 0 && !layout && !dynamicShapes)
       outs() << format(", %.2fx the planned peak", double(rssGrowth) / plan->plannedPeak());
     outs() << "\n";
   }
@@ -734,6 +748,24 @@ int checkOptions() {
     return fail("--layer, --dtype and --weights apply to --hf-config");
   if (hfDtype != "f32" && hfDtype != "bf16")
     return fail("--dtype must be f32 or bf16 (got '" + hfDtype + "')");
+  // --backward differentiates the block before --pass-pipeline runs: an
+  // moe-quantize there would give the float block's gradient, not the int8
+  // training form, and moe-generate-backward there would run on a block
+  // already differentiated (or on lowered code). Both are refused with the
+  // command that gives the documented form (docs/training.md).
+  if (StringRef(passPipeline).contains("moe-generate-backward") ||
+      (!backward.empty() && StringRef(passPipeline).contains("moe-quantize")))
+    return fail("--backward runs moe-generate-backward before --pass-pipeline, so a pipeline "
+                "may not quantize or differentiate the block; for the int8 training form, "
+                "quantize before differentiating: moe-opt FILE "
+                "-moe-quantize='mode=int8 hoist-weights=false' "
+                "-moe-generate-backward=loss=mean-square -o q.mlir, then moec run q.mlir "
+                "--entry <block>_forward_backward");
+  // They would be silently ignored: only moe-partition reads them.
+  if (meshOption.empty() && (epDispatch.getNumOccurrences() || capacityFactor.getNumOccurrences() ||
+                             capacityRound.getNumOccurrences()))
+    return fail("--ep-dispatch, --capacity-factor and --capacity-round apply to a partitioned "
+                "block: give --mesh too (e.g. --mesh expert=2)");
   if (activationBudget.getNumOccurrences() && activationBudget < 0)
     return fail("--activation-budget must be a number of bytes (got " +
                 std::to_string(activationBudget) + ")");
@@ -764,10 +796,33 @@ int checkOptions() {
   return 0;
 }
 
+/// Hides every option but moec's own and MLIR's pass-manager debugging
+/// ones from --help (they all still parse: cl::HideUnrelatedOptions would
+/// hide MLIR's too, which share LLVM's general category). The per-pass
+/// forms (--mlir-print-ir-after=PASS) parse but stay out of --help, whose
+/// pass-name list LLVM 22 pads to no end without the registry's passes.
+void hideUnrelatedOptions() {
+  static constexpr StringLiteral shown[] = {
+      "help", "version", "mlir-print-ir-after-all", "mlir-print-ir-before-all",
+      "mlir-print-ir-after-failure", "mlir-timing", "mlir-pass-statistics"};
+  for (cl::SubCommand *sub : {&cl::SubCommand::getTopLevel(), &runCommand})
+    for (auto &entry : cl::getRegisteredOptions(*sub)) {
+      cl::Option *option = entry.second;
+      bool own = llvm::is_contained(option->Categories, &moecCategory);
+      if (!own && !llvm::is_contained(shown, entry.first))
+        option->setHiddenFlag(cl::ReallyHidden);
+    }
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   commandLine.assign(argv, argv + argc);
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  mlir::registerAsmPrinterCLOptions();
+  hideUnrelatedOptions();
   cl::ParseCommandLineOptions(argc, argv, "moec: compile and run MoE blocks\n");
+  usePassManagerCLOptions();
   if (int failed = checkOptions())
     return failed;
 

@@ -6,8 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MOEC_CODEGEN_GMMTILING_H
-#define MOEC_CODEGEN_GMMTILING_H
+#ifndef MOEC_STRATEGY_GMMTILING_H
+#define MOEC_STRATEGY_GMMTILING_H
+
+#include "dialect/MoeDialect.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -16,7 +18,7 @@
 #include <optional>
 #include <string>
 
-namespace mlir::moe::codegen {
+namespace mlir::moe::strategy {
 
 /// One tile configuration. A task is `rowBlock` rows of one group times
 /// `columnBlock` weight columns (output columns without SwiGLU, half of them
@@ -33,8 +35,9 @@ struct GmmTiling {
   /// `mr=6,nv=4,kc=256,nc=256,mc=192`; every key optional in parse().
   std::string str() const;
   static llvm::Expected<GmmTiling> parse(llvm::StringRef text);
-  /// Why the tiling cannot be used, or empty (register file, sizes > 0).
-  std::string invalidReason(bool swiglu) const;
+  /// Why the tiling cannot be used on a register file of `vectorRegisters`
+  /// 16-lane vectors, or empty.
+  std::string invalidReason(bool swiglu, int64_t vectorRegisters = 32) const;
   bool operator==(const GmmTiling &o) const {
     return rows == o.rows && vectors == o.vectors && depthBlock == o.depthBlock &&
            columnBlock == o.columnBlock && rowBlock == o.rowBlock;
@@ -59,6 +62,10 @@ struct MachineModel {
   /// another CPU: TargetCpu.h) and the host's caches (from sysconf where it
   /// reports them; a named CPU's are not known here).
   static MachineModel target();
+  /// What a #moe.target says.
+  static MachineModel fromTarget(TargetAttr target);
+  /// The defaults with this host's L1 and L2 sizes where sysconf has them.
+  static MachineModel hostCaches();
 };
 
 /// The shape a tiling is chosen for: depth D, output width N, whether the
@@ -79,6 +86,11 @@ struct GmmShape {
 /// (kc x nc) and the partial sums (mc x nc) fit in half of L2.
 GmmTiling costModelTiling(const GmmShape &shape, const MachineModel &machine);
 
+/// The weight columns of one packed (bf16 or int8) gmm task: the packed
+/// block [D padded, columns] fills half of L2, in [32, 512] and no wider than
+/// the weight (gate and up columns both with SwiGLU).
+int64_t packedColumnsFor(const GmmShape &shape, bool int8, const MachineModel &machine);
+
 /// A tuning table: lines `<shape key> <tiling>` (# comments), what
 /// `moe-bench --tune` stores. Returns the tiling for `shape`, if listed.
 llvm::Expected<std::optional<GmmTiling>> lookupTuningTable(llvm::StringRef path,
@@ -90,6 +102,6 @@ llvm::Error checkTuningTable(llvm::StringRef path);
 llvm::Error storeTuningTable(llvm::StringRef path, const GmmShape &shape,
                              const GmmTiling &tiling, llvm::StringRef comment);
 
-} // namespace mlir::moe::codegen
+} // namespace mlir::moe::strategy
 
-#endif // MOEC_CODEGEN_GMMTILING_H
+#endif // MOEC_STRATEGY_GMMTILING_H

@@ -10,8 +10,10 @@
 // of dying on an illegal instruction.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOEC_CODEGEN_TARGETCPU_H
-#define MOEC_CODEGEN_TARGETCPU_H
+#ifndef MOEC_STRATEGY_TARGETCPU_H
+#define MOEC_STRATEGY_TARGETCPU_H
+
+#include "dialect/MoeDialect.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -19,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace mlir::moe::codegen {
+namespace mlir::moe::strategy {
 
 /// Compile for `cpu` from now on ("": the host). False with `error` for a
 /// name LLVM's x86 target does not know.
@@ -41,6 +43,17 @@ llvm::StringMap<bool> targetCpuFeatures();
 /// time whether it may use the tiles.
 std::vector<std::string> requiredIsaFeatures();
 
-} // namespace mlir::moe::codegen
+/// The features a lowering strategy reads, in LLVM's names: what a
+/// #moe.target lists (the others do not change a decision).
+llvm::ArrayRef<llvm::StringLiteral> strategyFeatures();
 
-#endif // MOEC_CODEGEN_TARGETCPU_H
+/// The #moe.target of `cpu` ("": the CPU given to setTargetCpu, else this
+/// host): its strategy features, register file, caches and thread count.
+/// Only this host's caches and threads are known (sysconf); a named CPU gets
+/// MachineModel's default caches and threads = 0, the same on every host.
+/// Null with `error` for a CPU LLVM does not know.
+TargetAttr targetAttrFor(MLIRContext *context, llvm::StringRef cpu, std::string &error);
+
+} // namespace mlir::moe::strategy
+
+#endif // MOEC_STRATEGY_TARGETCPU_H

@@ -1,8 +1,12 @@
 //===- TargetCpu.cpp - the CPU moec compiles for --------------------------===//
 
-#include "codegen/TargetCpu.h"
+#include "strategy/TargetCpu.h"
+
+#include "strategy/GmmTiling.h"
 
 #include "runtime/CpuFeatures.h"
+
+#include "mlir/IR/Builders.h"
 
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -10,9 +14,11 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <algorithm>
 #include <memory>
+#include <thread>
 
-using namespace mlir::moe::codegen;
+using namespace mlir::moe::strategy;
 
 namespace {
 
@@ -41,20 +47,20 @@ std::unique_ptr<llvm::MCSubtargetInfo> subtargetOf(llvm::StringRef cpu, std::str
 
 } // namespace
 
-bool mlir::moe::codegen::setTargetCpu(llvm::StringRef cpu, std::string &error) {
+bool mlir::moe::strategy::setTargetCpu(llvm::StringRef cpu, std::string &error) {
   if (!cpu.empty() && !subtargetOf(cpu, error))
     return false;
   overrideCpu() = cpu.str();
   return true;
 }
 
-llvm::StringRef mlir::moe::codegen::targetCpuOverride() { return overrideCpu(); }
+llvm::StringRef mlir::moe::strategy::targetCpuOverride() { return overrideCpu(); }
 
-std::string mlir::moe::codegen::targetCpuName() {
+std::string mlir::moe::strategy::targetCpuName() {
   return overrideCpu().empty() ? llvm::sys::getHostCPUName().str() : overrideCpu();
 }
 
-llvm::StringMap<bool> mlir::moe::codegen::targetCpuFeatures() {
+llvm::StringMap<bool> mlir::moe::strategy::targetCpuFeatures() {
   llvm::StringMap<bool> features;
   if (overrideCpu().empty()) {
     for (const auto &entry : llvm::sys::getHostCPUFeatures())
@@ -70,11 +76,47 @@ llvm::StringMap<bool> mlir::moe::codegen::targetCpuFeatures() {
   return features;
 }
 
-std::vector<std::string> mlir::moe::codegen::requiredIsaFeatures() {
+std::vector<std::string> mlir::moe::strategy::requiredIsaFeatures() {
   llvm::StringMap<bool> features = targetCpuFeatures();
   std::vector<std::string> required;
   for (const std::string &name : moec::knownIsaFeatures())
     if (features.lookup(name))
       required.push_back(name);
   return required;
+}
+
+llvm::ArrayRef<llvm::StringLiteral> mlir::moe::strategy::strategyFeatures() {
+  static constexpr llvm::StringLiteral names[] = {"avx2",       "fma",      "avx512f",  "avx512bf16",
+                                                  "avx512vnni", "amx-tile", "amx-bf16", "amx-int8"};
+  return names;
+}
+
+mlir::moe::TargetAttr mlir::moe::strategy::targetAttrFor(MLIRContext *context, llvm::StringRef cpu,
+                                                         std::string &error) {
+  // A CPU named here gets the default caches, whatever this host is, so that
+  // what is selected for it does not depend on where the selection runs.
+  bool host = cpu.empty() && overrideCpu().empty();
+  std::string name = cpu.empty() ? targetCpuName() : cpu.str();
+  llvm::StringMap<bool> features;
+  if (cpu.empty()) {
+    features = targetCpuFeatures();
+  } else {
+    std::unique_ptr<llvm::MCSubtargetInfo> info = subtargetOf(cpu, error);
+    if (!info)
+      return {};
+    for (const llvm::SubtargetFeatureKV &feature : info->getEnabledProcessorFeatures())
+      features[feature.Key] = true;
+  }
+  Builder b(context);
+  llvm::SmallVector<Attribute> listed;
+  for (llvm::StringRef f : strategyFeatures())
+    if (features.lookup(f))
+      listed.push_back(b.getStringAttr(f));
+  // 16-lane f32 vectors the register file holds: 32 zmm, or 16 ymm (two a
+  // vector) without AVX-512.
+  int64_t vectorRegisters = features.lookup("avx512f") ? 32 : 8;
+  MachineModel caches = host ? MachineModel::hostCaches() : MachineModel();
+  int64_t threads = host ? std::max(1u, std::thread::hardware_concurrency()) : 0;
+  return TargetAttr::get(context, name, b.getArrayAttr(listed), vectorRegisters, caches.l1Bytes,
+                         caches.l2Bytes, threads);
 }

@@ -1,8 +1,8 @@
 //===- GmmTiling.cpp - cost model and tuning table for the gmm tiles ------===//
 
-#include "codegen/GmmTiling.h"
+#include "strategy/GmmTiling.h"
 
-#include "codegen/TargetCpu.h"
+#include "strategy/TargetCpu.h"
 #include "runtime/AtomicFile.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -17,7 +17,7 @@
 
 #include <unistd.h>
 
-using namespace mlir::moe::codegen;
+using namespace mlir::moe::strategy;
 
 std::string GmmTiling::str() const {
   return "mr=" + std::to_string(rows) + ",nv=" + std::to_string(vectors) +
@@ -53,14 +53,14 @@ llvm::Expected<GmmTiling> GmmTiling::parse(llvm::StringRef text) {
   return t;
 }
 
-std::string GmmTiling::invalidReason(bool swiglu) const {
+std::string GmmTiling::invalidReason(bool swiglu, int64_t vectorRegisters) const {
   if (rows <= 0 || vectors <= 0 || depthBlock <= 0 || columnBlock <= 0 || rowBlock <= 0)
     return "every size must be positive";
   // Accumulators, one weight vector each, one broadcast: the register file.
-  if (rows * vectors + vectors + 1 > 32)
+  if (rows * vectors + vectors + 1 > vectorRegisters)
     return "register tile mr=" + std::to_string(rows) + " x nv=" + std::to_string(vectors) +
            " needs " + std::to_string(rows * vectors + vectors + 1) +
-           " vector registers, more than the 32 of AVX-512";
+           " vector registers, more than the target's " + std::to_string(vectorRegisters);
   if (swiglu && vectors % 2)
     return "nv must be even when SwiGLU is fused (half gate, half up)";
   if (columnBlock % (16 * vectors))
@@ -71,7 +71,7 @@ std::string GmmTiling::invalidReason(bool swiglu) const {
   return "";
 }
 
-MachineModel MachineModel::target() {
+MachineModel MachineModel::hostCaches() {
   MachineModel m;
 #ifdef _SC_LEVEL1_DCACHE_SIZE
   if (long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE); l1 > 0)
@@ -79,7 +79,36 @@ MachineModel MachineModel::target() {
   if (long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE); l2 > 0)
     m.l2Bytes = l2;
 #endif
+  return m;
+}
+
+MachineModel MachineModel::fromTarget(TargetAttr target) {
+  MachineModel m;
+  m.vectorRegisters = target.getVectorRegisters();
+  m.l1Bytes = target.getL1Bytes();
+  m.l2Bytes = target.getL2Bytes();
+  m.amxBf16 = target.hasFeature("amx-tile") && target.hasFeature("amx-bf16");
+  m.amxInt8 = target.hasFeature("amx-tile") && target.hasFeature("amx-int8");
+  m.avx512Bf16 = target.hasFeature("avx512bf16");
+  m.avx512Vnni = target.hasFeature("avx512vnni");
+  return m;
+}
+
+int64_t mlir::moe::strategy::packedColumnsFor(const GmmShape &shape, bool int8,
+                                              const MachineModel &machine) {
+  auto roundUp = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
+  int64_t depthPerLane = int8 ? 4 : 2;      // depth values in a 32-bit lane
+  int64_t tileDepth = 64 / (4 / depthPerLane); // depth values in a 64-byte tile row
+  int64_t rowBytes = roundUp(shape.depth, tileDepth) * 4 / depthPerLane;
+  int64_t needed = roundUp(shape.swiglu ? 2 * roundUp(shape.width, 16) : shape.width, 32);
+  int64_t columns = std::clamp<int64_t>((machine.l2Bytes / 2) / rowBytes / 32 * 32, 32, 512);
+  return std::min(columns, needed);
+}
+
+MachineModel MachineModel::target() {
+  MachineModel m = hostCaches();
   llvm::StringMap<bool> features = targetCpuFeatures();
+  m.vectorRegisters = features.lookup("avx512f") ? 32 : 8;
   m.amxBf16 = features.lookup("amx-tile") && features.lookup("amx-bf16");
   m.amxInt8 = features.lookup("amx-tile") && features.lookup("amx-int8");
   m.avx512Bf16 = features.lookup("avx512bf16");
@@ -92,14 +121,16 @@ std::string GmmShape::key() const {
          ",swiglu=" + std::to_string(swiglu ? 1 : 0) + ",bytes=" + std::to_string(elementBytes);
 }
 
-GmmTiling mlir::moe::codegen::costModelTiling(const GmmShape &shape,
+GmmTiling mlir::moe::strategy::costModelTiling(const GmmShape &shape,
                                               const MachineModel &machine) {
   GmmTiling t;
   // Four vectors a row (a 64-float row of the weight panel: four cache
   // lines, loads that never split), then as many rows as the register file
   // holds beside the four weight vectors and the broadcast.
-  t.vectors = 4;
-  t.rows = (machine.vectorRegisters - t.vectors - 1) / t.vectors;
+  // Two vectors where the register file holds fewer (AVX2's 16 ymm hold 8
+  // 16-lane vectors).
+  t.vectors = machine.vectorRegisters >= 32 ? 4 : 2;
+  t.rows = std::max<int64_t>(1, (machine.vectorRegisters - t.vectors - 1) / t.vectors);
   int64_t nr = 16 * t.vectors;
   // The register tile's rows of A (mr x kc) stay in L1 while every weight
   // panel of the block passes by: a quarter of L1.
@@ -136,7 +167,7 @@ static bool isShapeKey(llvm::StringRef text) {
 }
 
 llvm::Expected<std::optional<GmmTiling>>
-mlir::moe::codegen::lookupTuningTable(llvm::StringRef path, const GmmShape &shape) {
+mlir::moe::strategy::lookupTuningTable(llvm::StringRef path, const GmmShape &shape) {
   // A FIFO would wait for a writer forever (runtime/AtomicFile.h).
   if (std::string error; !moec::checkInputFile(path.str(), error))
     return llvm::createStringError("cannot read tuning table: " + error);
@@ -173,12 +204,12 @@ mlir::moe::codegen::lookupTuningTable(llvm::StringRef path, const GmmShape &shap
   return found;
 }
 
-llvm::Error mlir::moe::codegen::checkTuningTable(llvm::StringRef path) {
+llvm::Error mlir::moe::strategy::checkTuningTable(llvm::StringRef path) {
   // No shape has key D=0: every line is read and checked, none matches.
   return lookupTuningTable(path, GmmShape()).takeError();
 }
 
-llvm::Error mlir::moe::codegen::storeTuningTable(llvm::StringRef path, const GmmShape &shape,
+llvm::Error mlir::moe::strategy::storeTuningTable(llvm::StringRef path, const GmmShape &shape,
                                                  const GmmTiling &tiling,
                                                  llvm::StringRef comment) {
   std::string kept;

@@ -1,0 +1,125 @@
+//===- MoeAttrs.cpp - #moe.target and #moe.gmm_lowering -------------------===//
+
+#include "dialect/MoeDialect.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::moe;
+
+#define GET_ATTRDEF_CLASSES
+#include "dialect/MoeAttrs.cpp.inc"
+
+void MoeDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialect/MoeAttrs.cpp.inc"
+      >();
+}
+
+ArrayRef<StringLiteral> mlir::moe::gmmKernelKinds() {
+  static constexpr StringLiteral kinds[] = {"reference", "fma",         "avx512bf16_dot", "amx_bf16",
+                                            "int8_vector", "int8_vnni", "amx_int8"};
+  return kinds;
+}
+
+namespace {
+/// Whether `array` holds only strings, each once.
+LogicalResult uniqueStrings(function_ref<InFlightDiagnostic()> emitError, ArrayAttr array,
+                            StringRef what, function_ref<bool(StringRef)> known = nullptr) {
+  llvm::StringSet<> seen;
+  for (Attribute a : array) {
+    auto s = dyn_cast<StringAttr>(a);
+    if (!s)
+      return emitError() << what << " must be strings, got " << a;
+    if (known && !known(s.getValue()))
+      return emitError() << "unknown " << what << " '" << s.getValue() << "'";
+    if (!seen.insert(s.getValue()).second)
+      return emitError() << what << " '" << s.getValue() << "' is listed twice";
+  }
+  return success();
+}
+
+bool contains(ArrayAttr array, StringRef name) {
+  return array && llvm::any_of(array, [&](Attribute a) {
+           auto s = dyn_cast<StringAttr>(a);
+           return s && s.getValue() == name;
+         });
+}
+} // namespace
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef cpu,
+                                 ArrayAttr features, int64_t vectorRegisters, int64_t l1Bytes,
+                                 int64_t l2Bytes, int64_t threads) {
+  if (cpu.empty())
+    return emitError() << "#moe.target needs a CPU name";
+  if (failed(uniqueStrings(emitError, features, "target features")))
+    return failure();
+  if (vectorRegisters < 1 || vectorRegisters > 64)
+    return emitError() << "#moe.target vector_registers must be in [1, 64], got " << vectorRegisters;
+  if (l1Bytes < 1024 || l2Bytes < l1Bytes)
+    return emitError() << "#moe.target caches must be at least 1 KiB with l2_bytes >= l1_bytes, got l1_bytes = "
+                       << l1Bytes << ", l2_bytes = " << l2Bytes;
+  if (threads < 0)
+    return emitError() << "#moe.target threads must be >= 0 (0: not known), got " << threads;
+  return success();
+}
+
+bool TargetAttr::hasFeature(StringRef feature) const { return contains(getFeatures(), feature); }
+
+LogicalResult GmmLoweringAttr::verify(function_ref<InFlightDiagnostic()> emitError, ArrayAttr kernels,
+                                      int64_t mr, int64_t nv, int64_t kc, int64_t nc, int64_t mc,
+                                      int64_t packedColumns, int64_t amxMinRows, int64_t dotRows,
+                                      ArrayAttr fuse) {
+  auto knownKind = [](StringRef k) { return llvm::is_contained(gmmKernelKinds(), k); };
+  if (kernels.empty())
+    return emitError() << "#moe.gmm_lowering needs at least one kernel kind";
+  if (failed(uniqueStrings(emitError, kernels, "gmm kernel kind", knownKind)))
+    return failure();
+  bool reference = contains(kernels, "reference");
+  if (reference && kernels.size() != 1)
+    return emitError() << "the reference kernel runs alone";
+  if (fuse && failed(uniqueStrings(emitError, fuse, "gmm fusion",
+                                   [](StringRef f) { return f == "gather" || f == "swiglu"; })))
+    return failure();
+  if (reference) {
+    if (mr || nv || kc || nc || mc || packedColumns || amxMinRows || dotRows || (fuse && !fuse.empty()))
+      return emitError() << "the reference kernel takes no tiles, thresholds or fusions";
+    return success();
+  }
+  bool packed = llvm::any_of(kernels, [](Attribute a) { return cast<StringAttr>(a).getValue() != "fma"; });
+  if (packed && (packedColumns < 32 || packedColumns % 32))
+    return emitError() << "the packed kernels need packed_columns, a positive multiple of 32, got "
+                       << packedColumns;
+  bool amx = contains(kernels, "amx_bf16") || contains(kernels, "amx_int8");
+  if (amx && kernels.size() < 2)
+    return emitError() << "the AMX kernels need another kind beside them: Linux may refuse the "
+                          "tile state at run time";
+  if (amx && amxMinRows < 1)
+    return emitError() << "the AMX kernels need amx_min_rows > 0";
+  if (contains(kernels, "avx512bf16_dot") && dotRows < 1)
+    return emitError() << "avx512bf16_dot needs dot_rows > 0";
+  int int8Kinds = contains(kernels, "int8_vector") + contains(kernels, "int8_vnni");
+  if (int8Kinds > 1)
+    return emitError() << "int8_vector and int8_vnni are alternatives: list one";
+  // The tiles (a gmm's: the fma kernel's, and the task table's row and
+  // column blocks for every kind; a tgmm has none).
+  bool fma = contains(kernels, "fma");
+  if (!(mr || nv || kc || nc || mc))
+    return success();
+  if (mr < 1 || nv < 1 || kc < 1 || nc < 1 || mc < 1)
+    return emitError() << "tiles need mr, nv, kc, nc and mc, each > 0";
+  if (nc % (16 * nv))
+    return emitError() << "nc = " << nc << " must be a multiple of the register tile's " << 16 * nv
+                       << " columns (16 x nv)";
+  if (mc % mr)
+    return emitError() << "mc = " << mc << " must be a multiple of mr = " << mr;
+  if (fma && contains(fuse, "swiglu") && nv % 2)
+    return emitError() << "nv must be even when SwiGLU is fused (half gate, half up)";
+  return success();
+}
+
+bool GmmLoweringAttr::hasKernel(StringRef kind) const { return contains(getKernels(), kind); }
+bool GmmLoweringAttr::fuses(StringRef what) const { return contains(getFuse(), what); }

@@ -1,0 +1,52 @@
+//===- GmmStrategy.h - which gmm kernel kinds a compile may use -*- C++ -*-===//
+//
+// The choice moe-opt (moe-select-lowering{gmm-strategy}), moec
+// (--gmm-strategy) and moe-bench (--gmm-strategy) offer, spelled once here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEC_STRATEGY_GMMSTRATEGY_H
+#define MOEC_STRATEGY_GMMSTRATEGY_H
+
+#include "strategy/GmmTiling.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::moe::strategy {
+
+enum class GmmStrategy { microkernel, microkernelAmx, microkernelAvx512Bf16, microkernelFma, reference };
+
+/// The values of a command-line option or pass option of type GmmStrategy.
+llvm::cl::ValuesClass gmmStrategyValues();
+/// The spelling of `s` (`microkernel-amx`, ...).
+llvm::StringRef gmmStrategyName(GmmStrategy s);
+/// The strategy spelled `name`, if one is.
+std::optional<GmmStrategy> parseGmmStrategy(llvm::StringRef name);
+/// "microkernel, microkernel-amx, ... or reference": for messages.
+std::string gmmStrategyList();
+
+/// The packed kernel kinds a strategy compiles in on a machine: bf16 on AMX
+/// tiles or AVX512_BF16 dot products (else the FMA tiles over widened
+/// rows), int8 on AMX tiles or AVX512-VNNI (else exact i32 vectors).
+struct PackedKinds {
+  bool amxBf16 = false, avx512Bf16 = false, amxInt8 = false, avx512Vnni = false;
+};
+/// nullopt with `error` for a strategy `machine` (named `cpu`) cannot run:
+/// microkernel-avx512bf16 without AVX512_BF16. AMX code compiles for any
+/// x86-64 target and checks at run time.
+std::optional<PackedKinds> packedKindsFor(GmmStrategy s, const MachineModel &machine,
+                                          llvm::StringRef cpu, std::string &error);
+
+} // namespace mlir::moe::strategy
+
+namespace llvm {
+// Pass options print their value (moe-opt --dump-pass-pipeline).
+inline raw_ostream &operator<<(raw_ostream &os, mlir::moe::strategy::GmmStrategy s) {
+  return os << mlir::moe::strategy::gmmStrategyName(s);
+}
+} // namespace llvm
+
+#endif // MOEC_STRATEGY_GMMSTRATEGY_H

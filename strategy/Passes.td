@@ -1,0 +1,75 @@
+//===- Passes.td - the lowering strategy's passes ------------*- tablegen -*-===//
+//
+// Where every decision of how a block is lowered is made and written into
+// the IR (dialect/MoeAttrs.td), before codegen/ reads it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOE_STRATEGY_PASSES_TD
+#define MOE_STRATEGY_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MoeAttachTarget : Pass<"moe-attach-target", "::mlir::ModuleOp"> {
+  let summary = "Write the #moe.target the module is compiled for";
+  let description = [{
+    Puts `moe.target = #moe.target<...>` on the module: the CPU named by
+    `cpu` (an LLVM x86 CPU: sapphirerapids, znver4, haswell, ...), or, when
+    `cpu` is empty, the CPU moec was given (`--target-cpu`) else this host,
+    with the features the strategy reads, the register file, the caches (this
+    host's from sysconf; a named CPU other than the host gets the defaults)
+    and the host's thread count. A module that has a target keeps it unless
+    `cpu` names one: a test or a user pins the target by writing it.
+  }];
+  let options = [
+    Option<"cpu", "cpu", "std::string", "\"\"",
+           "LLVM CPU name (empty: moec's --target-cpu, else the host)">,
+  ];
+  let dependentDialects = ["::mlir::moe::MoeDialect"];
+}
+
+def MoeSelectLowering : Pass<"moe-select-lowering", "::mlir::ModuleOp"> {
+  let summary = "Choose how every moe.gmm and moe.tgmm is lowered, as #moe.gmm_lowering attributes";
+  let description = [{
+    Reads the module's `#moe.target` (moe-attach-target) and writes
+    `moe.lowering = #moe.gmm_lowering<...>` on every moe.gmm and moe.tgmm:
+    the kernel kinds compiled in, the tiles and the row thresholds, and the
+    fusions; moe-lower-to-loops follows it and decides nothing. Only what
+    depends on the run stays a run-time choice: a group's row count picks
+    among the kinds listed (AMX for groups of at least `amx_min_rows` when
+    Linux grants the tile state, else the dot products, else FMA).
+
+    `gmm-strategy=microkernel` (the default) lists the kinds the target has:
+    bf16 gmms get `amx_bf16` with AMX-BF16 and `avx512bf16_dot` with
+    AVX512_BF16 (else `fma` over widened bf16); int8 gmms get `amx_int8`
+    with AMX-INT8 and `int8_vnni` with AVX512-VNNI (else `int8_vector`);
+    f32 and transposed gmms get `fma`. `microkernel-amx` lists the AMX kinds
+    whatever the target (they fall back at run time); `microkernel-avx512bf16`
+    runs every bf16 group on the dot products (refused for a target without
+    AVX512_BF16); `microkernel-fma` the FMA tiles only; `reference` the
+    row-at-a-time loops, no fusion.
+
+    The tiles come from `gmm-tiling` if given, else from the line for the
+    shape in `tuning-table`, else from the cost model of the target (register
+    file, L1 and L2). Fusions: a SwiGLU over the gmm (fused gate|up, or two
+    gmms of the same rows, each used only there) goes into the epilogue
+    (`fuse = ["swiglu"]` on both gmms), and rows the pack gathers are read
+    through its permutation (`gather`: the pack's rows become one
+    moe.gather_rows of the tokens here). A shared expert's f32 matmuls become
+    one-group moe.gmms (bf16 weights widened), so that the kernels run them.
+  }];
+  let options = [
+    Option<"gmmStrategy", "gmm-strategy", "::mlir::moe::strategy::GmmStrategy",
+           "::mlir::moe::strategy::GmmStrategy::microkernel",
+           "which kernel kinds the gmms may use",
+           "::mlir::moe::strategy::gmmStrategyValues()">,
+    Option<"gmmTiling", "gmm-tiling", "std::string", "\"\"",
+           "tiles for every gmm, e.g. mr=6,nv=4,kc=256,nc=256,mc=192">,
+    Option<"tuningTable", "tuning-table", "std::string", "\"\"",
+           "tuning table (moe-bench --tune) to take gmm tiles from">,
+  ];
+  let dependentDialects = ["::mlir::moe::MoeDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+#endif // MOE_STRATEGY_PASSES_TD

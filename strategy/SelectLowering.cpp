@@ -1,0 +1,276 @@
+//===- SelectLowering.cpp - the moe-select-lowering pass ------------------===//
+//
+// Every decision of how a gmm is lowered, made here from the module's
+// #moe.target and written as its #moe.gmm_lowering (the anchors: IREE's
+// LLVMCPUSelectLoweringStrategy, Triton's accelerate-matmul). The rewrites
+// that make a gmm of what is not one yet (a shared expert's matmuls) or
+// that expose a fusion (the pack's gather) happen here too, so that the IR
+// moe-lower-to-loops reads shows everything it will do.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strategy/GmmTiling.h"
+#include "strategy/Passes.h"
+#include "strategy/TargetCpu.h"
+
+#include "dialect/MoeOps.h"
+#include "passes/PassUtils.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace mlir::moe {
+#define GEN_PASS_DEF_MOESELECTLOWERING
+#include "strategy/Passes.h.inc"
+} // namespace mlir::moe
+
+using namespace mlir;
+using namespace mlir::moe;
+using strategy::GmmStrategy;
+
+namespace {
+
+/// The SwiGLU that `gmm` can hand its result to without the result reaching
+/// memory: gmm's only use, and for the two-input form a gate and an up gmm
+/// over the same rows and groups, each used only there.
+SwigluOp fusableSwiglu(GmmOp gmm) {
+  if (!gmm->hasOneUse())
+    return {};
+  auto swiglu = dyn_cast<SwigluOp>(*gmm->user_begin());
+  if (!swiglu)
+    return {};
+  SmallVector<GmmOp> inputs;
+  for (Value in : swiglu.getInputs()) {
+    auto g = in.getDefiningOp<GmmOp>();
+    if (!g || g.getTransposeRhs() || !g->hasOneUse())
+      return {};
+    inputs.push_back(g);
+  }
+  if (inputs.size() == 2 &&
+      (inputs[0].getLhs() != inputs[1].getLhs() ||
+       inputs[0].getGroupSizes() != inputs[1].getGroupSizes() ||
+       inputs[0].getRhs().getType() != inputs[1].getRhs().getType() ||
+       // int8: both scaled the same way (one epilogue reads both scales).
+       (inputs[0].getRhsScales() &&
+        inputs[0].getRhsScales().getType() != inputs[1].getRhsScales().getType())))
+    return {};
+  return swiglu;
+}
+
+/// A pack's gathered rows feeding gmms become one moe.gather_rows of the
+/// tokens (same rows by definition), which the kernels read through; the
+/// pack then skips its copy when nothing else reads its rows. One gather a
+/// pack, so that gate and up gmms still share their rows (and fuse).
+void gatherPackRowsInGmms(ModuleOp module) {
+  module.walk([&](PackOp pack) {
+    GatherRowsOp gather;
+    for (OpOperand &use : llvm::make_early_inc_range(pack.getRows().getUses())) {
+      if (!isa<GmmOp>(use.getOwner()) || use.getOperandNumber() != 0)
+        continue;
+      if (!gather) {
+        OpBuilder b(pack->getContext());
+        b.setInsertionPointAfter(pack);
+        int64_t topK = cast<RankedTensorType>(pack.getIds().getType()).getDimSize(1);
+        gather = GatherRowsOp::create(b, pack.getLoc(), pack.getX(), pack.getPermutation(),
+                                      b.getI64IntegerAttr(topK));
+      }
+      use.set(gather.getRows());
+    }
+  });
+}
+
+/// The shared expert's matmuls as one-group gmms, so that the kernels run
+/// them (and fuse the gate/up SwiGLU) instead of convert-linalg-to-loops'
+/// scalar loops (measured: 0.8 GFLOP/s for a 1024-token shared expert of
+/// 1408, the block's time a hundred times over). bf16 operands are widened
+/// to f32 first: the matmul accumulates their products in f32 and returns
+/// f32, which a bf16 gmm would round. The router's matmul is left alone:
+/// its logits must be the ones the reference computes, rounding for
+/// rounding, so that both choose the same experts.
+void sharedMatmulsAsGmms(ModuleOp module) {
+  SmallVector<linalg::MatmulOp> shared;
+  module.walk([&](linalg::MatmulOp mm) {
+    auto out = cast<RankedTensorType>(mm.getResult(0).getType());
+    if (isSharedExpertMatmul(mm) && out.getElementType().isF32())
+      shared.push_back(mm);
+  });
+  OpBuilder b(module.getContext());
+  OneGroupRows rows;
+  Type f32 = b.getF32Type();
+  for (linalg::MatmulOp mm : shared) {
+    b.setInsertionPoint(mm);
+    Location loc = mm.getLoc();
+    Value w = mm.getInputs()[1];
+    auto wType = cast<RankedTensorType>(w.getType());
+    if (!wType.getElementType().isF32())
+      w = arith::ExtFOp::create(b, loc, wType.clone(f32), w);
+    auto [x, sizes] = rows.get(b, loc, mm.getInputs()[0], f32);
+    replaceMatmul(b, mm, GmmOp::create(b, loc, x, asOneExpert(b, loc, w), sizes));
+  }
+}
+
+bool isBf16(Value v) { return cast<ShapedType>(v.getType()).getElementType().isBF16(); }
+
+struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectLoweringPass> {
+  using MoeSelectLoweringBase::MoeSelectLoweringBase;
+
+  std::optional<strategy::GmmTiling> optionTiling;
+  strategy::MachineModel machine;
+  strategy::PackedKinds kinds;
+
+  /// The tiles for `gmm`: the option, the tuning table, the cost model.
+  FailureOr<strategy::GmmTiling> tilingFor(GmmOp gmm, SwigluOp swiglu) {
+    auto rhsType = cast<RankedTensorType>(gmm.getRhs().getType());
+    strategy::GmmShape shape;
+    // The transposed form (the backward's row gradient) reads rhs [E, N, D].
+    shape.depth = rhsType.getDimSize(gmm.getTransposeRhs() ? 2 : 1);
+    shape.width = swiglu && swiglu.getInputs().size() == 1 ? rhsType.getDimSize(2) / 2
+                                                           : rhsType.getDimSize(gmm.getTransposeRhs() ? 1 : 2);
+    shape.swiglu = static_cast<bool>(swiglu);
+    shape.elementBytes = rhsType.getElementType().getIntOrFloatBitWidth() / 8;
+    std::optional<strategy::GmmTiling> tiling = optionTiling;
+    if (!tiling && !tuningTable.empty()) {
+      auto found = strategy::lookupTuningTable(tuningTable, shape);
+      if (!found) {
+        gmm.emitError() << llvm::toString(found.takeError());
+        return failure();
+      }
+      tiling = *found;
+    }
+    if (!tiling)
+      tiling = strategy::costModelTiling(shape, machine);
+    if (std::string why = tiling->invalidReason(shape.swiglu, machine.vectorRegisters); !why.empty()) {
+      gmm.emitError() << "gmm tiling " << tiling->str() << ": " << why;
+      return failure();
+    }
+    return *tiling;
+  }
+
+  /// The lowering of `gate` (and of `up`, a two-input SwiGLU's other gmm).
+  FailureOr<GmmLoweringAttr> select(GmmOp gate, GmmOp up, SwigluOp swiglu) {
+    MLIRContext *ctx = &getContext();
+    Builder b(ctx);
+    auto tiling = tilingFor(gate, swiglu);
+    if (failed(tiling))
+      return failure();
+    bool int8 = gate.isQuantized();
+    // The bf16 kinds pack row pairs of an [E, D, N] weight; the transposed
+    // form runs on the FMA tiles.
+    bool bf16 = !int8 && !gate.getTransposeRhs() && isBf16(gate.getLhs()) && isBf16(gate.getRhs()) &&
+                (!up || isBf16(up.getRhs()));
+    SmallVector<StringRef> kernels;
+    int64_t amxMinRows = 0, dotRows = 0;
+    if (int8) {
+      kernels.push_back(kinds.avx512Vnni ? "int8_vnni" : "int8_vector");
+      if (kinds.amxInt8) {
+        kernels.push_back("amx_int8");
+        amxMinRows = 1; // a padded int8 tile still beats every other int8 path
+      }
+    } else if (bf16) {
+      kernels.push_back(kinds.avx512Bf16 ? "avx512bf16_dot" : "fma");
+      if (kinds.avx512Bf16)
+        dotRows = 48; // a small group is one task per column block
+      if (kinds.amxBf16) {
+        kernels.push_back("amx_bf16");
+        amxMinRows = 16; // below, a 16-row tile would mostly multiply padding
+      }
+    } else {
+      kernels.push_back("fma");
+    }
+    int64_t packedColumns = 0;
+    if (kernels.size() > 1 || kernels.front() != "fma") {
+      auto rhsType = cast<RankedTensorType>(gate.getRhs().getType());
+      strategy::GmmShape shape;
+      shape.depth = rhsType.getDimSize(1);
+      shape.width = swiglu && !up ? rhsType.getDimSize(2) / 2 : rhsType.getDimSize(2);
+      shape.swiglu = static_cast<bool>(swiglu);
+      packedColumns = strategy::packedColumnsFor(shape, int8, machine);
+    }
+    SmallVector<Attribute> fuse;
+    if (gate.getLhs().getDefiningOp<GatherRowsOp>())
+      fuse.push_back(b.getStringAttr("gather"));
+    if (swiglu)
+      fuse.push_back(b.getStringAttr("swiglu"));
+    SmallVector<Attribute> kinds;
+    for (StringRef k : kernels)
+      kinds.push_back(b.getStringAttr(k));
+    auto emitError = [&] { return gate.emitError(); };
+    return GmmLoweringAttr::getChecked(emitError, ctx, b.getArrayAttr(kinds), tiling->rows, tiling->vectors,
+                                       tiling->depthBlock, tiling->columnBlock, tiling->rowBlock,
+                                       packedColumns, amxMinRows, dotRows,
+                                       fuse.empty() ? ArrayAttr() : b.getArrayAttr(fuse));
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto target = module->getAttrOfType<TargetAttr>(kTargetAttrName);
+    if (!target) {
+      module.emitError() << "moe-select-lowering needs the module's '" << kTargetAttrName
+                         << "' (run moe-attach-target first; moe-to-llvm does)";
+      return signalPassFailure();
+    }
+    machine = strategy::MachineModel::fromTarget(target);
+    std::string error;
+    std::optional<strategy::PackedKinds> packed =
+        strategy::packedKindsFor(gmmStrategy, machine, target.getCpu(), error);
+    if (!packed) {
+      module.emitError() << error;
+      return signalPassFailure();
+    }
+    kinds = *packed;
+    optionTiling.reset();
+    if (!gmmTiling.empty()) {
+      auto parsed = strategy::GmmTiling::parse(gmmTiling);
+      if (!parsed) {
+        module.emitError() << llvm::toString(parsed.takeError());
+        return signalPassFailure();
+      }
+      optionTiling = *parsed;
+    }
+    if (gmmTiling.empty() && !tuningTable.empty())
+      if (llvm::Error bad = strategy::checkTuningTable(tuningTable)) {
+        module.emitError() << llvm::toString(std::move(bad));
+        return signalPassFailure();
+      }
+
+    if (gmmStrategy == GmmStrategy::reference) {
+      auto reference = GmmLoweringAttr::get(ctx, ArrayAttr::get(ctx, {StringAttr::get(ctx, "reference")}),
+                                            0, 0, 0, 0, 0, 0, 0, 0, ArrayAttr());
+      module.walk([&](Operation *op) {
+        if (isa<GmmOp, TgmmOp>(op))
+          op->setAttr(kLoweringAttrName, reference);
+      });
+      return;
+    }
+    sharedMatmulsAsGmms(module);
+    gatherPackRowsInGmms(module);
+
+    auto tgmm = GmmLoweringAttr::get(ctx, ArrayAttr::get(ctx, {StringAttr::get(ctx, "fma")}), 0, 0, 0, 0,
+                                     0, 0, 0, 0, ArrayAttr());
+    SmallVector<GmmOp> gmms;
+    module.walk([&](Operation *op) {
+      if (auto g = dyn_cast<GmmOp>(op))
+        gmms.push_back(g);
+      else if (isa<TgmmOp>(op))
+        op->setAttr(kLoweringAttrName, tgmm);
+    });
+    for (GmmOp gmm : gmms) {
+      if (gmm->hasAttr(kLoweringAttrName))
+        continue; // the up gmm of a SwiGLU selected with its gate
+      SwigluOp swiglu = fusableSwiglu(gmm);
+      GmmOp gate = gmm, up;
+      if (swiglu) {
+        gate = swiglu.getInputs()[0].getDefiningOp<GmmOp>();
+        if (swiglu.getInputs().size() == 2)
+          up = swiglu.getInputs()[1].getDefiningOp<GmmOp>();
+      }
+      FailureOr<GmmLoweringAttr> lowering = select(gate, up, swiglu);
+      if (failed(lowering))
+        return signalPassFailure();
+      gate->setAttr(kLoweringAttrName, *lowering);
+      if (up)
+        up->setAttr(kLoweringAttrName, *lowering);
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,46 @@
+// moe-lower-to-loops follows a #moe.gmm_lowering as written: a tuner (or a
+// person) edits the attribute, not the code. No moe-select-lowering here.
+// RUN: moe-opt %s -split-input-file -moe-lower-to-loops -verify-diagnostics | FileCheck %s
+
+// The tiles as written: a 1x16-lane register tile, 8-deep, 16-column
+// blocks of 4 rows (the packed block and the partial sums), and no gather
+// fused (the gather_rows is lowered on its own).
+// CHECK-LABEL: func @tiles_as_written
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x8x16xf32>
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
+// CHECK: vector.fma
+func.func @tiles_as_written(%x: tensor<?x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<?x16xf32> {
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 1, kc = 8, nc = 16, mc = 4>} : tensor<?x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+// Without moe.lowering: the reference loops (no vectors, no task table).
+// CHECK-LABEL: func @no_lowering
+// CHECK-NOT: vector.
+// CHECK-NOT: memref.atomic_rmw
+// CHECK: return
+func.func @no_lowering(%x: tensor<?x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<?x16xf32> {
+  %y = moe.gmm %x, %w, %s : tensor<?x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @swiglu_gone(%x: tensor<?x8xf32>, %w: tensor<2x8x32xf32>, %s: tensor<2xi32>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{its lowering fuses a SwiGLU, but its result is not a moe.swiglu's only input use (run moe-select-lowering again after rewriting the IR)}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 2, kc = 8, nc = 32, mc = 4, fuse = ["swiglu"]>} : tensor<?x8xf32>, tensor<2x8x32xf32>, tensor<2xi32>
+  return %y : tensor<?x32xf32>
+}
+
+// -----
+
+// A register tile the target cannot hold: checked against #moe.target.
+module attributes {moe.target = #moe.target<cpu = "haswell", features = ["avx2", "fma"], vector_registers = 8, l1_bytes = 32768, l2_bytes = 1048576>} {
+  func.func @too_many_registers(%x: tensor<?x8xf32>, %w: tensor<2x8x64xf32>, %s: tensor<2xi32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{gmm tiling mr=6,nv=4,kc=8,nc=64,mc=12: register tile mr=6 x nv=4 needs 29 vector registers, more than the target's 8}}
+    %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 4, kc = 8, nc = 64, mc = 12>} : tensor<?x8xf32>, tensor<2x8x64xf32>, tensor<2xi32>
+    return %y : tensor<?x64xf32>
+  }
+}

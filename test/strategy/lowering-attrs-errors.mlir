@@ -1,0 +1,85 @@
+// RUN: moe-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{#moe.target needs a CPU name}}
+module attributes {moe.target = #moe.target<cpu = "", features = [], vector_registers = 32, l1_bytes = 32768, l2_bytes = 1048576>} {}
+
+// -----
+
+// expected-error @+1 {{#moe.target caches must be at least 1 KiB with l2_bytes >= l1_bytes, got l1_bytes = 32768, l2_bytes = 1024}}
+module attributes {moe.target = #moe.target<cpu = "znver4", features = ["avx512f"], vector_registers = 32, l1_bytes = 32768, l2_bytes = 1024>} {}
+
+// -----
+
+// expected-error @+1 {{target features 'avx2' is listed twice}}
+module attributes {moe.target = #moe.target<cpu = "haswell", features = ["avx2", "avx2"], vector_registers = 8, l1_bytes = 32768, l2_bytes = 1048576>} {}
+
+// -----
+
+// expected-error @+1 {{'moe.target' must be a #moe.target on a module}}
+func.func @target_on_function() attributes {moe.target = #moe.target<cpu = "znver4", features = [], vector_registers = 32, l1_bytes = 32768, l2_bytes = 1048576>} {
+  return
+}
+
+// -----
+
+func.func @unknown_kind(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{unknown gmm kernel kind 'avx1024'}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx1024"], mr = 1, nv = 1, kc = 8, nc = 16, mc = 1>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @reference_with_tiles(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{the reference kernel takes no tiles, thresholds or fusions}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["reference"], mr = 6>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @columns(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{nc = 16 must be a multiple of the register tile's 32 columns (16 x nv)}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 2, kc = 8, nc = 16, mc = 12>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @odd_swiglu_tile(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{nv must be even when SwiGLU is fused (half gate, half up)}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 1, kc = 8, nc = 16, mc = 12, fuse = ["swiglu"]>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @amx_alone(%x: tensor<4x64xbf16>, %w: tensor<2x64x32xbf16>, %s: tensor<2xi32>) -> tensor<4x32xbf16> {
+  // expected-error @+1 {{the AMX kernels need another kind beside them: Linux may refuse the tile state at run time}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["amx_bf16"], mr = 6, nv = 2, kc = 64, nc = 32, mc = 12, packed_columns = 32, amx_min_rows = 16>} : tensor<4x64xbf16>, tensor<2x64x32xbf16>, tensor<2xi32>
+  return %y : tensor<4x32xbf16>
+}
+
+// -----
+
+func.func @gmm_without_tiles(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{a moe.gmm's kernels need tiles (mr, nv, kc, nc, mc)}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"]>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @tgmm_with_tiles(%x: tensor<?x8xf32>, %dy: tensor<?x16xf32>, %s: tensor<2xi32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{a moe.tgmm runs on the reference loops or the fma kernel alone, without tiles}}
+  %dw = moe.tgmm %x, %dy, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 1, kc = 8, nc = 16, mc = 12>} : tensor<?x8xf32>, tensor<?x16xf32>, tensor<2xi32>
+  return %dw : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @lowering_on_swiglu(%h: tensor<4x32xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'moe.lowering' must be a #moe.gmm_lowering on a moe.gmm or moe.tgmm}}
+  %a = moe.swiglu %h {moe.lowering = #moe.gmm_lowering<kernels = ["reference"]>} : tensor<4x32xf32>
+  return %a : tensor<4x16xf32>
+}

@@ -1,0 +1,83 @@
+// The lowering strategy for several CPUs, on any host: moe-attach-target pins
+// the CPU (a named CPU gets the default caches, 48 KiB L1 and 2 MiB L2, so
+// the tiles do not depend on the machine running the test).
+// RUN: moe-opt %s -moe-attach-target=cpu=sapphirerapids -moe-select-lowering | FileCheck %s --check-prefixes=TARGET-SPR,SPR
+// RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering | FileCheck %s --check-prefixes=TARGET-ZEN4,ZEN4
+// RUN: moe-opt %s -moe-attach-target=cpu=skylake-avx512 -moe-select-lowering | FileCheck %s --check-prefix=SKX
+// RUN: moe-opt %s -moe-attach-target=cpu=haswell -moe-select-lowering | FileCheck %s --check-prefixes=TARGET-HSW,HSW
+// RUN: moe-opt %s -moe-attach-target=cpu=sapphirerapids -moe-select-lowering=gmm-strategy=microkernel-fma | FileCheck %s --check-prefix=FMA
+// RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering=gmm-strategy=microkernel-amx | FileCheck %s --check-prefix=AMX
+// RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering=gmm-strategy=reference | FileCheck %s --check-prefix=REF
+// RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering="gmm-tiling=mr=3,nv=2,kc=16,nc=32,mc=9" | FileCheck %s --check-prefix=OPTION
+// RUN: echo "D=64,N=20,swiglu=1,bytes=2 mr=2,nv=2,kc=32,nc=32,mc=4 # test" > %t.table
+// RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering=tuning-table=%t.table | FileCheck %s --check-prefix=TABLE
+
+// TARGET-SPR: module attributes {moe.target = #moe.target<cpu = "sapphirerapids", features = ["avx2", "fma", "avx512f", "avx512bf16", "avx512vnni", "amx-tile", "amx-bf16", "amx-int8"], vector_registers = 32, l1_bytes = 49152, l2_bytes = 2097152>}
+// TARGET-ZEN4: module attributes {moe.target = #moe.target<cpu = "znver4", features = ["avx2", "fma", "avx512f", "avx512bf16", "avx512vnni"], vector_registers = 32, l1_bytes = 49152, l2_bytes = 2097152>}
+// TARGET-HSW: module attributes {moe.target = #moe.target<cpu = "haswell", features = ["avx2", "fma"], vector_registers = 8, l1_bytes = 49152, l2_bytes = 2097152>}
+
+// A bf16 pack -> gmm -> swiglu: the pack's rows become a gather_rows the
+// kernel reads through, the SwiGLU goes into the epilogue. AMX (groups of 16
+// rows or more, at run time) beside the dot products where the CPU has both;
+// the dot products alone on Zen 4; FMA over widened rows on Skylake-X and
+// Haswell (two-vector tiles: AVX2 holds 8 16-lane vectors).
+// SPR-LABEL: func @bf16_swiglu
+// SPR: moe.gather_rows
+// SPR: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot", "amx_bf16"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, packed_columns = 64, amx_min_rows = 16, dot_rows = 48, fuse = ["gather", "swiglu"]>}
+// ZEN4-LABEL: func @bf16_swiglu
+// ZEN4: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, packed_columns = 64, dot_rows = 48, fuse = ["gather", "swiglu"]>}
+// SKX-LABEL: func @bf16_swiglu
+// SKX: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, fuse = ["gather", "swiglu"]>}
+// HSW-LABEL: func @bf16_swiglu
+// HSW: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 2, kc = 64, nc = 64, mc = 64, fuse = ["gather", "swiglu"]>}
+// FMA-LABEL: func @bf16_swiglu
+// FMA: kernels = ["fma"]
+// AMX-LABEL: func @bf16_swiglu
+// AMX: kernels = ["avx512bf16_dot", "amx_bf16"]
+// REF-LABEL: func @bf16_swiglu
+// REF-NOT: moe.gather_rows
+// REF: moe.gmm %{{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["reference"]>}
+// OPTION-LABEL: func @bf16_swiglu
+// OPTION: mr = 3, nv = 2, kc = 16, nc = 32, mc = 9
+// TABLE-LABEL: func @bf16_swiglu
+// TABLE: mr = 2, nv = 2, kc = 32, nc = 32, mc = 4
+func.func @bf16_swiglu(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
+                       %w13: tensor<6x64x40xbf16>) -> tensor<?x20xbf16> {
+  %rows, %sw, %perm, %sizes = moe.pack %x, %ids, %w experts 6 : tensor<?x64xbf16>, tensor<?x2xi32>, tensor<?x2xf32>
+  %h = moe.gmm %rows, %w13, %sizes : tensor<?x64xbf16>, tensor<6x64x40xbf16>, tensor<6xi32>
+  %a = moe.swiglu %h : tensor<?x40xbf16>
+  return %a : tensor<?x20xbf16>
+}
+
+// int8 weights: AMX-INT8 for every group where the CPU has it, beside
+// VNNI; exact i32 vectors without VNNI (Skylake-X, Haswell).
+// SPR-LABEL: func @int8_gmm
+// SPR: kernels = ["int8_vnni", "amx_int8"], {{.*}}packed_columns = 32, amx_min_rows = 1>
+// ZEN4-LABEL: func @int8_gmm
+// ZEN4: kernels = ["int8_vnni"]
+// SKX-LABEL: func @int8_gmm
+// SKX: kernels = ["int8_vector"]
+// HSW-LABEL: func @int8_gmm
+// HSW: kernels = ["int8_vector"]
+// FMA-LABEL: func @int8_gmm
+// FMA: kernels = ["int8_vector"]
+func.func @int8_gmm(%rows: tensor<?x32xf32>, %w: tensor<4x32x24xi8>, %s: tensor<4x24xf32>,
+                    %sizes: tensor<4xi32>) -> tensor<?x24xf32> {
+  %h = moe.gmm %rows, %w, %sizes scales(%s : tensor<4x24xf32>) : tensor<?x32xf32>, tensor<4x32x24xi8>, tensor<4xi32>
+  return %h : tensor<?x24xf32>
+}
+
+// f32 and the backward's forms: the FMA tiles; a tgmm has no tiles to choose.
+// SPR-LABEL: func @f32_and_backward
+// SPR: moe.gmm {{.*}}transpose_rhs{{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 4,
+// SPR: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"]>}
+// HSW-LABEL: func @f32_and_backward
+// HSW: kernels = ["fma"], mr = 2, nv = 2,
+// REF-LABEL: func @f32_and_backward
+// REF: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["reference"]>}
+func.func @f32_and_backward(%dy: tensor<?x24xf32>, %w: tensor<4x32x24xf32>, %x: tensor<?x32xf32>,
+                            %sizes: tensor<4xi32>) -> (tensor<?x32xf32>, tensor<4x32x24xf32>) {
+  %dx = moe.gmm %dy, %w, %sizes transpose_rhs : tensor<?x24xf32>, tensor<4x32x24xf32>, tensor<4xi32>
+  %dw = moe.tgmm %x, %dy, %sizes : tensor<?x32xf32>, tensor<?x24xf32>, tensor<4xi32>
+  return %dx, %dw : tensor<?x32xf32>, tensor<4x32x24xf32>
+}
