@@ -227,9 +227,18 @@ LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline,
       return module.emitError() << "unknown gmm strategy '" << gmm.strategy << "' (expected "
                                 << moe::strategy::gmmStrategyList() << ")";
     options.gmmStrategy = *strategy;
-    // moec's --target-cpu wins over a #moe.target the module carries (which
-    // wins over the host).
+    // moec's --target-cpu wins over a #moe.target the module carries. The
+    // code is generated for the CPU moec compiles for (the host or
+    // --target-cpu): a module selected for another would use instructions
+    // nobody checked, so it is refused.
     options.targetCpu = moe::strategy::targetCpuOverride().str();
+    auto pinned = module->getAttrOfType<moe::TargetAttr>(moe::kTargetAttrName);
+    std::string compiling = moe::strategy::targetCpuName();
+    if (pinned && options.targetCpu.empty() && pinned.getCpu() != compiling)
+      return module.emitError() << "the module's #moe.target is '" << pinned.getCpu()
+                                << "' but moec compiles for '" << compiling
+                                << "': give --target-cpu " << pinned.getCpu()
+                                << " (or remove the attribute)";
     options.gmmTiling = gmm.tiling;
     options.tuningTable = gmm.tuningTable;
     moe::buildToLLVMPipeline(pm, options);

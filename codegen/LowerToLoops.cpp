@@ -5,6 +5,7 @@
 #include "strategy/GmmTiling.h"
 #include "codegen/Lowerings.h"
 #include "codegen/Passes.h"
+#include "strategy/Passes.h"
 #include "passes/PassUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -89,6 +90,11 @@ LogicalResult swigluOperands(GmmOp gmm, GmmLoweringAttr lowering, SwigluOp &swig
       return gmm.emitError("the SwiGLU's gate and up gmms must share one lowering that fuses it");
   if (!gate || (swiglu.getInputs().size() == 2 && !up))
     return gmm.emitError("its lowering fuses a SwiGLU whose inputs are not both moe.gmm");
+  // The kernel reads the gate's rows and groups for both: what
+  // moe-select-lowering checked must still hold.
+  if (strategy::fusableSwiglu(gate) != swiglu)
+    return gmm.emitError("its lowering fuses a SwiGLU whose gate and up gmms do not share rows, "
+                         "groups, weight type and scales");
   return success();
 }
 

@@ -62,7 +62,9 @@ def Moe_TargetAttr : Moe_Attr<"Target", "target"> {
 def Moe_GmmLoweringAttr : Moe_Attr<"GmmLowering", "gmm_lowering"> {
   let summary = "how one moe.gmm or moe.tgmm is lowered";
   let description = [{
-    `kernels` lists the task kinds compiled in, each a name of the kernel
+    `kernels` lists the task kinds compiled in: one that runs every group
+    AMX does not (for the gmm's operand types) and the AMX kind beside it,
+    each a name of the kernel
     family (docs/codegen.md): `reference` (the row-at-a-time loops, alone),
     `fma` (AVX-512 FMA register tiles), `avx512bf16_dot` (vdpbf16ps),
     `amx_bf16` (AMX tiles, taken at run time for groups of at least
@@ -78,9 +80,9 @@ def Moe_GmmLoweringAttr : Moe_Attr<"GmmLowering", "gmm_lowering"> {
 
     ```mlir
     %h = moe.gmm %x, %w1, %sizes {moe.lowering = #moe.gmm_lowering<
-        kernels = ["fma", "avx512bf16_dot"], mr = 6, nv = 4, kc = 256,
-        nc = 256, mc = 192, packed_columns = 256, dot_rows = 48,
-        fuse = ["gather", "swiglu"]>} : ...
+        kernels = ["avx512bf16_dot", "amx_bf16"], mr = 6, nv = 4, kc = 256,
+        nc = 256, mc = 192, packed_columns = 256, amx_min_rows = 16,
+        dot_rows = 48, fuse = ["gather", "swiglu"]>} : ...
     ```
   }];
   let parameters = (ins

@@ -114,6 +114,32 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
                                 "without tiles";
     if (isa<GmmOp>(op) && !lowering.isReference() && !lowering.getMr())
       return op->emitError() << "a moe.gmm's kernels need tiles (mr, nv, kc, nc, mc)";
+    if (auto gmm = dyn_cast<GmmOp>(op); gmm && !lowering.isReference()) {
+      // The kinds must be ones that compute this gmm's operand types: each
+      // kernel reads its own operand layout.
+      auto isBf16 = [](Value v) { return cast<ShapedType>(v.getType()).getElementType().isBF16(); };
+      SmallVector<StringRef> allowed;
+      StringRef form;
+      if (gmm.isQuantized()) {
+        allowed = {"int8_vector", "int8_vnni", "amx_int8"};
+        form = "an int8 gmm takes int8_vector or int8_vnni, and amx_int8 beside it";
+      } else if (!gmm.getTransposeRhs() && isBf16(gmm.getLhs()) && isBf16(gmm.getRhs())) {
+        allowed = {"fma", "avx512bf16_dot", "amx_bf16"};
+        form = "a bf16 gmm takes fma or avx512bf16_dot, and amx_bf16 beside it";
+      } else {
+        allowed = {"fma"};
+        form = "an f32 or transposed gmm takes fma alone";
+      }
+      int base = 0;
+      for (Attribute k : lowering.getKernels()) {
+        StringRef kind = cast<StringAttr>(k).getValue();
+        if (!llvm::is_contained(allowed, kind))
+          return op->emitError() << "kernel kind '" << kind << "' does not compute this gmm: " << form;
+        base += !kind.starts_with("amx");
+      }
+      if (base != 1)
+        return op->emitError() << "one non-AMX kernel kind runs every group AMX does not: " << form;
+    }
     return success();
   }
   if (attr.getName() != kAxesAttrName)

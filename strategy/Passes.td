@@ -17,8 +17,10 @@ def MoeAttachTarget : Pass<"moe-attach-target", "::mlir::ModuleOp"> {
     `cpu` (an LLVM x86 CPU: sapphirerapids, znver4, haswell, ...), or, when
     `cpu` is empty, the CPU moec was given (`--target-cpu`) else this host,
     with the features the strategy reads, the register file, the caches (this
-    host's from sysconf; a named CPU other than the host gets the defaults)
-    and the host's thread count. A module that has a target keeps it unless
+    host's from sysconf; a CPU named by `cpu` or --target-cpu gets the
+    defaults, 48 KiB L1 and 2 MiB L2, even when it is the host's: what is
+    selected for a named CPU is the same on every machine) and the host's
+    thread count. A module that has a target keeps it unless
     `cpu` names one: a test or a user pins the target by writing it.
   }];
   let options = [

@@ -27,12 +27,7 @@ using namespace mlir;
 using namespace mlir::moe;
 using strategy::GmmStrategy;
 
-namespace {
-
-/// The SwiGLU that `gmm` can hand its result to without the result reaching
-/// memory: gmm's only use, and for the two-input form a gate and an up gmm
-/// over the same rows and groups, each used only there.
-SwigluOp fusableSwiglu(GmmOp gmm) {
+SwigluOp mlir::moe::strategy::fusableSwiglu(GmmOp gmm) {
   if (!gmm->hasOneUse())
     return {};
   auto swiglu = dyn_cast<SwigluOp>(*gmm->user_begin());
@@ -55,6 +50,8 @@ SwigluOp fusableSwiglu(GmmOp gmm) {
     return {};
   return swiglu;
 }
+
+namespace {
 
 /// A pack's gathered rows feeding gmms become one moe.gather_rows of the
 /// tokens (same rows by definition), which the kernels read through; the
@@ -257,7 +254,7 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
     for (GmmOp gmm : gmms) {
       if (gmm->hasAttr(kLoweringAttrName))
         continue; // the up gmm of a SwiGLU selected with its gate
-      SwigluOp swiglu = fusableSwiglu(gmm);
+      SwigluOp swiglu = strategy::fusableSwiglu(gmm);
       GmmOp gate = gmm, up;
       if (swiglu) {
         gate = swiglu.getInputs()[0].getDefiningOp<GmmOp>();

@@ -2,13 +2,14 @@
 // person) edits the attribute, not the code. No moe-select-lowering here.
 // RUN: moe-opt %s -split-input-file -moe-lower-to-loops -verify-diagnostics | FileCheck %s
 
-// The tiles as written: a 1x16-lane register tile, 8-deep, 16-column
-// blocks of 4 rows (the packed block and the partial sums), and no gather
-// fused (the gather_rows is lowered on its own).
+// The tiles as written: a 2-row by 16-lane register tile (two vector.fma a
+// depth step), 8 deep, 16-column blocks of 4 rows (the packed block and the
+// partial sums).
 // CHECK-LABEL: func @tiles_as_written
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x8x16xf32>
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
-// CHECK: vector.fma
+// CHECK-COUNT-2: vector.fma
+// CHECK-NOT: vector.fma
 func.func @tiles_as_written(%x: tensor<?x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<?x16xf32> {
   %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 1, kc = 8, nc = 16, mc = 4>} : tensor<?x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
   return %y : tensor<?x16xf32>
@@ -32,6 +33,17 @@ func.func @swiglu_gone(%x: tensor<?x8xf32>, %w: tensor<2x8x32xf32>, %s: tensor<2
   // expected-error @+1 {{its lowering fuses a SwiGLU, but its result is not a moe.swiglu's only input use (run moe-select-lowering again after rewriting the IR)}}
   %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 2, kc = 8, nc = 32, mc = 4, fuse = ["swiglu"]>} : tensor<?x8xf32>, tensor<2x8x32xf32>, tensor<2xi32>
   return %y : tensor<?x32xf32>
+}
+
+// -----
+
+func.func @mismatched_swiglu(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>, %w: tensor<2x8x32xf32>, %s: tensor<2xi32>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{its lowering fuses a SwiGLU whose gate and up gmms do not share rows, groups, weight type and scales}}
+  %g = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 2, kc = 8, nc = 32, mc = 4, fuse = ["swiglu"]>} : tensor<?x8xf32>, tensor<2x8x32xf32>, tensor<2xi32>
+  // expected-error @+1 {{its lowering fuses a SwiGLU whose gate and up gmms do not share rows, groups, weight type and scales}}
+  %u = moe.gmm %y, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 2, kc = 8, nc = 32, mc = 4, fuse = ["swiglu"]>} : tensor<?x8xf32>, tensor<2x8x32xf32>, tensor<2xi32>
+  %a = moe.swiglu %g, %u : tensor<?x32xf32>, tensor<?x32xf32>
+  return %a : tensor<?x32xf32>
 }
 
 // -----

@@ -53,7 +53,7 @@
 // not give the int8 training form: refused, naming the command that does.
 // RUN: not moec run %s --random-inputs --backward mean-square --pass-pipeline 'moe-quantize{mode=int8},moe-to-llvm' 2>&1 | FileCheck %s --check-prefix=QUANT-BACKWARD %{nocrash}
 // RUN: not moec run %s --random-inputs --pass-pipeline 'moe-generate-backward,moe-to-llvm' 2>&1 | FileCheck %s --check-prefix=QUANT-BACKWARD %{nocrash}
-// QUANT-BACKWARD: moec: error: --backward runs moe-generate-backward before --pass-pipeline, so a pipeline may not quantize or differentiate the block; for the int8 training form, quantize before differentiating: moe-opt FILE -moe-quantize='mode=int8 hoist-weights=false' -moe-generate-backward=loss=mean-square -o q.mlir, then moec run q.mlir --entry <block>_forward_backward
+// QUANT-BACKWARD: moec: error: --pass-pipeline runs after --backward's moe-generate-backward, so it may not differentiate the block, nor quantize one being trained; for the int8 training form, quantize before differentiating: moe-opt FILE -moe-quantize='mode=int8 hoist-weights=false' -moe-generate-backward=loss=mean-square -o q.mlir, then moec run q.mlir --entry <block>_forward_backward
 // The command it names works, and runs the int8 training form.
 // RUN: moe-opt %s -moe-quantize='mode=int8 hoist-weights=false' -moe-generate-backward=loss=mean-square -o %t.q.mlir
 // RUN: moec run %t.q.mlir --entry block_forward_backward --random-inputs | FileCheck %s --check-prefix=QUANT-TRAIN

@@ -83,3 +83,27 @@ func.func @lowering_on_swiglu(%h: tensor<4x32xf32>) -> tensor<4x16xf32> {
   %a = moe.swiglu %h {moe.lowering = #moe.gmm_lowering<kernels = ["reference"]>} : tensor<4x32xf32>
   return %a : tensor<4x16xf32>
 }
+
+// -----
+
+func.func @kind_for_other_types(%x: tensor<4x8xf32>, %w: tensor<2x8x32xf32>, %s: tensor<2xi32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{kernel kind 'avx512bf16_dot' does not compute this gmm: an f32 or transposed gmm takes fma alone}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], mr = 6, nv = 2, kc = 8, nc = 32, mc = 12, packed_columns = 32, dot_rows = 48>} : tensor<4x8xf32>, tensor<2x8x32xf32>, tensor<2xi32>
+  return %y : tensor<4x32xf32>
+}
+
+// -----
+
+func.func @int8_on_fma(%x: tensor<4x8xf32>, %w: tensor<2x8x32xi8>, %sc: tensor<2xf32>, %s: tensor<2xi32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{kernel kind 'fma' does not compute this gmm: an int8 gmm takes int8_vector or int8_vnni, and amx_int8 beside it}}
+  %y = moe.gmm %x, %w, %s scales(%sc : tensor<2xf32>) {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 2, kc = 8, nc = 32, mc = 12>} : tensor<4x8xf32>, tensor<2x8x32xi8>, tensor<2xi32>
+  return %y : tensor<4x32xf32>
+}
+
+// -----
+
+func.func @two_base_kinds(%x: tensor<4x64xbf16>, %w: tensor<2x64x32xbf16>, %s: tensor<2xi32>) -> tensor<4x32xbf16> {
+  // expected-error @+1 {{one non-AMX kernel kind runs every group AMX does not: a bf16 gmm takes fma or avx512bf16_dot, and amx_bf16 beside it}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma", "avx512bf16_dot"], mr = 6, nv = 2, kc = 64, nc = 32, mc = 12, packed_columns = 32, dot_rows = 48>} : tensor<4x64xbf16>, tensor<2x64x32xbf16>, tensor<2xi32>
+  return %y : tensor<4x32xbf16>
+}

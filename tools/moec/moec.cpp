@@ -755,8 +755,9 @@ int checkOptions() {
   // command that gives the documented form (docs/training.md).
   if (StringRef(passPipeline).contains("moe-generate-backward") ||
       (!backward.empty() && StringRef(passPipeline).contains("moe-quantize")))
-    return fail("--backward runs moe-generate-backward before --pass-pipeline, so a pipeline "
-                "may not quantize or differentiate the block; for the int8 training form, "
+    return fail("--pass-pipeline runs after --backward's moe-generate-backward, so it may not "
+                "differentiate the block, nor quantize one being trained; for the int8 training "
+                "form, "
                 "quantize before differentiating: moe-opt FILE "
                 "-moe-quantize='mode=int8 hoist-weights=false' "
                 "-moe-generate-backward=loss=mean-square -o q.mlir, then moec run q.mlir "
@@ -810,7 +811,7 @@ void hideUnrelatedOptions() {
       cl::Option *option = entry.second;
       bool own = llvm::is_contained(option->Categories, &moecCategory);
       if (!own && !llvm::is_contained(shown, entry.first))
-        option->setHiddenFlag(cl::ReallyHidden);
+        option->setHiddenFlag(cl::Hidden);
     }
 }
 
