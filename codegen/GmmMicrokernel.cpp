@@ -586,11 +586,7 @@ void mlir::moe::codegen::lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate,
   rewriter.setInsertionPoint(root);
   Emitter e(rewriter, root->getLoc());
   auto gather = lowering.fuses("gather") ? gate.getLhs().getDefiningOp<GatherRowsOp>() : GatherRowsOp();
-  strategy::GmmTiling tiling;
-  tiling.rows = lowering.getMr(), tiling.vectors = lowering.getNv();
-  tiling.depthBlock = lowering.getKc(), tiling.columnBlock = lowering.getNc();
-  tiling.rowBlock = lowering.getMc();
-  GmmKernelPlan plan = planFromTensors(e, gate, up, swiglu, gather, tiling);
+  GmmKernelPlan plan = planFromTensors(e, gate, up, swiglu, gather, GmmTiling::of(lowering));
   plan.fma = lowering.hasKernel("fma");
   plan.amx = lowering.hasKernel(plan.int8 ? "amx_int8" : "amx_bf16");
   plan.avx512Bf16 = lowering.hasKernel("avx512bf16_dot");

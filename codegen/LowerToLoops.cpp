@@ -6,7 +6,6 @@
 #include "codegen/Lowerings.h"
 #include "codegen/Passes.h"
 #include "strategy/Passes.h"
-#include "passes/PassUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -124,11 +123,9 @@ struct MoeLowerToLoopsPass
         anyFailed = true;
         return;
       }
-      strategy::GmmTiling tiling;
-      tiling.rows = lowering.getMr(), tiling.vectors = lowering.getNv();
-      tiling.depthBlock = lowering.getKc(), tiling.columnBlock = lowering.getNc();
-      tiling.rowBlock = lowering.getMc();
-      // A hand-written lowering is checked against the target's registers.
+      // A hand-written lowering is checked against the target's registers
+      // (the attribute's verifier checked the rest).
+      strategy::GmmTiling tiling = strategy::GmmTiling::of(lowering);
       if (std::string why = tiling.invalidReason(static_cast<bool>(swiglu), vectorRegisters);
           !why.empty()) {
         gmm.emitError() << "gmm tiling " << tiling.str() << ": " << why;

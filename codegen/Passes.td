@@ -119,7 +119,7 @@ def MoeExpandBf16Truncation : Pass<"moe-expand-bf16-truncation"> {
   }];
   let options = [
     Option<"vectors", "vectors", "std::string", "\"auto\"",
-           "expand vector truncations too: auto (when the host has no AVX512_BF16), "
+           "expand vector truncations too: auto (when the module's #moe.target, else the host, has no AVX512_BF16), "
            "true or false">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];

@@ -106,20 +106,29 @@ LogicalResult GmmLoweringAttr::verify(function_ref<InFlightDiagnostic()> emitErr
     return emitError() << "int8_vector and int8_vnni are alternatives: list one";
   // The tiles (a gmm's: the fma kernel's, and the task table's row and
   // column blocks for every kind; a tgmm has none).
-  bool fma = contains(kernels, "fma");
   if (!(mr || nv || kc || nc || mc))
     return success();
-  if (mr < 1 || nv < 1 || kc < 1 || nc < 1 || mc < 1)
-    return emitError() << "tiles need mr, nv, kc, nc and mc, each > 0";
-  if (nc % (16 * nv))
-    return emitError() << "nc = " << nc << " must be a multiple of the register tile's " << 16 * nv
-                       << " columns (16 x nv)";
-  if (mc % mr)
-    return emitError() << "mc = " << mc << " must be a multiple of mr = " << mr;
-  if (fma && contains(fuse, "swiglu") && nv % 2)
-    return emitError() << "nv must be even when SwiGLU is fused (half gate, half up)";
+  if (std::string why = gmmTileError(mr, nv, kc, nc, mc, contains(fuse, "swiglu")); !why.empty())
+    return emitError() << why;
   return success();
 }
 
-bool GmmLoweringAttr::hasKernel(StringRef kind) const { return contains(getKernels(), kind); }
+std::string mlir::moe::gmmTileError(int64_t mr, int64_t nv, int64_t kc, int64_t nc, int64_t mc,
+                                    bool swiglu) {
+  if (mr <= 0 || nv <= 0 || kc <= 0 || nc <= 0 || mc <= 0)
+    return "every tile size must be positive";
+  if (swiglu && nv % 2)
+    return "nv must be even when SwiGLU is fused (half gate, half up)";
+  if (nc % (16 * nv))
+    return "nc=" + std::to_string(nc) + " must be a multiple of the register tile's " +
+           std::to_string(16 * nv) + " columns";
+  if (mc % mr)
+    return "mc=" + std::to_string(mc) + " must be a multiple of mr=" + std::to_string(mr);
+  return "";
+}
+
+bool GmmLoweringAttr::hasKernel(StringRef kind) const {
+  assert(llvm::is_contained(gmmKernelKinds(), kind) && "not a gmm kernel kind: a typo?");
+  return contains(getKernels(), kind);
+}
 bool GmmLoweringAttr::fuses(StringRef what) const { return contains(getFuse(), what); }

@@ -117,13 +117,12 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
     if (auto gmm = dyn_cast<GmmOp>(op); gmm && !lowering.isReference()) {
       // The kinds must be ones that compute this gmm's operand types: each
       // kernel reads its own operand layout.
-      auto isBf16 = [](Value v) { return cast<ShapedType>(v.getType()).getElementType().isBF16(); };
       SmallVector<StringRef> allowed;
       StringRef form;
       if (gmm.isQuantized()) {
         allowed = {"int8_vector", "int8_vnni", "amx_int8"};
         form = "an int8 gmm takes int8_vector or int8_vnni, and amx_int8 beside it";
-      } else if (!gmm.getTransposeRhs() && isBf16(gmm.getLhs()) && isBf16(gmm.getRhs())) {
+      } else if (gmm.isPackableBf16()) {
         allowed = {"fma", "avx512bf16_dot", "amx_bf16"};
         form = "a bf16 gmm takes fma or avx512bf16_dot, and amx_bf16 beside it";
       } else {

@@ -50,9 +50,15 @@ inline constexpr llvm::StringLiteral kTargetAttrName = "moe.target";
 /// which moe-lower-to-loops follows; without it, the reference loops.
 inline constexpr llvm::StringLiteral kLoweringAttrName = "moe.lowering";
 
-/// The gmm kernel kinds a #moe.gmm_lowering may name, one per file of
-/// codegen/gmm/ (docs/codegen.md), and "reference".
+/// The gmm kernel kinds a #moe.gmm_lowering may name (docs/codegen.md),
+/// and "reference".
 ArrayRef<StringLiteral> gmmKernelKinds();
+
+/// Why the gmm tiles mr x nv (16-lane vectors), kc, nc, mc cannot be used
+/// (sizes not positive, nc not a multiple of 16 nv, mc not of mr, an odd nv
+/// with the SwiGLU fused), or "". The register file is the target's
+/// question (strategy::GmmTiling::invalidReason adds it).
+std::string gmmTileError(int64_t mr, int64_t nv, int64_t kc, int64_t nc, int64_t mc, bool swiglu);
 
 /// The grid a per-shard function runs on: its `moe.mesh` (verified to name
 /// a shard.grid with moe.axes and static axis sizes), the axes' names and

@@ -469,7 +469,7 @@ PYBIND11_MODULE(_moec, m) {
       "compile",
       [](const std::string &source, bool isPath, const std::string &hfConfig, int64_t hfLayer,
          const std::string &hfDtype, const std::string &entry, const std::string &backward,
-         bool routingGrad, const std::string &remat, int64_t activationBudget,
+         bool routingGrad, const std::string &remat, std::optional<int64_t> activationBudget,
          const std::string &pipeline, const std::string &mesh, const std::string &epDispatch,
          double capacityFactor, int64_t capacityRound, const std::string &gmmStrategy,
          const std::string &gmmTiling, const std::string &tuningTable, bool tuningTableFromEnv,

@@ -416,15 +416,15 @@ bool moec::loadHfWeights(const HfLayer &l, const Checkpoint &ckpt, DType dt,
   // out (a 15 GB layer on a smaller machine), which would end the caller.
   uint64_t bytes = 0;
   for (const HfArgument &a : hfBlockArguments(l, dt)) {
+    if (a.name == "x") // the tokens are the caller's, not the checkpoint's
+      continue;
     uint64_t n = dtypeSize(a.dtype);
     for (int64_t d : a.shape)
-      n *= uint64_t(d < 0 ? 0 : d);
+      n *= uint64_t(d);
     bytes += n;
   }
-  if (uint64_t available = availableMemoryBytes(); available && bytes > available) {
-    error = ckpt.path() + ": layer " + std::to_string(l.layer) + "'s weights need " +
-            memorySizeText(bytes) + ", more than the " + memorySizeText(available) +
-            " of memory available";
+  if (std::string shortfall = memoryShortfall(bytes); !shortfall.empty()) {
+    error = ckpt.path() + ": layer " + std::to_string(l.layer) + "'s weights need " + shortfall;
     return false;
   }
   // The tensors in hfTensors' order, each into `t`.

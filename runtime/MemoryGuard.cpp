@@ -96,3 +96,11 @@ std::vector<std::pair<const char *, void *>> moec::memoryGuardSymbols() {
   return {{"malloc", reinterpret_cast<void *>(&moert_guarded_malloc)},
           {"aligned_alloc", reinterpret_cast<void *>(&moert_guarded_aligned_alloc)}};
 }
+
+std::string moec::memoryShortfall(uint64_t bytes) {
+  uint64_t available = availableMemoryBytes();
+  if (available == 0 || bytes <= available)
+    return "";
+  return memorySizeText(bytes) + ", more than the " + memorySizeText(available) +
+         " of memory available";
+}

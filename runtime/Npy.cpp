@@ -128,10 +128,8 @@ std::optional<NpyArray> moec::readNpy(const std::string &path, std::string &erro
   }
   // A file may hold more than memory (a sparse one, or a large one): refused
   // as the run's own buffers are (runtime/MemoryGuard.h), not allocated.
-  uint64_t memory = availableMemoryBytes();
-  if (memory > 0 && needed > memory) {
-    error = path + ": the array of shape " + *shapeText + " needs " + memorySizeText(needed) +
-            ", more than the " + memorySizeText(memory) + " of memory available";
+  if (std::string shortfall = memoryShortfall(needed); !shortfall.empty()) {
+    error = path + ": the array of shape " + *shapeText + " needs " + shortfall;
     return std::nullopt;
   }
   array.bytes.resize(needed);

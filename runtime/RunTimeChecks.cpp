@@ -39,10 +39,16 @@ namespace {
 bool insideParallelRegion() {
   // Looked up at each failure (an error path): libomp may have been loaded
   // after an earlier one, under its soname or its development name.
+  // RTLD_NOLOAD takes a reference to the library already loaded; it is
+  // given back at once (whoever loaded libomp keeps it loaded).
   for (const char *name : {"libomp.so.5", "libomp.so"})
-    if (void *libomp = dlopen(name, RTLD_LAZY | RTLD_NOLOAD))
-      if (auto level = reinterpret_cast<int (*)()>(dlsym(libomp, "omp_get_level")))
-        return level() > 0;
+    if (void *libomp = dlopen(name, RTLD_LAZY | RTLD_NOLOAD)) {
+      auto level = reinterpret_cast<int (*)()>(dlsym(libomp, "omp_get_level"));
+      bool inside = level && level() > 0;
+      dlclose(libomp);
+      if (level)
+        return inside;
+    }
   return false;
 }
 } // namespace

@@ -54,21 +54,20 @@ llvm::Expected<GmmTiling> GmmTiling::parse(llvm::StringRef text) {
 }
 
 std::string GmmTiling::invalidReason(bool swiglu, int64_t vectorRegisters) const {
-  if (rows <= 0 || vectors <= 0 || depthBlock <= 0 || columnBlock <= 0 || rowBlock <= 0)
-    return "every size must be positive";
-  // Accumulators, one weight vector each, one broadcast: the register file.
-  if (rows * vectors + vectors + 1 > vectorRegisters)
+  // Accumulators, one weight vector each, one broadcast: the register file
+  // (first: the most telling refusal of a tile too large).
+  if (rows > 0 && vectors > 0 && rows * vectors + vectors + 1 > vectorRegisters)
     return "register tile mr=" + std::to_string(rows) + " x nv=" + std::to_string(vectors) +
            " needs " + std::to_string(rows * vectors + vectors + 1) +
            " vector registers, more than the target's " + std::to_string(vectorRegisters);
-  if (swiglu && vectors % 2)
-    return "nv must be even when SwiGLU is fused (half gate, half up)";
-  if (columnBlock % (16 * vectors))
-    return "nc=" + std::to_string(columnBlock) + " must be a multiple of the register tile's " +
-           std::to_string(16 * vectors) + " columns";
-  if (rowBlock % rows)
-    return "mc=" + std::to_string(rowBlock) + " must be a multiple of mr=" + std::to_string(rows);
-  return "";
+  return gmmTileError(rows, vectors, depthBlock, columnBlock, rowBlock, swiglu);
+}
+
+GmmTiling GmmTiling::of(GmmLoweringAttr lowering) {
+  GmmTiling t;
+  t.rows = lowering.getMr(), t.vectors = lowering.getNv(), t.depthBlock = lowering.getKc();
+  t.columnBlock = lowering.getNc(), t.rowBlock = lowering.getMc();
+  return t;
 }
 
 MachineModel MachineModel::hostCaches() {
@@ -105,15 +104,20 @@ int64_t mlir::moe::strategy::packedColumnsFor(const GmmShape &shape, bool int8,
   return std::min(columns, needed);
 }
 
-MachineModel MachineModel::target() {
-  MachineModel m = hostCaches();
-  llvm::StringMap<bool> features = targetCpuFeatures();
+MachineModel MachineModel::forFeatures(const llvm::StringMap<bool> &features, bool host) {
+  MachineModel m = host ? hostCaches() : MachineModel();
+  // 16-lane f32 vectors the register file holds: 32 zmm, or 16 ymm (two a
+  // vector) without AVX-512.
   m.vectorRegisters = features.lookup("avx512f") ? 32 : 8;
   m.amxBf16 = features.lookup("amx-tile") && features.lookup("amx-bf16");
   m.amxInt8 = features.lookup("amx-tile") && features.lookup("amx-int8");
   m.avx512Bf16 = features.lookup("avx512bf16");
   m.avx512Vnni = features.lookup("avx512vnni");
   return m;
+}
+
+MachineModel MachineModel::target() {
+  return forFeatures(targetCpuFeatures(), targetCpuOverride().empty());
 }
 
 std::string GmmShape::key() const {

@@ -11,6 +11,7 @@
 
 #include "dialect/MoeDialect.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -38,6 +39,8 @@ struct GmmTiling {
   /// Why the tiling cannot be used on a register file of `vectorRegisters`
   /// 16-lane vectors, or empty.
   std::string invalidReason(bool swiglu, int64_t vectorRegisters = 32) const;
+  /// The tiles a #moe.gmm_lowering names.
+  static GmmTiling of(GmmLoweringAttr lowering);
   bool operator==(const GmmTiling &o) const {
     return rows == o.rows && vectors == o.vectors && depthBlock == o.depthBlock &&
            columnBlock == o.columnBlock && rowBlock == o.rowBlock;
@@ -59,9 +62,12 @@ struct MachineModel {
   /// vdpbf16ps (avx512bf16): bf16 dot products on zmm registers.
   bool avx512Bf16 = false;
   /// The target's features (the host's unless moec --target-cpu names
-  /// another CPU: TargetCpu.h) and the host's caches (from sysconf where it
-  /// reports them; a named CPU's are not known here).
+  /// another CPU: TargetCpu.h) and, for the host, its caches (from sysconf
+  /// where it reports them; a named CPU gets the defaults above).
   static MachineModel target();
+  /// The model of a CPU with `features` (LLVM's names), with this host's
+  /// caches when `host`.
+  static MachineModel forFeatures(const llvm::StringMap<bool> &features, bool host);
   /// What a #moe.target says.
   static MachineModel fromTarget(TargetAttr target);
   /// The defaults with this host's L1 and L2 sizes where sysconf has them.

@@ -105,8 +105,6 @@ void sharedMatmulsAsGmms(ModuleOp module) {
   }
 }
 
-bool isBf16(Value v) { return cast<ShapedType>(v.getType()).getElementType().isBF16(); }
-
 struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectLoweringPass> {
   using MoeSelectLoweringBase::MoeSelectLoweringBase;
 
@@ -151,9 +149,9 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
       return failure();
     bool int8 = gate.isQuantized();
     // The bf16 kinds pack row pairs of an [E, D, N] weight; the transposed
-    // form runs on the FMA tiles.
-    bool bf16 = !int8 && !gate.getTransposeRhs() && isBf16(gate.getLhs()) && isBf16(gate.getRhs()) &&
-                (!up || isBf16(up.getRhs()));
+    // form runs on the FMA tiles. (A fused up gmm has the gate's rows and
+    // weight type: fusableSwiglu.)
+    bool bf16 = gate.isPackableBf16();
     SmallVector<StringRef> kernels;
     int64_t amxMinRows = 0, dotRows = 0;
     if (int8) {

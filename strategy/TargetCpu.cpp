@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <thread>
 
 using namespace mlir::moe::strategy;
@@ -45,6 +46,18 @@ std::unique_ptr<llvm::MCSubtargetInfo> subtargetOf(llvm::StringRef cpu, std::str
   return std::unique_ptr<llvm::MCSubtargetInfo>(target->createMCSubtargetInfo(triple, cpu, ""));
 }
 
+/// The features of CPU `cpu` as LLVM's subtarget enables them; empty with
+/// `error` for a CPU LLVM does not know.
+std::optional<llvm::StringMap<bool>> namedCpuFeatures(llvm::StringRef cpu, std::string &error) {
+  std::unique_ptr<llvm::MCSubtargetInfo> info = subtargetOf(cpu, error);
+  if (!info)
+    return std::nullopt;
+  llvm::StringMap<bool> features;
+  for (const llvm::SubtargetFeatureKV &feature : info->getEnabledProcessorFeatures())
+    features[feature.Key] = true;
+  return features;
+}
+
 } // namespace
 
 bool mlir::moe::strategy::setTargetCpu(llvm::StringRef cpu, std::string &error) {
@@ -67,13 +80,8 @@ llvm::StringMap<bool> mlir::moe::strategy::targetCpuFeatures() {
       features[entry.getKey()] = entry.getValue();
     return features;
   }
-  std::string error;
-  std::unique_ptr<llvm::MCSubtargetInfo> info = subtargetOf(overrideCpu(), error);
-  if (!info) // setTargetCpu checked the name
-    return features;
-  for (const llvm::SubtargetFeatureKV &feature : info->getEnabledProcessorFeatures())
-    features[feature.Key] = true;
-  return features;
+  std::string error; // setTargetCpu checked the name
+  return namedCpuFeatures(overrideCpu(), error).value_or(features);
 }
 
 std::vector<std::string> mlir::moe::strategy::requiredIsaFeatures() {
@@ -97,26 +105,17 @@ mlir::moe::TargetAttr mlir::moe::strategy::targetAttrFor(MLIRContext *context, l
   // what is selected for it does not depend on where the selection runs.
   bool host = cpu.empty() && overrideCpu().empty();
   std::string name = cpu.empty() ? targetCpuName() : cpu.str();
-  llvm::StringMap<bool> features;
-  if (cpu.empty()) {
-    features = targetCpuFeatures();
-  } else {
-    std::unique_ptr<llvm::MCSubtargetInfo> info = subtargetOf(cpu, error);
-    if (!info)
-      return {};
-    for (const llvm::SubtargetFeatureKV &feature : info->getEnabledProcessorFeatures())
-      features[feature.Key] = true;
-  }
+  std::optional<llvm::StringMap<bool>> features =
+      cpu.empty() ? targetCpuFeatures() : namedCpuFeatures(cpu, error);
+  if (!features)
+    return {};
   Builder b(context);
   llvm::SmallVector<Attribute> listed;
   for (llvm::StringRef f : strategyFeatures())
-    if (features.lookup(f))
+    if (features->lookup(f))
       listed.push_back(b.getStringAttr(f));
-  // 16-lane f32 vectors the register file holds: 32 zmm, or 16 ymm (two a
-  // vector) without AVX-512.
-  int64_t vectorRegisters = features.lookup("avx512f") ? 32 : 8;
-  MachineModel caches = host ? MachineModel::hostCaches() : MachineModel();
+  MachineModel machine = MachineModel::forFeatures(*features, host);
   int64_t threads = host ? std::max(1u, std::thread::hardware_concurrency()) : 0;
-  return TargetAttr::get(context, name, b.getArrayAttr(listed), vectorRegisters, caches.l1Bytes,
-                         caches.l2Bytes, threads);
+  return TargetAttr::get(context, name, b.getArrayAttr(listed), machine.vectorRegisters,
+                         machine.l1Bytes, machine.l2Bytes, threads);
 }

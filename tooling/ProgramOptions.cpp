@@ -23,10 +23,10 @@ std::string moec::programOptionsRefusal(const ProgramOptions &o, OptionSpelling 
     return spell("backward") + " must be mean-square or cotangent (got '" + o.backward + "')";
   if (!mlir::moe::parseRematPolicy(o.remat))
     return spell("remat") + " must be none, expert_mlp, combine or auto (got '" + o.remat + "')";
-  if (o.activationBudget < -1)
+  if (o.activationBudget && *o.activationBudget < 0)
     return spell("activation-budget") + " must be a number of bytes (got " +
-           std::to_string(o.activationBudget) + ")";
-  if (o.backward.empty() && (o.remat != "none" || o.activationBudget >= 0 || o.routingGrad))
+           std::to_string(*o.activationBudget) + ")";
+  if (o.backward.empty() && (o.remat != "none" || o.activationBudget || o.routingGrad))
     return spell("remat") + ", " + spell("activation-budget") + " and " + spell("routing-grad") +
            " apply to the backward: give " + spell("backward") + " too";
   if (!o.mesh.empty())
@@ -61,7 +61,7 @@ std::string moec::selectTarget(const std::string &targetCpu, const GmmChoices &g
     auto tiling = strategy::GmmTiling::parse(gmm.tiling);
     if (!tiling)
       return llvm::toString(tiling.takeError());
-    if (std::string why = tiling->invalidReason(/*swiglu=*/false); !why.empty())
+    if (std::string why = tiling->invalidReason(/*swiglu=*/false, strategy::MachineModel::target().vectorRegisters); !why.empty())
       return "gmm tiling " + tiling->str() + ": " + why;
   }
   if (!gmm.tuningTable.empty() && gmm.tiling.empty())
@@ -84,6 +84,6 @@ mlir::LogicalResult moec::prepareProgram(mlir::ModuleOp module, const ProgramOpt
   return lowerModule(module, "moe-generate-backward{loss=" + o.backward +
                                  (o.routingGrad ? " routing-grad=true" : "") +
                                  "},func.func(moe-remat{policy=" + o.remat +
-                                 " activation-budget=" + std::to_string(o.activationBudget) +
+                                 " activation-budget=" + std::to_string(o.activationBudget.value_or(-1)) +
                                  "})");
 }

@@ -16,6 +16,7 @@
 #include "mlir/Support/LogicalResult.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace moec {
@@ -30,7 +31,7 @@ struct ProgramOptions {
   std::string backward;
   bool routingGrad = false;
   std::string remat = "none";
-  int64_t activationBudget = -1; // bytes; -1: none given
+  std::optional<int64_t> activationBudget; // bytes; none: no budget
 };
 
 /// How a tool spells option `name` ("backward", "activation-budget", ...)

@@ -180,6 +180,8 @@ def _source_and_kind(source):
         raise ArgumentError(f"source must be a program's text or a path, not {type(source).__name__}")
     if "\n" in source or "{" in source:
         return source, False
+    if source in ("", "-"):  # moec reads "-" as stdin; here neither names a program
+        raise ArgumentError(f"source must be a program's text or a file's path (got {source!r})")
     return source, True
 
 
@@ -188,9 +190,6 @@ def _compile(source="", is_path=False, hf_config="", hf_layer=0, hf_dtype="bf16"
              pipeline=None, mesh=None, ep_dispatch="compact", capacity_factor=0.0,
              capacity_round=1, gmm_strategy="microkernel", gmm_tiling=None, tuning_table=None,
              target_cpu=None, collective_timeout_ms=60000):
-    if activation_budget is not None and int(activation_budget) < 0:
-        # As moec's --activation-budget: a number of bytes (None: no budget).
-        raise ArgumentError(f"activation_budget= must be a number of bytes (got {activation_budget})")
     if isinstance(mesh, dict):
         mesh = ",".join(f"{axis}={size}" for axis, size in mesh.items())
     from_env = tuning_table is None and bool(os.environ.get("MOEC_TUNING_TABLE"))
@@ -198,7 +197,7 @@ def _compile(source="", is_path=False, hf_config="", hf_layer=0, hf_dtype="bf16"
         tuning_table = os.environ.get("MOEC_TUNING_TABLE", "")
     native = _moec.compile(
         source, is_path, hf_config, int(hf_layer), hf_dtype, entry or "", backward or "",
-        bool(routing_grad), remat, -1 if activation_budget is None else int(activation_budget),
+        bool(routing_grad), remat, None if activation_budget is None else int(activation_budget),
         pipeline or "", mesh or "", ep_dispatch, float(capacity_factor), int(capacity_round),
         gmm_strategy, gmm_tiling or "", tuning_table, from_env, target_cpu or "",
         int(collective_timeout_ms))

@@ -160,6 +160,11 @@ def test_compile_errors_carry_the_diagnostics(tmp_path):
         moec.compile(BLOCK, backward="hinge")
     with pytest.raises(moec.ArgumentError, match="remat=, activation_budget= and routing_grad= apply"):
         moec.compile(BLOCK, remat="combine")
+    with pytest.raises(moec.ArgumentError, match=r"activation_budget= must be a number of bytes \(got -1\)"):
+        moec.compile(BLOCK, backward="mean-square", activation_budget=-1)
+    for source in ("", "-"):  # neither names a program (moec reads "-" as stdin)
+        with pytest.raises(moec.ArgumentError, match="source must be a program's text or a file's path"):
+            moec.compile(source)
     with pytest.raises(moec.ArgumentError, match="entry= 'g' is not a public function"):
         moec.compile(BLOCK, entry="g")
     with pytest.raises(moec.CompileError, match="moe-partition: unknown ep-dispatch 'scatter'"):
@@ -182,9 +187,9 @@ def test_contiguous_arguments_are_not_copied(program):
     # Results are the memory the compiled code wrote, not a copy of it.
     y = program(x, *w)
     assert not y.flags.owndata and type(y.base).__name__ == "PyCapsule"
-    # As a tensor, the same memory: torch.from_numpy over the result, no copy between.
+    # As a tensor, the same memory: moec's conversion of a result makes no copy.
     native = program._native.call("moe_block", [x] + w, ["f32"] * 4)[0]
-    assert torch.from_numpy(native).data_ptr() == native.ctypes.data
+    assert moec._from_array(native, "f32", True).data_ptr() == native.ctypes.data
 
 
 def test_the_interpreter_runs_other_threads_during_a_call():

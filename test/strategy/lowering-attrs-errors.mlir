@@ -39,7 +39,7 @@ func.func @reference_with_tiles(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s:
 // -----
 
 func.func @columns(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
-  // expected-error @+1 {{nc = 16 must be a multiple of the register tile's 32 columns (16 x nv)}}
+  // expected-error @+1 {{nc=16 must be a multiple of the register tile's 32 columns}}
   %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 2, kc = 8, nc = 16, mc = 12>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
   return %y : tensor<4x16xf32>
 }

@@ -61,6 +61,8 @@ func.func @bf16_swiglu(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w: tensor<
 // HSW: kernels = ["int8_vector"]
 // FMA-LABEL: func @int8_gmm
 // FMA: kernels = ["int8_vector"]
+// AMX-LABEL: func @int8_gmm
+// AMX: kernels = ["int8_vnni", "amx_int8"], {{.*}}amx_min_rows = 1>
 func.func @int8_gmm(%rows: tensor<?x32xf32>, %w: tensor<4x32x24xi8>, %s: tensor<4x24xf32>,
                     %sizes: tensor<4xi32>) -> tensor<?x24xf32> {
   %h = moe.gmm %rows, %w, %sizes scales(%s : tensor<4x24xf32>) : tensor<?x32xf32>, tensor<4x32x24xi8>, tensor<4xi32>

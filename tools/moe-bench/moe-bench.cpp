@@ -79,7 +79,7 @@ cl::opt<std::string> hfConfig(
     cl::value_desc("config.json"), cl::init(""), cl::cat(category));
 cl::opt<int64_t> hfLayerNumber("layer", cl::desc("With --hf-config: the layer (default: the "
                                                  "first MoE layer)"),
-                               cl::init(-1), cl::cat(category));
+                               cl::init(moec::kFirstMoeLayer), cl::cat(category));
 /// The layer --hf-config describes.
 std::optional<moec::HfLayer> hfLayer;
 cl::opt<int64_t> familyGroups("groups",

@@ -189,7 +189,8 @@ ProgramOptions programOptions() {
   o.backward = backward;
   o.routingGrad = routingGrad;
   o.remat = remat;
-  o.activationBudget = activationBudget;
+  if (activationBudget.getNumOccurrences())
+    o.activationBudget = activationBudget;
   return o;
 }
 
@@ -767,9 +768,6 @@ int checkOptions() {
                              capacityRound.getNumOccurrences()))
     return fail("--ep-dispatch, --capacity-factor and --capacity-round apply to a partitioned "
                 "block: give --mesh too (e.g. --mesh expert=2)");
-  if (activationBudget.getNumOccurrences() && activationBudget < 0)
-    return fail("--activation-budget must be a number of bytes (got " +
-                std::to_string(activationBudget) + ")");
   if (std::string why = programOptionsRefusal(programOptions()); !why.empty())
     return fail(why);
   if (std::string why = selectTarget(targetCpu, gmmChoices(), /*runHere=*/bool(runCommand),
