@@ -7,6 +7,7 @@
 #ifndef MOEC_CODEGEN_LOWERINGS_H
 #define MOEC_CODEGEN_LOWERINGS_H
 
+#include "codegen/Int8Arithmetic.h"
 #include "dialect/MoeOps.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -47,14 +48,6 @@ void lowerSwiglu(RewriterBase &rewriter, SwigluOp op);
 void lowerQuantize(RewriterBase &rewriter, QuantizeOp op);
 void lowerDequantize(RewriterBase &rewriter, DequantizeOp op);
 void lowerFakeQuant(RewriterBase &rewriter, FakeQuantOp op);
-/// Their arithmetic, on f32 scalars or vectors, shared with the int8
-/// moe.gmm: 127 / maxAbs (0 for 0), maxAbs / 127, and q = clamp(roundeven(x
-/// * reciprocal), -127, 127) as f32.
-Value int8Reciprocal(Emitter &e, Value maxAbs);
-Value int8Scale(Emitter &e, Value maxAbs);
-Value quantizeInt8(Emitter &e, Value x, Value reciprocal);
-/// max(runningMax, |x|).
-Value absMax(Emitter &e, Value runningMax, Value x);
 /// max_d |rows[r, d]| over d in [0, depth), as f32.
 Value rowAbsMax(Emitter &e, Value rows, Value r, Value depth);
 /// The scale of weight column n of expert g: scales [E] or [E, N].

@@ -35,7 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/GmmKernelPlan.h"
+#include "codegen/kernels/GmmKernelPlan.h"
 #include "codegen/Lowerings.h"
 
 #include <tuple>

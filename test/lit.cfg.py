@@ -29,7 +29,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.moe_tools_dir, config.llvm_tools_dir]
-tools = ["moe-opt", "moec", "moe-bench", "run_block"]
+tools = ["moe-opt", "moec", "moe-bench", "moe-kernel-bench", "run_block"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The host's bf16 instruction sets (what moec compiles for): tests of the

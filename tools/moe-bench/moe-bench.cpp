@@ -11,7 +11,8 @@
 
 #include "CostModel.h"
 #include "Parallel.h"
-#include "Peak.h"
+#include "tooling/Peak.h"
+#include "tooling/ThreadsOption.h"
 #include "Program.h"
 #include "Quant.h"
 #include "Session.h"
@@ -51,6 +52,12 @@
 
 using namespace llvm;
 using namespace moebench;
+using moec::amxTilesGranted;
+using moec::measureAmxBf16PeakGflops;
+using moec::measureAmxInt8PeakGops;
+using moec::measureAvx512Bf16PeakGflops;
+using moec::measureFp32PeakGflops;
+using moec::measureVnniPeakGops;
 
 namespace {
 cl::OptionCategory category("moe-bench options");
@@ -566,40 +573,6 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
 }
 } // namespace
 
-/// Takes `--threads N` / `--threads=N` out of argv; false with a message if
-/// N is not a positive integer.
-bool takeThreads(int &argc, char **argv, std::string &error) {
-  int out = 1;
-  for (int i = 1; i < argc; ++i) {
-    StringRef arg(argv[i]);
-    std::optional<StringRef> value;
-    if (arg == "--threads" || arg == "-threads") {
-      if (i + 1 >= argc) {
-        error = "--threads needs a value";
-        return false;
-      }
-      value = StringRef(argv[++i]);
-    } else if (arg.consume_front("--threads=") || arg.consume_front("-threads=")) {
-      value = arg;
-    }
-    if (!value) {
-      argv[out++] = argv[i];
-      continue;
-    }
-    if (value->getAsInteger(10, threads) || threads < 1) {
-      error = "--threads must be a positive integer (got '" + value->str() + "')";
-      return false;
-    }
-    if (std::string why = moec::threadCountRefusal(threads, "--threads " + value->str());
-        !why.empty()) {
-      error = why;
-      return false;
-    }
-  }
-  argc = out;
-  return true;
-}
-
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   moec::keepFreedMemory();
@@ -608,7 +581,7 @@ int main(int argc, char **argv) {
   // process with _Exit, which flushes no buffer: the lines before it stay.
   outs().SetUnbuffered();
   std::vector<std::string> rawArgs(argv + 1, argv + argc);
-  if (std::string error; !takeThreads(argc, argv, error))
+  if (std::string error; !moec::takeThreadsOption(argc, argv, threads, error))
     return fail(error);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,

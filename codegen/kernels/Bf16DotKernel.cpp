@@ -1,9 +1,9 @@
-//===- GmmDotTask.cpp - the AVX512_BF16 task of the fast grouped matmul ---===//
+//===- Bf16DotKernel.cpp - avx512bf16_dot: vdpbf16ps register tiles -----===//
 //
 // bf16 x bf16 -> f32 with vdpbf16ps (x86vector.avx512.dot): each f32 lane
 // accumulates a[2i] * b[2i] + a[2i + 1] * b[2i + 1], so one instruction does
 // two depth steps of 16 columns. The weight operand is a row of a packed
-// weight tile (16 columns x one depth pair, GmmPackedTasks.cpp), the row
+// weight tile (16 columns x one depth pair, PackedOperands.cpp), the row
 // operand the row's depth pair as one 32-bit value broadcast to all lanes.
 // Twice the multiply-adds of an f32 FMA per instruction, on bf16 operands as
 // they are in memory (no widening pass).
@@ -30,7 +30,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/GmmPackedTasks.h"
+#include "codegen/kernels/GmmKernel.h"
+#include "codegen/kernels/PackedOperands.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -46,9 +47,34 @@ constexpr int64_t kTileRowCount = 6; // rows of a register tile
 constexpr int64_t kTilesPerRow = 4;  // zmm accumulators per row: 2 column pairs
 constexpr int64_t kLanes = 16;
 constexpr int64_t kDepthStep = 32;   // bf16 elements a row pack loads at once
+
+class Bf16DotKernel final : public GmmKernel {
+public:
+  Bf16DotKernel(Emitter &e, const GmmKernelPlan &plan, PackedOperands &ops)
+      : GmmKernel(e, plan), ops(ops) {}
+
+  llvm::StringRef name() const override { return "avx512bf16_dot"; }
+  std::vector<std::string> requiredFeatures() const override { return {"avx512f", "avx512bf16"}; }
+  // moe-select-lowering's dot_rows: a multiple of the register tile.
+  int64_t rowGranule() const override { return p.dotRows; }
+  Value rowBlock(Value) override { return e.index(p.dotRows); }
+  int64_t columnBlock() const override { return ops.columnBlock(); }
+  void allocScratch() override {
+    ops.allocWeightCache();
+    packedRows = e.alloc({p.dotRows, ops.paddedDepth / 2}, e.b.getI32Type(), {});
+  }
+  void emitTask(const GmmTask &task) override;
+
+private:
+  void packRows(Value r0, Value r1);
+  void registerTile(Value r0, Value rows, Value ir, Value q, Value g, Value colPairs, Value c0);
+
+  PackedOperands &ops;
+  Value packedRows; // the task's rows as depth pairs: i32 [dotRows, paddedDepth / 2]
+};
 } // namespace
 
-void PackedGmmTasks::packDotRows(Value r0, Value r1, Value packed) {
+void Bf16DotKernel::packRows(Value r0, Value r1) {
   auto &b = e.b;
   Type bf16 = b.getBF16Type();
   auto rowType = VectorType::get({kDepthStep}, bf16);
@@ -61,18 +87,18 @@ void PackedGmmTasks::packDotRows(Value r0, Value r1, Value packed) {
       Value slot = e.toIndex(e.load(p.perm, {src}));
       src = e.divs(e.max(slot, zero), e.index(p.topK));
     }
-    e.forLoop(zero, e.index(paddedDepth / kDepthStep), [&](Value ks) {
+    e.forLoop(zero, e.index(ops.paddedDepth / kDepthStep), [&](Value ks) {
       Value k = e.mul(ks, e.index(kDepthStep));
       Value mask = lanesBelow(e, k, e.index(p.depth), kDepthStep);
       Value v = vector::MaskedLoadOp::create(b, rowType, p.lhs, ValueRange{src, k}, mask, zeros);
-      vector::StoreOp::create(b, vector::BitCastOp::create(b, pairType, v), packed,
+      vector::StoreOp::create(b, vector::BitCastOp::create(b, pairType, v), packedRows,
                               ValueRange{i, e.mul(ks, e.index(kDepthStep / 2))});
     });
   });
 }
 
-void PackedGmmTasks::dotRegisterTile(Value r0, Value rows, Value ir, Value q, Value g, Value colPairs,
-                                   Value c0, const Scratch &s) {
+void Bf16DotKernel::registerTile(Value r0, Value rows, Value ir, Value q, Value g, Value colPairs,
+                                 Value c0) {
   auto &b = e.b;
   Value zero = e.index(0), one = e.index(1);
   auto accType = VectorType::get({kLanes}, b.getF32Type());
@@ -91,13 +117,13 @@ void PackedGmmTasks::dotRegisterTile(Value r0, Value rows, Value ir, Value q, Va
   Value z = arith::ConstantOp::create(b, DenseElementsAttr::get(accType, 0.0f));
   SmallVector<Value> init(kTileRowCount * kTilesPerRow, z);
   SmallVector<Value> acc = e.forLoop(
-      zero, e.index(paddedDepth / 2), init, [&](Value kp, ValueRange in) -> SmallVector<Value> {
+      zero, e.index(ops.paddedDepth / 2), init, [&](Value kp, ValueRange in) -> SmallVector<Value> {
         Value w[kTilesPerRow];
         for (int64_t j = 0; j < kTilesPerRow; ++j)
-          w[j] = vector::LoadOp::create(b, operandType, s.packedWeights, ValueRange{tiles[j], kp, zero});
+          w[j] = vector::LoadOp::create(b, operandType, ops.packedWeights(), ValueRange{tiles[j], kp, zero});
         SmallVector<Value> out(in.begin(), in.end());
         for (int64_t i = 0; i < kTileRowCount; ++i) {
-          Value pairBits = vector::BroadcastOp::create(b, pairsType, e.load(s.dotRows, {packedRow[i], kp}));
+          Value pairBits = vector::BroadcastOp::create(b, pairsType, e.load(packedRows, {packedRow[i], kp}));
           Value a = vector::BitCastOp::create(b, operandType, pairBits);
           for (int64_t j = 0; j < kTilesPerRow; ++j)
             out[i * kTilesPerRow + j] =
@@ -111,25 +137,31 @@ void PackedGmmTasks::dotRegisterTile(Value r0, Value rows, Value ir, Value q, Va
     e.ifThen(e.lt(e.add(ir, e.index(i)), rows), [&] {
       Value r = e.add(r0, e.add(ir, e.index(i)));
       const Value *v = &acc[i * kTilesPerRow];
-      storePair(r, g, pair0, c0, v[0], v[1]);
-      e.ifThen(secondPairExists, [&] { storePair(r, g, e.add(pair0, one), c0, v[2], v[3]); });
+      ops.storePair(r, g, pair0, c0, v[0], v[1]);
+      e.ifThen(secondPairExists, [&] { ops.storePair(r, g, e.add(pair0, one), c0, v[2], v[3]); });
     });
   }
 }
 
-void PackedGmmTasks::dotTask(Value r0, Value r1, Value g, Value cb, const Scratch &s) {
-  Value colPairs = ensureWeights(g, cb, s);
-  Value c0 = firstColumn(cb);
+void Bf16DotKernel::emitTask(const GmmTask &task) {
+  Value r0 = task.firstRow, r1 = task.endRow, g = task.group;
+  Value colPairs = ops.ensureWeights(g, task.columnBlock);
+  Value c0 = ops.firstColumn(task.columnBlock);
   Value rows = e.sub(r1, r0);
-  packDotRows(r0, r1, s.dotRows);
+  packRows(r0, r1);
   Value quads = e.divs(e.add(colPairs, e.index(1)), e.index(2));
   // Row tiles outside: a tile's packed rows stay in L1 while the weight
   // block streams from L2 under it.
   e.forLoop(e.index(0), rows, e.index(kTileRowCount), ValueRange{},
             [&](Value ir, ValueRange) -> SmallVector<Value> {
               e.forLoop(e.index(0), quads, [&](Value q) {
-                dotRegisterTile(r0, rows, ir, q, g, colPairs, c0, s);
+                registerTile(r0, rows, ir, q, g, colPairs, c0);
               });
               return {};
             });
+}
+
+std::unique_ptr<GmmKernel> mlir::moe::codegen::makeBf16DotKernel(Emitter &e, const GmmKernelPlan &plan,
+                                                                 PackedOperands &shared) {
+  return std::make_unique<Bf16DotKernel>(e, plan, shared);
 }

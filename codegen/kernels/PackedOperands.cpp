@@ -1,4 +1,4 @@
-//===- GmmPackedTasks.cpp - what the packed-weight task kinds share -------===//
+//===- PackedOperands.cpp - what the packed-weight kinds share ------------===//
 //
 // The weight block the bf16 and int8 products read (tdpbf16ps on AMX tiles
 // and vdpbf16ps on zmm registers take the same operand layout: for each of
@@ -17,82 +17,55 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/GmmPackedTasks.h"
-
-#include <tuple>
+#include "codegen/kernels/PackedOperands.h"
 #include "codegen/Emitter.h"
 
+#include <tuple>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
 using namespace mlir::moe::codegen;
 
 namespace {
-constexpr int64_t kTileCols = 16;  // columns of a weight tile
+constexpr int64_t kTileCols = PackedOperands::kTileCols;
 constexpr int64_t kTileBytes = 64; // bytes of a tile row
-constexpr int64_t kLanes = 16;
+constexpr int64_t kLanes = PackedOperands::kLanes;
 constexpr int64_t kPrefetchRows = 16; // int8 weight rows fetched ahead of the packing
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 } // namespace
 
-PackedGmmTasks::PackedGmmTasks(Emitter &e, const GmmKernelPlan &plan) : e(e), p(plan) {
-  depthPerLane = p.int8 ? 4 : 2;
-  tileDepth = kTileBytes / (4 / depthPerLane);
-  paddedDepth = roundUp(p.depth, tileDepth);
-  // The packed weight block's columns: moe-select-lowering's choice
-  // (strategy::packedColumnsFor: half of L2).
-  physicalColumns = p.packedColumns;
+PackedOperands::PackedOperands(Emitter &e, const GmmKernelPlan &plan)
+    : depthPerLane(plan.int8 ? 4 : 2), tileDepth(kTileBytes / (4 / depthPerLane)),
+      paddedDepth(roundUp(plan.depth, tileDepth)),
+      // moe-select-lowering's choice (strategy::packedColumnsFor: half of L2).
+      physicalColumns(plan.packedColumns), e(e), p(plan) {}
+
+Value PackedOperands::rowBlockFor(Value groupRows, int64_t maxRows, int64_t rowGranule) {
+  Value cap = e.index(maxRows), granule = e.index(rowGranule), one = e.index(1);
+  auto ceilDiv = [&](Value a, Value d) { return e.divs(e.add(a, e.sub(d, one)), d); };
+  Value blocks = e.max(ceilDiv(groupRows, cap), one);
+  // At least one granule: an empty group's loop must still have a step.
+  return e.max(e.mul(ceilDiv(ceilDiv(groupRows, blocks), granule), granule), granule);
 }
 
-PackedGmmTasks::Scratch PackedGmmTasks::allocScratch() {
+void PackedOperands::allocWeightCache() {
+  if (weights)
+    return;
   auto &b = e.b;
-  Scratch s;
   Type element = p.int8 ? Type(b.getI8Type()) : Type(b.getBF16Type());
-  s.packedWeights = e.alloc({physicalColumns / kTileCols, paddedDepth / depthPerLane,
-                             depthPerLane * kTileCols},
-                            element, {});
-  s.weightKey = e.alloc({2}, b.getIndexType(), {});
-  e.store(e.index(-1), s.weightKey, {e.index(0)});
-  e.store(e.index(-1), s.weightKey, {e.index(1)});
-  if (p.amx) {
-    // int8 tiles load the quantized rows in place.
-    if (!p.int8)
-      s.amxRows = e.alloc({kMaxAmxRows / 16, paddedDepth / tileDepth, 16, tileDepth},
-                          b.getBF16Type(), {});
-    s.tileOut = e.alloc({32, 2 * kTileCols}, p.int8 ? Type(b.getI32Type()) : Type(b.getF32Type()), {});
-  }
-  if (p.avx512Bf16)
-    s.dotRows = e.alloc({p.dotRows, paddedDepth / 2}, b.getI32Type(), {});
-
-  return s;
+  weights = e.alloc({physicalColumns / kTileCols, paddedDepth / depthPerLane, depthPerLane * kTileCols},
+                    element, {});
+  weightKey = e.alloc({2}, b.getIndexType(), {});
+  e.store(e.index(-1), weightKey, {e.index(0)});
+  e.store(e.index(-1), weightKey, {e.index(1)});
 }
 
-Value PackedGmmTasks::requestTileState(Emitter &e, Operation *anchor) {
-  auto &b = e.b;
-  auto module = anchor->getParentOfType<ModuleOp>();
-  auto i64 = b.getI64Type();
-  // long syscall(long number, ...): libc's, declared variadic as it is.
-  auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>("syscall");
-  if (!fn) {
-    OpBuilder mb(module.getBodyRegion());
-    fn = LLVM::LLVMFuncOp::create(mb, module.getLoc(), "syscall",
-                                  LLVM::LLVMFunctionType::get(i64, {i64}, /*isVarArg=*/true));
-  }
-  auto constant = [&](int64_t v) { return arith::ConstantOp::create(b, b.getI64IntegerAttr(v)); };
-  constexpr int64_t kSysArchPrctl = 158, kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  Value rc = LLVM::CallOp::create(b, fn, ValueRange{constant(kSysArchPrctl), constant(kReqXcompPerm),
-                                                    constant(kXfeatureXtiledata)})
-                 .getResult();
-  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rc, constant(0));
-}
-
-void PackedGmmTasks::packWeights(Value g, Value c0, Value colPairs, Value packed) {
+void PackedOperands::packWeights(Value g, Value c0, Value colPairs, Value packed) {
   auto &b = e.b;
   Type element = cast<MemRefType>(packed.getType()).getElementType();
   auto columnsType = VectorType::get({kLanes}, element);
@@ -166,9 +139,9 @@ void PackedGmmTasks::packWeights(Value g, Value c0, Value colPairs, Value packed
   });
 }
 
-Value PackedGmmTasks::firstColumn(Value cb) { return e.mul(cb, e.index(columnBlock())); }
+Value PackedOperands::firstColumn(Value cb) { return e.mul(cb, e.index(columnBlock())); }
 
-PackedGmmTasks::TileColumns PackedGmmTasks::tileColumns(Value c0, Value pair, int64_t half) {
+PackedOperands::TileColumns PackedOperands::tileColumns(Value c0, Value pair, int64_t half) {
   Value width = e.index(p.width);
   if (!p.swiglu)
     return {p.gateRhs, e.add(c0, e.add(e.mul(pair, e.index(2 * kTileCols)), e.index(half * kTileCols))),
@@ -184,33 +157,33 @@ PackedGmmTasks::TileColumns PackedGmmTasks::tileColumns(Value c0, Value pair, in
   return {p.upRhs, e.add(col, offset), e.add(width, offset), p.upScales, p.upBias};
 }
 
-Value PackedGmmTasks::columnPairs(Value cb) {
+Value PackedOperands::columnPairs(Value cb) {
   Value c0 = firstColumn(cb);
   Value cEnd = e.min(e.add(c0, e.index(columnBlock())), e.index(p.width));
   int64_t pairColumns = p.swiglu ? kTileCols : 2 * kTileCols;
   return e.divs(e.add(e.sub(cEnd, c0), e.index(pairColumns - 1)), e.index(pairColumns));
 }
 
-Value PackedGmmTasks::ensureWeights(Value g, Value cb, const Scratch &s) {
+Value PackedOperands::ensureWeights(Value g, Value cb) {
   auto &b = e.b;
   Value zero = e.index(0), one = e.index(1);
   Value c0 = firstColumn(cb);
   Value colPairs = columnPairs(cb);
 
-  Value heldGroup = e.load(s.weightKey, {zero}), heldBlock = e.load(s.weightKey, {one});
+  Value heldGroup = e.load(weightKey, {zero}), heldBlock = e.load(weightKey, {one});
   Value held = e.andI(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, heldGroup, g),
                       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, heldBlock, cb));
   // Held already: nothing to do; else pack it.
   auto repack = scf::IfOp::create(b, TypeRange{}, held, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(repack.elseBlock()->getTerminator());
-  packWeights(g, c0, colPairs, s.packedWeights);
-  e.store(g, s.weightKey, {zero});
-  e.store(cb, s.weightKey, {one});
+  packWeights(g, c0, colPairs, weights);
+  e.store(g, weightKey, {zero});
+  e.store(cb, weightKey, {one});
   return colPairs;
 }
 
-void PackedGmmTasks::storePair(Value r, Value g, Value pair, Value c0, Value v0, Value v1) {
+void PackedOperands::storePair(Value r, Value g, Value pair, Value c0, Value v0, Value v1) {
   auto &b = e.b;
   auto vecType = VectorType::get({kLanes}, b.getF32Type());
   Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
@@ -219,14 +192,17 @@ void PackedGmmTasks::storePair(Value r, Value g, Value pair, Value c0, Value v0,
   if (p.perm)
     valid = e.ge(e.toIndex(e.load(p.perm, {r})), e.index(0));
   auto store = [&](Value v, Value col) {
-    if (valid) {
-      Value zeroVector = arith::ConstantOp::create(b, DenseElementsAttr::get(vecType, 0.0f));
-      v = arith::SelectOp::create(b, valid, v, zeroVector);
-    }
     if (!outElement.isF32())
       v = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), v);
     vector::MaskedStoreOp::create(b, p.out, ValueRange{r, col}, lanesBelow(e, col, width, kLanes), v);
   };
+  if (valid) {
+    // A padding row (moe.gather_rows gives zeros) has zero sums: its output
+    // is the bias through the activation, as unfused.
+    Value zeroVector = arith::ConstantOp::create(b, DenseElementsAttr::get(vecType, 0.0f));
+    v0 = arith::SelectOp::create(b, valid, v0, zeroVector);
+    v1 = arith::SelectOp::create(b, valid, v1, zeroVector);
+  }
   TileColumns tile0 = tileColumns(c0, pair, 0), tile1 = tileColumns(c0, pair, 1);
   v0 = plusBias(e, v0, tile0.bias, g, tile0.column, tile0.limit);
   v1 = plusBias(e, v1, tile1.bias, g, tile1.column, tile1.limit);
@@ -242,7 +218,7 @@ void PackedGmmTasks::storePair(Value r, Value g, Value pair, Value c0, Value v0,
   }
 }
 
-Value PackedGmmTasks::dequantizeSums(Value sums, Value r, Value g, const TileColumns &tile) {
+Value PackedOperands::dequantizeSums(Value sums, Value r, Value g, const TileColumns &tile) {
   auto &b = e.b;
   auto vecType = VectorType::get({kLanes}, b.getF32Type());
   Value v = arith::SIToFPOp::create(b, vecType, sums);
@@ -260,7 +236,7 @@ Value PackedGmmTasks::dequantizeSums(Value sums, Value r, Value g, const TileCol
   return arith::MulFOp::create(b, v, scale);
 }
 
-Value PackedGmmTasks::withoutWeightOffset(Value sums, Value r) {
+Value PackedOperands::withoutWeightOffset(Value sums, Value r) {
   auto &b = e.b;
   Value offset = arith::MulIOp::create(b, e.load(rowSums, {r}), e.i32(128));
   return arith::SubIOp::create(b, sums, vector::BroadcastOp::create(b, sums.getType(), offset));

@@ -1,13 +1,12 @@
-//===- GmmKernelPlan.h - what one fast gmm kernel computes ------*- C++ -*-===//
+//===- GmmKernelPlan.h - what one fast gmm computes -------------*- C++ -*-===//
 //
-// Shared by the task kinds of the fast gmm (GmmMicrokernel.cpp: AVX-512
-// FMA register tiles; GmmAmxTask.cpp: AMX tiles; GmmDotTask.cpp: AVX512_BF16
-// dot products; GmmInt8Task.cpp: int8 vectors), which one scheduler runs
-// side by side.
+// What every kind of the gmm kernel family (GmmKernel.h) computes, on
+// buffers, and the vector pieces their loads and epilogues share
+// (VectorPieces.cpp).
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOEC_CODEGEN_GMMKERNELPLAN_H
-#define MOEC_CODEGEN_GMMKERNELPLAN_H
+#ifndef MOEC_CODEGEN_KERNELS_GMMKERNELPLAN_H
+#define MOEC_CODEGEN_KERNELS_GMMKERNELPLAN_H
 
 #include "strategy/GmmTiling.h"
 #include "mlir/IR/Value.h"
@@ -32,20 +31,14 @@ struct GmmKernelPlan {
   int64_t depth = 0;    // D
   int64_t width = 0;    // output columns N
   Value out;            // [R, N], identity layout
-  strategy::GmmTiling tiling; // the FMA tasks' tiles, the task table's blocks
-  bool fma = true;            // FMA tasks compiled in (with bf16: over widened rows)
-  int64_t packedColumns = 0;  // weight columns of a packed task
+  // #moe.gmm_lowering's numbers the kinds read.
+  strategy::GmmTiling tiling; // the fma kind's tiles
+  int64_t packedColumns = 0;  // weight columns of a packed kind's task
   int64_t amxMinRows = 0;     // AMX for groups of at least as many rows
-  int64_t dotRows = 0;        // rows of an AVX512_BF16 dot task
-  // With bf16 operands (GmmPackedTasks.h): large groups may run as AMX tasks,
-  // the others as AVX512_BF16 dot tasks.
-  bool amx = false;
-  bool avx512Bf16 = false;
-  // int8 weights (moe.gmm with scales): the rows are quantized per row, the
-  // products run on AMX int8 tiles (when `amx` and granted) or as int8
-  // vector tasks; the scales are [E] or [E, N] (`perChannel`).
+  int64_t dotRows = 0;        // rows of an avx512bf16_dot task
+  // int8 weights (moe.gmm with scales): the rows are quantized per row
+  // (PackedOperands.h); the scales are [E] or [E, N] (`perChannel`).
   bool int8 = false;
-  bool avx512Vnni = false;    // int8 groups off AMX on vpdpbusd
   Value gateScales, upScales; // upScales may be gateScales (fused w13)
   bool perChannel = false;
   // The epilogue's extras (the open models' experts): biases [E, Nw] in the
@@ -59,7 +52,7 @@ struct GmmKernelPlan {
   bool interleaved = false;
 };
 
-// Vector pieces both task kinds' loads and epilogues use.
+// Vector pieces the kinds' loads and epilogues use (VectorPieces.cpp).
 /// The mask of the first clamp(limit - col, 0, lanes) lanes: a row's columns
 /// (or depth) that exist.
 Value lanesBelow(Emitter &e, Value col, Value limit, int64_t lanes);
@@ -78,4 +71,4 @@ Value plusBias(Emitter &e, Value v, Value bias, Value g, Value col, Value limit)
 
 } // namespace mlir::moe::codegen
 
-#endif // MOEC_CODEGEN_GMMKERNELPLAN_H
+#endif // MOEC_CODEGEN_KERNELS_GMMKERNELPLAN_H

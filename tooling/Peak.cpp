@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Peak.h"
+#include "tooling/Peak.h"
 
 #include <immintrin.h>
 #include <sys/syscall.h>
@@ -178,7 +178,7 @@ double bestOfFive(unsigned threads, long rounds, double flopsPerRound, Run run) 
 }
 } // namespace
 
-bool moebench::amxTilesGranted() {
+bool moec::amxTilesGranted() {
   // The kernel grants the tile state only where the CPU has AMX; without
   // it the first tile instruction would fault.
   constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
@@ -198,27 +198,27 @@ double unitPeak(bool available, unsigned threads, double seconds, double opsPerR
 }
 } // namespace
 
-double moebench::measureAmxBf16PeakGflops(unsigned threads, double seconds) {
+double moec::measureAmxBf16PeakGflops(unsigned threads, double seconds) {
   return unitPeak(amxTilesGranted(), threads, seconds, 4 * 16 * 16 * 32 * 2.0, 1000e9,
                   amxChains<false>);
 }
 
-double moebench::measureAvx512Bf16PeakGflops(unsigned threads, double seconds) {
+double moec::measureAvx512Bf16PeakGflops(unsigned threads, double seconds) {
   return unitPeak(__builtin_cpu_supports("avx512bf16"), threads, seconds, 24 * 16 * 2 * 2.0,
                   200e9, dotChains512);
 }
 
-double moebench::measureAmxInt8PeakGops(unsigned threads, double seconds) {
+double moec::measureAmxInt8PeakGops(unsigned threads, double seconds) {
   return unitPeak(amxTilesGranted(), threads, seconds, 4 * 16 * 16 * 64 * 2.0, 2000e9,
                   amxChains<true>);
 }
 
-double moebench::measureVnniPeakGops(unsigned threads, double seconds) {
+double moec::measureVnniPeakGops(unsigned threads, double seconds) {
   return unitPeak(__builtin_cpu_supports("avx512vnni"), threads, seconds, 24 * 16 * 4 * 2.0,
                   400e9, vnniChains512);
 }
 
-double moebench::measureFp32PeakGflops(unsigned threads, double seconds) {
+double moec::measureFp32PeakGflops(unsigned threads, double seconds) {
   bool avx512 = __builtin_cpu_supports("avx512f");
   int lanes = avx512 ? 16 : 8;
   auto run = [&](long rounds) { return avx512 ? fmaChains512(rounds) : fmaChains256(rounds); };

@@ -1,9 +1,9 @@
 //===- Peak.h - this machine's FP32 FMA peak, measured ---------------------===//
 
-#ifndef MOEC_TOOLS_MOEBENCH_PEAK_H
-#define MOEC_TOOLS_MOEBENCH_PEAK_H
+#ifndef MOEC_TOOLING_PEAK_H
+#define MOEC_TOOLING_PEAK_H
 
-namespace moebench {
+namespace moec {
 
 /// GFLOP/s of `threads` threads each running independent AVX-512 FMA chains
 /// (AVX2 FMA where there is no AVX-512) on registers for about `seconds`:
@@ -32,6 +32,6 @@ double measureVnniPeakGops(unsigned threads, double seconds = 0.3);
 /// ARCH_REQ_XCOMP_PERM): false on a CPU or kernel without AMX.
 bool amxTilesGranted();
 
-} // namespace moebench
+} // namespace moec
 
 #endif

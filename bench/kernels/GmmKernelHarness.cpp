@@ -1,0 +1,284 @@
+//===- GmmKernelHarness.cpp - one gmm kernel kind, compiled alone ----------===//
+
+#include "GmmKernelHarness.h"
+
+#include "codegen/Compiler.h"
+#include "codegen/Emitter.h"
+#include "codegen/kernels/GmmKernel.h"
+#include "codegen/kernels/PackedOperands.h"
+#include "runtime/CpuFeatures.h"
+#include "tooling/Peak.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <set>
+
+using namespace moec;
+using namespace moec::kernels;
+
+std::optional<GmmKindSetup> kernels::kindSetup(const std::string &kind) {
+  // The default kind a tile kind falls back to is the one that runs on
+  // every x86-64: the tile kind is what is tested and measured.
+  static const GmmKindSetup setups[] = {
+      {"fma", GmmOperands::F32, {"fma"}},
+      {"avx512bf16_dot", GmmOperands::BF16, {"avx512bf16_dot"}},
+      {"amx_bf16", GmmOperands::BF16, {"fma", "amx_bf16"}},
+      {"int8_vector", GmmOperands::Int8, {"int8_vector"}},
+      {"int8_vnni", GmmOperands::Int8, {"int8_vnni"}},
+      {"amx_int8", GmmOperands::Int8, {"int8_vector", "amx_int8"}},
+  };
+  for (const GmmKindSetup &s : setups)
+    if (s.kind == kind)
+      return s;
+  return std::nullopt;
+}
+
+std::vector<std::string> kernels::missingFeatures(const GmmKindSetup &setup) {
+  // The features are the kernels' own (GmmKernel::requiredFeatures): made
+  // for a plan of the setup's operands, without emitting anything.
+  mlir::MLIRContext context;
+  mlir::OpBuilder builder(&context);
+  mlir::moe::codegen::Emitter e(builder, builder.getUnknownLoc());
+  mlir::moe::codegen::GmmKernelPlan plan;
+  plan.int8 = setup.operands == GmmOperands::Int8;
+  mlir::moe::codegen::PackedOperands shared(e, plan);
+  std::set<std::string> required;
+  for (const std::string &kind : setup.kernels) {
+    auto kernel = mlir::moe::codegen::createGmmKernel(kind, e, plan, shared);
+    if (!kernel)
+      return {"(no kernel kind '" + kind + "' in the registry)"};
+    for (std::string &f : kernel->requiredFeatures())
+      required.insert(std::move(f));
+  }
+  std::vector<std::string> list(required.begin(), required.end());
+  std::vector<std::string> missing = missingCpuFeatures(list);
+  // missingCpuFeatures leaves AMX out (moec's code asks Linux for the tiles
+  // at run time); a tile kind alone needs them granted.
+  bool amx = std::any_of(list.begin(), list.end(), [](const std::string &f) { return f.rfind("amx", 0) == 0; });
+  if (amx && !amxTilesGranted())
+    missing.push_back("amx-tile (the tile state Linux grants)");
+  return missing;
+}
+
+namespace {
+std::string dims(std::initializer_list<int64_t> shape, const std::string &element) {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
+  return s + element + ">";
+}
+
+int64_t groupCount(const GmmShape &shape) {
+  return shape.groupSizes.empty() ? 1 : static_cast<int64_t>(shape.groupSizes.size());
+}
+
+std::string lhsElement(const GmmKindSetup &setup, const GmmShape &shape) {
+  if (setup.operands == GmmOperands::BF16 || (setup.operands == GmmOperands::F32 && shape.bf16ForFma))
+    return "bf16";
+  return "f32";
+}
+
+std::string weightElement(const GmmKindSetup &setup, const GmmShape &shape) {
+  return setup.operands == GmmOperands::Int8 ? "i8" : lhsElement(setup, shape);
+}
+
+int64_t weightColumns(const GmmShape &shape) { return shape.swiglu ? 2 * shape.width : shape.width; }
+int64_t tokens(const GmmShape &shape) { return (shape.rows + shape.topK - 1) / shape.topK; }
+} // namespace
+
+std::string kernels::gmmProgram(const GmmKindSetup &setup, const GmmShape &shape, const GmmTiles &t) {
+  const int64_t D = shape.depth, N = shape.width, Nw = weightColumns(shape), E = groupCount(shape);
+  const std::string lt = lhsElement(setup, shape), wt = weightElement(setup, shape);
+  const bool int8 = setup.operands == GmmOperands::Int8;
+  bool tileKind = setup.kernels.size() > 1;
+
+  std::string kernelList;
+  for (const std::string &k : setup.kernels)
+    kernelList += (kernelList.empty() ? "\"" : ", \"") + k + "\"";
+  std::string lowering = "#moe.gmm_lowering<kernels = [" + kernelList + "], mr = " + std::to_string(t.mr) +
+                         ", nv = " + std::to_string(t.nv) + ", kc = " + std::to_string(t.kc) +
+                         ", nc = " + std::to_string(t.nc) + ", mc = " + std::to_string(t.mc);
+  if (setup.operands != GmmOperands::F32) {
+    lowering += ", packed_columns = " + std::to_string(t.packedColumns);
+    if (tileKind)
+      lowering += ", amx_min_rows = 1";
+    if (setup.operands == GmmOperands::BF16)
+      lowering += ", dot_rows = " + std::to_string(t.dotRows);
+  }
+  std::vector<std::string> fuse;
+  if (shape.gather)
+    fuse.push_back("\"gather\"");
+  if (shape.swiglu)
+    fuse.push_back("\"swiglu\"");
+  if (!fuse.empty()) {
+    lowering += ", fuse = [";
+    for (size_t i = 0; i < fuse.size(); ++i)
+      lowering += (i ? ", " : "") + fuse[i];
+    lowering += "]";
+  }
+  lowering += ">";
+
+  std::string rowsType = dims({-1, D}, lt), weightType = dims({E, D, Nw}, wt),
+              sizesType = dims({E}, "i32"), scalesType = dims({E, Nw}, "f32"), biasType = dims({E, Nw}, lt);
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << "func.func @gmm(%x: " << rowsType;
+  if (shape.gather)
+    os << ", %perm: tensor<?xi32>";
+  os << ", %w: " << weightType;
+  if (int8)
+    os << ", %sc: " << scalesType;
+  os << ", %s: " << sizesType;
+  if (shape.bias)
+    os << ", %b: " << biasType;
+  os << ") -> " << dims({-1, N}, lt) << " {\n";
+  std::string rows = "%x";
+  if (shape.gather) {
+    os << "  %rows = moe.gather_rows %x, %perm top " << shape.topK << " : " << rowsType
+       << ", tensor<?xi32>\n";
+    rows = "%rows";
+  }
+  os << "  %h = moe.gmm " << rows << ", %w, %s";
+  if (int8)
+    os << " scales(%sc : " << scalesType << ")";
+  if (shape.bias)
+    os << " bias(%b : " << biasType << ")";
+  os << " {moe.lowering = " << lowering << "} : " << rowsType << ", " << weightType << ", " << sizesType
+     << "\n";
+  if (shape.swiglu) {
+    os << "  %a = moe.swiglu %h : " << dims({-1, Nw}, lt) << "\n";
+    os << "  return %a : " << dims({-1, N}, lt) << "\n";
+  } else {
+    os << "  return %h : " << dims({-1, N}, lt) << "\n";
+  }
+  os << "}\n";
+  return out;
+}
+
+namespace {
+Buffer randomBuffer(std::mt19937_64 &rng, const std::string &element, std::vector<int64_t> shape,
+                    float scale) {
+  DType dtype = element == "bf16" ? DType::BF16 : element == "i8" ? DType::I8 : DType::F32;
+  Buffer b(dtype, std::move(shape));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> bytes(-127, 127);
+  for (int64_t i = 0, n = b.numElements(); i < n; ++i) {
+    if (dtype == DType::I8)
+      b.as<int8_t>()[i] = static_cast<int8_t>(bytes(rng));
+    else if (dtype == DType::BF16)
+      b.as<uint16_t>()[i] = f32ToBf16(normal(rng) * scale);
+    else
+      b.as<float>()[i] = normal(rng) * scale;
+  }
+  return b;
+}
+} // namespace
+
+std::vector<Buffer> kernels::gmmInputs(const GmmKindSetup &setup, const GmmShape &shape,
+                                       std::mt19937_64 &rng) {
+  const int64_t D = shape.depth, Nw = weightColumns(shape), E = groupCount(shape);
+  const std::string lt = lhsElement(setup, shape), wt = weightElement(setup, shape);
+  std::vector<Buffer> args;
+  args.push_back(randomBuffer(rng, lt, {shape.gather ? tokens(shape) : shape.rows, D}, 1.0f));
+  if (shape.gather) {
+    Buffer perm(DType::I32, {shape.rows});
+    std::uniform_int_distribution<int32_t> slot(0, static_cast<int32_t>(tokens(shape) * shape.topK - 1));
+    for (int64_t r = 0; r < shape.rows; ++r)
+      perm.as<int32_t>()[r] = r % 7 == 6 ? -1 : slot(rng);
+    args.push_back(std::move(perm));
+  }
+  // Weights scaled so that the sums stay near 1 (the activation's range).
+  args.push_back(randomBuffer(rng, wt, {E, D, Nw}, 1.0f / std::sqrt(static_cast<float>(D))));
+  if (setup.operands == GmmOperands::Int8) {
+    Buffer scales(DType::F32, {E, Nw});
+    std::uniform_real_distribution<float> scale(0.5f, 1.5f);
+    for (int64_t i = 0; i < E * Nw; ++i)
+      scales.as<float>()[i] = scale(rng) / (127.0f * std::sqrt(static_cast<float>(D)));
+    args.push_back(std::move(scales));
+  }
+  Buffer sizes(DType::I32, {E});
+  for (int64_t g = 0; g < E; ++g)
+    sizes.as<int32_t>()[g] = shape.groupSizes.empty() ? static_cast<int32_t>(shape.rows) : shape.groupSizes[g];
+  args.push_back(std::move(sizes));
+  if (shape.bias)
+    args.push_back(randomBuffer(rng, lt, {E, Nw}, 0.5f));
+  return args;
+}
+
+std::unique_ptr<CompiledGmm> CompiledGmm::compile(const std::string &program, bool reference,
+                                                  std::string &error) {
+  std::unique_ptr<CompiledGmm> compiled(new CompiledGmm());
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  compiled->context = std::make_unique<mlir::MLIRContext>(registry);
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler collect(compiled->context.get(), [&](mlir::Diagnostic &d) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << d.getLocation() << ": " << d << "\n";
+    return mlir::success();
+  });
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(program, compiled->context.get());
+  if (!module) {
+    error = "the gmm program does not parse:\n" + diagnostics + program;
+    return nullptr;
+  }
+  auto signature = entrySignature(*module, "gmm", error);
+  if (!signature)
+    return nullptr;
+  compiled->signature = *signature;
+  std::string pipeline = reference ? "moe-to-llvm{gmm-strategy=reference}" : "moe-to-llvm";
+  if (mlir::failed(lowerModule(*module, pipeline))) {
+    error = "'" + pipeline + "' failed:\n" + diagnostics + program;
+    return nullptr;
+  }
+  compiled->jit = JitProgram::create(*module, error);
+  if (!compiled->jit || !compiled->jit->materialize("gmm", error))
+    return nullptr;
+  return compiled;
+}
+
+CompiledGmm::~CompiledGmm() = default;
+
+std::optional<std::vector<Buffer>> CompiledGmm::run(std::vector<Buffer> &inputs, std::string &error) {
+  return jit->run(signature, inputs, error);
+}
+
+Buffer kernels::copyOf(const Buffer &b) {
+  Buffer copy(b.dtype(), b.shape());
+  std::memcpy(copy.data(), b.data(), b.numBytes());
+  return copy;
+}
+
+double kernels::relativeError(const Buffer &got, const Buffer &expected, int64_t &nanMismatches) {
+  nanMismatches = 0;
+  if (got.shape() != expected.shape())
+    return INFINITY;
+  double maxErr = 0, maxRef = 0;
+  for (int64_t i = 0, n = expected.numElements(); i < n; ++i) {
+    double g = got.at(i), x = expected.at(i);
+    if (std::isnan(g) || std::isnan(x)) {
+      nanMismatches += std::isnan(g) != std::isnan(x);
+      continue;
+    }
+    maxErr = std::max(maxErr, std::abs(g - x));
+    maxRef = std::max(maxRef, std::abs(x));
+  }
+  return maxErr / std::max(maxRef, 1e-30);
+}
+
+double kernels::gmmMultiplyAdds(const GmmShape &shape) {
+  int64_t grouped = shape.rows;
+  if (!shape.groupSizes.empty())
+    grouped = std::min<int64_t>(shape.rows, std::accumulate(shape.groupSizes.begin(), shape.groupSizes.end(),
+                                                             int64_t(0)));
+  return static_cast<double>(grouped) * shape.depth * weightColumns(shape);
+}

@@ -1,0 +1,110 @@
+//===- GmmKernelHarness.h - one gmm kernel kind, compiled alone -*- C++ -*-===//
+//
+// What the kernel unit test (test/unit/GmmKernelTest.cpp) and the kernel
+// microbenchmark (moe-kernel-bench) share: for a kind of the gmm kernel
+// family (codegen/kernels/GmmKernel.h), a function holding one moe.gmm
+// whose #moe.gmm_lowering names that kind with the tiles given, its operands
+// in the form the kind computes (f32, bf16, int8 weights), random inputs,
+// and the function compiled by the JIT with the kind or with the reference
+// loops (moe-to-llvm{gmm-strategy=reference}).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEC_BENCH_KERNELS_GMMKERNELHARNESS_H
+#define MOEC_BENCH_KERNELS_GMMKERNELHARNESS_H
+
+#include "runtime/Buffer.h"
+#include "runtime/Signature.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace moec {
+class JitProgram;
+
+namespace kernels {
+
+/// The operand form a kind computes.
+enum class GmmOperands { F32, BF16, Int8 };
+
+/// The gmm one case computes: rows x depth times depth x width per group.
+struct GmmShape {
+  int64_t rows = 24, depth = 64, width = 32;
+  /// Rows per group (their sum may be below `rows`: the rest belong to no
+  /// group and read zero). Empty: one group of every row.
+  std::vector<int32_t> groupSizes;
+  bool swiglu = false; // weights 2 x width wide, silu(gate) * up fused
+  bool gather = false; // rows read from x[perm[r] / topK] (perm < 0: zero)
+  int64_t topK = 2;
+  bool bias = false;   // a bias [E, weight columns] before the activation
+  bool bf16ForFma = false; // the fma kind on bf16 operands (widened once)
+};
+
+/// #moe.gmm_lowering's numbers (the kind's tiles).
+struct GmmTiles {
+  int64_t mr = 4, nv = 2, kc = 16, nc = 64, mc = 8;
+  int64_t packedColumns = 64, dotRows = 12;
+};
+
+/// A kind as the harness runs it: its operands and the kernel list of its
+/// attribute (a tile kind beside the default kind it falls back to,
+/// amx_min_rows 1 so that every group takes it where tiles are granted).
+struct GmmKindSetup {
+  std::string kind;
+  GmmOperands operands;
+  std::vector<std::string> kernels;
+};
+
+/// The setup of every kind the registry knows (nullopt: a kind the harness
+/// has no setup for, which the unit test reports).
+std::optional<GmmKindSetup> kindSetup(const std::string &kind);
+
+/// The CPU features (LLVM's names) of the setup's kernels that this CPU
+/// lacks: empty when it can run them.
+std::vector<std::string> missingFeatures(const GmmKindSetup &setup);
+
+/// The function `gmm` for `setup` and `shape`, its lowering attribute
+/// written with `tiles`.
+std::string gmmProgram(const GmmKindSetup &setup, const GmmShape &shape, const GmmTiles &tiles);
+
+/// Random arguments of gmmProgram's function (the group sizes as given,
+/// the permutation with a padding slot every seventh row).
+std::vector<Buffer> gmmInputs(const GmmKindSetup &setup, const GmmShape &shape, std::mt19937_64 &rng);
+
+/// gmmProgram compiled through moe-to-llvm (`reference`: the plain loops)
+/// by the JIT.
+class CompiledGmm {
+public:
+  static std::unique_ptr<CompiledGmm> compile(const std::string &program, bool reference,
+                                              std::string &error);
+  ~CompiledGmm();
+  std::optional<std::vector<Buffer>> run(std::vector<Buffer> &inputs, std::string &error);
+
+private:
+  CompiledGmm() = default;
+  std::unique_ptr<mlir::MLIRContext> context;
+  std::unique_ptr<JitProgram> jit;
+  FunctionSignature signature;
+};
+
+/// A copy of `b`.
+Buffer copyOf(const Buffer &b);
+
+/// max |got - expected| / max(max |expected|, 1e-30); the count of
+/// elements that differ in NaN-ness goes to `nanMismatches`.
+double relativeError(const Buffer &got, const Buffer &expected, int64_t &nanMismatches);
+
+/// Multiply-adds of the gmm: rows in groups x depth x weight columns.
+double gmmMultiplyAdds(const GmmShape &shape);
+
+} // namespace kernels
+} // namespace moec
+
+#endif // MOEC_BENCH_KERNELS_GMMKERNELHARNESS_H

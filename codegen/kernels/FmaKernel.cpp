@@ -1,0 +1,269 @@
+//===- FmaKernel.cpp - fma: AVX-512 FMA register tiles ---------------------===//
+//
+// A task of the fast gmm as a register-tiled, cache-blocked kernel written
+// in the vector dialect, which LLVM turns into AVX-512 FMAs with embedded
+// broadcasts (f32 operands, or bf16 ones widened once):
+//
+//   task   = for each depth block (kc): pack the weight block into panels of
+//            nr = 16*nv columns (f32, contiguous: no cache-set conflicts from
+//            the weight's row stride, bf16 widened once), then for each
+//            register tile of mr rows and each panel, mr x nv accumulators
+//            of vector<16xf32> over the depth block
+//
+// Fusions, each optional (moe-select-lowering decides what the IR allows):
+//   - gather: rows are read from `x[perm[r] / K]` (the pack's gather), so the
+//     packed [T*K, H] rows never exist;
+//   - SwiGLU: a panel holds nr/2 gate and nr/2 up columns, and the last depth
+//     block writes silu(gate) * up: the [T*K, 2M] hidden never reaches memory.
+//
+// Why by hand: upstream's linalg tiling + vectorization gives a tiled matmul,
+// but not grouped rows with a data-dependent row-to-weight map, a gathered
+// left operand, or an epilogue that pairs columns N apart.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Emitter.h"
+#include "codegen/kernels/GmmKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::moe::codegen;
+
+namespace {
+constexpr int64_t kLanes = 16;
+
+class FmaKernel final : public GmmKernel {
+public:
+  FmaKernel(Emitter &e, const GmmKernelPlan &plan)
+      : GmmKernel(e, plan), b(e.b), t(plan.tiling), nr(kLanes * t.vectors),
+        outPerPanel(plan.swiglu ? nr / 2 : nr), panelsPerBlock(t.columnBlock / nr),
+        vecType(VectorType::get({kLanes}, b.getF32Type())) {}
+
+  llvm::StringRef name() const override { return "fma"; }
+  // vector.fma on 16 f32 lanes, which LLVM legalizes for any x86-64 (AVX-512
+  // FMAs with embedded broadcasts where the target has them).
+  std::vector<std::string> requiredFeatures() const override { return {}; }
+  int64_t rowGranule() const override { return t.rowBlock; }
+  Value rowBlock(Value) override { return e.index(t.rowBlock); }
+  int64_t columnBlock() const override { return panelsPerBlock * outPerPanel; }
+  void allocScratch() override {
+    // The packed weight block and the partial sums of a task's rows.
+    packed = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
+    partial = e.alloc({t.rowBlock, panelsPerBlock * nr}, b.getF32Type(), {});
+  }
+  void emitTask(const GmmTask &task) override {
+    this->task(task.firstRow, task.endRow, task.group, task.columnBlock);
+  }
+
+private:
+  Value splat(double v) {
+    return arith::ConstantOp::create(b, DenseElementsAttr::get(vecType, static_cast<float>(v)));
+  }
+  Value toF32(Value v) {
+    if (cast<VectorType>(v.getType()).getElementType().isF32())
+      return v;
+    return arith::ExtFOp::create(b, vecType, v);
+  }
+  void packWeights(Value g, Value pc, Value kLen, Value c0, Value panels);
+  void registerTile(Value r0, Value r1, Value g, Value ir, Value pi, Value c0, Value pc,
+                    Value kLen);
+  /// Where the 16 weight columns of a panel's vector `v` are, for the panel
+  /// writing output columns from `colOut`: the weight, its first column, the
+  /// end of its columns, and its bias.
+  struct VectorColumns {
+    Value weight, column, limit, bias;
+  };
+  VectorColumns vectorColumns(int64_t v, Value colOut);
+  void task(Value r0, Value r1, Value g, Value cb);
+
+  ImplicitLocOpBuilder &b;
+  const GmmTiling &t;
+  int64_t nr, outPerPanel, panelsPerBlock;
+  VectorType vecType;
+  Value packed, partial; // the worker's scratch
+};
+
+FmaKernel::VectorColumns FmaKernel::vectorColumns(int64_t v, Value colOut) {
+  Value width = e.index(p.width);
+  if (p.swiglu && p.interleaved)
+    // Gate and up alternate: the panel's 2 x outPerPanel weight columns.
+    return {p.gateRhs, e.add(e.mul(colOut, e.index(2)), e.index(v * kLanes)),
+            e.mul(width, e.index(2)), p.gateBias};
+  if (p.swiglu && v >= t.vectors / 2) {
+    Value offset = e.index(p.upOffset);
+    return {p.upRhs, e.add(e.add(colOut, offset), e.index((v - t.vectors / 2) * kLanes)),
+            e.add(width, offset), p.upBias};
+  }
+  return {p.gateRhs, e.add(colOut, e.index(v * kLanes)), width, p.gateBias};
+}
+
+void FmaKernel::packWeights(Value g, Value pc, Value kLen, Value c0, Value panels) {
+  Value zero = e.index(0);
+  Type element = cast<MemRefType>(p.gateRhs.getType()).getElementType();
+  auto loadType = VectorType::get({kLanes}, element);
+  Value passThru = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(element)));
+  // Weight rows in memory order (a row of the block is contiguous; a new
+  // row is a new page, which the hardware prefetcher does not cross).
+  e.forLoop(zero, kLen, [&](Value k) {
+    Value depthRow = e.add(pc, k);
+    e.forLoop(zero, panels, [&](Value pi) {
+      Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
+      for (int64_t v = 0; v < t.vectors; ++v) {
+        VectorColumns vc = vectorColumns(v, colOut);
+        Value src = vc.weight, col = vc.column, limit = vc.limit;
+        Value vec;
+        if (p.transposeRhs) {
+          // rhs [E, N, D]: the 16 columns are 16 rows of the weight, a
+          // scalar each (the pack is amortized over the task's rows).
+          SmallVector<Value> lanes;
+          for (int64_t l = 0; l < kLanes; ++l) {
+            Value c = e.add(col, e.index(l));
+            Value at = e.min(c, e.sub(limit, e.index(1)));
+            Value v = memref::LoadOp::create(b, src, ValueRange{g, at, depthRow});
+            lanes.push_back(arith::SelectOp::create(b, e.lt(c, limit), v, e.zero(element)));
+          }
+          vec = vector::FromElementsOp::create(b, loadType, lanes);
+        } else {
+          vec = vector::MaskedLoadOp::create(b, loadType, src, ValueRange{g, depthRow, col},
+                                             lanesBelow(e, col, limit, kLanes), passThru);
+        }
+        vector::StoreOp::create(b, toF32(vec), packed, ValueRange{pi, k, e.index(v * kLanes)});
+      }
+    });
+  });
+}
+
+void FmaKernel::registerTile(Value r0, Value r1, Value g, Value ir, Value pi, Value c0, Value pc,
+                             Value kLen) {
+  Value zero = e.index(0), one = e.index(1);
+  Value rowsHere = e.sub(r1, ir);
+  // Rows past the tile's end repeat its last row: computed, never stored.
+  SmallVector<Value> srcRow, valid;
+  for (int64_t i = 0; i < t.rows; ++i) {
+    Value r = e.min(e.add(ir, e.index(i)), e.sub(r1, one));
+    if (p.perm) {
+      Value slot = e.toIndex(e.load(p.perm, {r}));
+      valid.push_back(e.ge(slot, zero));
+      srcRow.push_back(e.divs(e.max(slot, zero), e.index(p.topK)));
+    } else {
+      srcRow.push_back(r);
+    }
+  }
+  Value isFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, pc, zero);
+  Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, e.add(pc, kLen),
+                                       e.index(p.depth));
+  Value tileRow = e.sub(ir, r0);
+  int64_t accCount = t.rows * t.vectors;
+  SmallVector<Type> accTypes(accCount, vecType);
+
+  {
+    Value panelCol = e.mul(pi, e.index(nr));
+    // Accumulators: zero on the first depth block, else the partial sums.
+    auto init = scf::IfOp::create(b, accTypes, isFirst, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(init.thenBlock());
+      Value z = splat(0.0);
+      scf::YieldOp::create(b, SmallVector<Value>(accCount, z));
+      b.setInsertionPointToStart(init.elseBlock());
+      SmallVector<Value> loaded;
+      for (int64_t i = 0; i < t.rows; ++i)
+        for (int64_t v = 0; v < t.vectors; ++v)
+          loaded.push_back(vector::LoadOp::create(
+              b, vecType, partial,
+              ValueRange{e.add(tileRow, e.index(i)), e.add(panelCol, e.index(v * kLanes))}));
+      scf::YieldOp::create(b, loaded);
+    }
+    SmallVector<Value> acc = e.forLoop(
+        zero, kLen, init.getResults(), [&](Value k, ValueRange in) -> SmallVector<Value> {
+          SmallVector<Value> w;
+          for (int64_t v = 0; v < t.vectors; ++v)
+            w.push_back(vector::LoadOp::create(b, vecType, packed,
+                                               ValueRange{pi, k, e.index(v * kLanes)}));
+          Value depthCol = e.add(pc, k);
+          SmallVector<Value> out(in.begin(), in.end());
+          for (int64_t i = 0; i < t.rows; ++i) {
+            Value a = vector::BroadcastOp::create(b, vecType, e.loadF32(p.lhs, {srcRow[i], depthCol}));
+            for (int64_t v = 0; v < t.vectors; ++v)
+              out[i * t.vectors + v] = vector::FMAOp::create(b, a, w[v], out[i * t.vectors + v]);
+          }
+          return out;
+        });
+
+    auto done = scf::IfOp::create(b, TypeRange{}, isLast, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    // Not the last depth block: keep the partial sums.
+    b.setInsertionPoint(done.elseBlock()->getTerminator());
+    for (int64_t i = 0; i < t.rows; ++i)
+      for (int64_t v = 0; v < t.vectors; ++v)
+        vector::StoreOp::create(b, acc[i * t.vectors + v], partial,
+                                ValueRange{e.add(tileRow, e.index(i)),
+                                           e.add(panelCol, e.index(v * kLanes))});
+    // The last: the epilogue writes the output rows that exist.
+    b.setInsertionPoint(done.thenBlock()->getTerminator());
+    Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
+    Value width = e.index(p.width);
+    Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
+    int64_t outVectors = p.swiglu ? t.vectors / 2 : t.vectors;
+    for (int64_t i = 0; i < t.rows; ++i) {
+      e.ifThen(e.lt(e.index(i), rowsHere), [&] {
+        // The sums with their bias, in the weight's column order.
+        auto sum = [&](int64_t v) {
+          VectorColumns vc = vectorColumns(v, colOut);
+          Value s = acc[i * t.vectors + v];
+          // A padding row (moe.gather_rows gives zeros) has zero sums: its
+          // output is the bias through the activation, as unfused.
+          if (p.perm)
+            s = arith::SelectOp::create(b, valid[i], s, splat(0.0));
+          return plusBias(e, s, vc.bias, g, vc.column, vc.limit);
+        };
+        for (int64_t u = 0; u < outVectors; ++u) {
+          Value v;
+          if (p.swiglu && p.interleaved) {
+            auto [gate, up] = deinterleave(e, sum(2 * u), sum(2 * u + 1));
+            v = activate(e, p, gate, up);
+          } else if (p.swiglu) {
+            v = activate(e, p, sum(u), sum(u + outVectors));
+          } else {
+            v = sum(u);
+          }
+          if (!outElement.isF32())
+            v = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), v);
+          Value col = e.add(colOut, e.index(u * kLanes));
+          vector::MaskedStoreOp::create(b, p.out, ValueRange{e.add(ir, e.index(i)), col},
+                                        lanesBelow(e, col, width, kLanes), v);
+        }
+      });
+    }
+  }
+}
+
+void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
+  int64_t outColumns = panelsPerBlock * outPerPanel;
+  Value c0 = e.mul(cb, e.index(outColumns));
+  Value cEnd = e.min(e.add(c0, e.index(outColumns)), e.index(p.width));
+  Value panels = e.divs(e.add(e.sub(cEnd, c0), e.index(outPerPanel - 1)), e.index(outPerPanel));
+  Value depth = e.index(p.depth);
+  auto depthLoop = scf::ForOp::create(b, e.index(0), depth, e.index(t.depthBlock));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(depthLoop.getBody()->getTerminator());
+  Value pc = depthLoop.getInductionVar();
+  Value kLen = e.min(e.index(t.depthBlock), e.sub(depth, pc));
+  packWeights(g, pc, kLen, c0, panels);
+  // Rows outside, panels inside: a register tile's rows of the left operand
+  // (mr x kc) stay in L1 while the packed block's panels stream from L2.
+  auto rowLoop = scf::ForOp::create(b, r0, r1, e.index(t.rows));
+  b.setInsertionPoint(rowLoop.getBody()->getTerminator());
+  auto panelLoop = scf::ForOp::create(b, e.index(0), panels, e.index(1));
+  b.setInsertionPoint(panelLoop.getBody()->getTerminator());
+  registerTile(r0, r1, g, rowLoop.getInductionVar(), panelLoop.getInductionVar(), c0, pc, kLen);
+}
+} // namespace
+
+std::unique_ptr<GmmKernel> mlir::moe::codegen::makeFmaKernel(Emitter &e, const GmmKernelPlan &plan) {
+  return std::make_unique<FmaKernel>(e, plan);
+}

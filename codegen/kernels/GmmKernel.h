@@ -1,0 +1,114 @@
+//===- GmmKernel.h - one kind of task of the fast grouped matmul -*- C++ -*-===//
+//
+// The fast moe.gmm is a scheduler (GmmScheduler.cpp: a task table, one
+// worker per thread taking tasks from an atomic counter) running tasks of
+// the kinds #moe.gmm_lowering lists. A task is rows [firstRow, endRow) of one
+// group times one block of output columns, over the whole depth. Each kind
+// is a GmmKernel in a file of its own:
+//
+//   fma              FmaKernel.cpp        AVX-512 FMA register tiles (f32, bf16 widened)
+//   avx512bf16_dot   Bf16DotKernel.cpp    vdpbf16ps register tiles
+//   amx_bf16         AmxKernel.cpp        tdpbf16ps on AMX tiles
+//   amx_int8         AmxKernel.cpp        tdpbsud on AMX tiles
+//   int8_vnni        Int8VnniKernel.cpp   vpdpbusd register tiles
+//   int8_vector      Int8VectorKernel.cpp exact i32 multiply-adds
+//
+// A new kind is one file defining a GmmKernel and its factory, a line in
+// GmmKernelRegistry.cpp, its name in the dialect's gmmKernelKinds() (which
+// the attribute's verifier checks), and the strategy's rule for when to pick
+// it; test/unit/GmmKernelTest.cpp and bench/kernels (moe-kernel-bench) then
+// test and measure it from the registry.
+//
+// Why an interface of our own: upstream has ukernel-style dispatch only in
+// IREE; MLIR itself has no notion of a run-time choice among kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEC_CODEGEN_KERNELS_GMMKERNEL_H
+#define MOEC_CODEGEN_KERNELS_GMMKERNEL_H
+
+#include "codegen/kernels/GmmKernelPlan.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::moe::codegen {
+
+class Emitter;
+class PackedOperands;
+
+/// One task, as the scheduler's table holds it (index values).
+struct GmmTask {
+  Value firstRow, endRow, group, columnBlock;
+};
+
+/// What every kind of the gmm kernel family provides. An object is made per
+/// lowered gmm; its methods emit code at the emitter's insertion point, in
+/// this order: prepare (once, before the task table), then inside each
+/// worker allocScratch, then emitTask (the task's code, once).
+class GmmKernel {
+public:
+  GmmKernel(Emitter &e, const GmmKernelPlan &plan) : e(e), p(plan) {}
+  virtual ~GmmKernel() = default;
+
+  /// The kind's name, as #moe.gmm_lowering lists it.
+  virtual llvm::StringRef name() const = 0;
+  /// The CPU features (LLVM's names) its instructions need.
+  virtual std::vector<std::string> requiredFeatures() const = 0;
+  /// Whether it runs on AMX tiles: its code goes into a function of its own
+  /// (LLVM configures the tiles in the prologue of every function using
+  /// them, which must not run on a CPU without AMX), and a group takes it
+  /// only when Linux grants the tile state (takesGroup).
+  virtual bool usesTiles() const { return false; }
+
+  /// The fewest rows a task of this kind gets (but a group's last): what the
+  /// task table is sized by.
+  virtual int64_t rowGranule() const = 0;
+  /// Rows per task for a group of `groupRows` rows (index), at least
+  /// rowGranule().
+  virtual Value rowBlock(Value groupRows) = 0;
+  /// Output columns per task.
+  virtual int64_t columnBlock() const = 0;
+
+  /// Code before the task table, once per call (int8 kinds quantize the
+  /// rows; tile kinds ask Linux for the tile state).
+  virtual void prepare() {}
+  /// For a kind listed after the default one (the tile kinds): i1, whether
+  /// a group of `groupRows` rows runs as this kind, decided at run time.
+  virtual Value takesGroup(Value groupRows) { return {}; }
+  /// Per worker, before its first task: the kind's scratch buffers.
+  virtual void allocScratch() = 0;
+  /// The task's code.
+  virtual void emitTask(const GmmTask &task) = 0;
+
+protected:
+  Emitter &e;
+  const GmmKernelPlan &p;
+};
+
+/// The names of every kind the registry knows, in the dialect's order.
+llvm::ArrayRef<llvm::StringRef> registeredGmmKernels();
+
+/// The kind named `name` for `plan`, sharing `shared` (the packed operands
+/// the packed kinds read) with the plan's other kinds; null for a name the
+/// registry does not know.
+std::unique_ptr<GmmKernel> createGmmKernel(llvm::StringRef name, Emitter &e,
+                                           const GmmKernelPlan &plan, PackedOperands &shared);
+
+/// The factories, one per kind file.
+std::unique_ptr<GmmKernel> makeFmaKernel(Emitter &e, const GmmKernelPlan &plan);
+std::unique_ptr<GmmKernel> makeBf16DotKernel(Emitter &e, const GmmKernelPlan &plan,
+                                             PackedOperands &shared);
+std::unique_ptr<GmmKernel> makeAmxKernel(Emitter &e, const GmmKernelPlan &plan,
+                                         PackedOperands &shared);
+std::unique_ptr<GmmKernel> makeInt8VnniKernel(Emitter &e, const GmmKernelPlan &plan,
+                                              PackedOperands &shared);
+std::unique_ptr<GmmKernel> makeInt8VectorKernel(Emitter &e, const GmmKernelPlan &plan,
+                                                PackedOperands &shared);
+
+} // namespace mlir::moe::codegen
+
+#endif // MOEC_CODEGEN_KERNELS_GMMKERNEL_H

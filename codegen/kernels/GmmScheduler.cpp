@@ -1,0 +1,187 @@
+//===- GmmScheduler.cpp - the fast gmm's tasks over the threads ------------===//
+//
+//   tasks  = for each group, column block, row block: ordered so the row
+//            blocks sharing a weight block run one after another. Each
+//            group's kind is chosen at run time: a tile kind (AMX) when its
+//            takesGroup says so (Linux granted the tile state, the group is
+//            large enough), else the gmm's default kind. The kind sets the
+//            group's row and column blocks.
+//   worker = one per OpenMP thread, taking the next task from an atomic
+//            counter: a hot expert's rows are many tasks, not one thread's
+//            work, and uneven tasks never leave a core idle
+//   task   = the kind's code (GmmKernel::emitTask), one branch per kind
+//            compiled in; a tile kind's branch is a function of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/kernels/GmmScheduler.h"
+#include "codegen/Emitter.h"
+#include "codegen/kernels/GmmKernel.h"
+#include "codegen/kernels/PackedOperands.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace mlir::moe::codegen;
+
+namespace {
+constexpr int64_t kTaskFields = 5; // first row, end row, group, column block, kind
+
+/// `omp_get_max_threads`, declared in the module once: the worker count.
+Value maxThreads(Emitter &e, Operation *anchor) {
+  auto module = anchor->getParentOfType<ModuleOp>();
+  auto i32 = e.b.getI32Type();
+  constexpr StringLiteral name = "omp_get_max_threads";
+  auto fn = module.lookupSymbol<func::FuncOp>(name);
+  if (!fn) {
+    OpBuilder mb(module.getBodyRegion());
+    fn = func::FuncOp::create(mb, module.getLoc(), name,
+                              FunctionType::get(e.b.getContext(), {}, {i32}));
+    fn.setPrivate();
+  }
+  Value n = func::CallOp::create(e.b, fn, ValueRange{}).getResult(0);
+  return e.max(e.toIndex(n), e.index(1));
+}
+
+/// Moves a tile kind's code into a function of its own, called from
+/// `region`. LLVM configures the tile registers (ldtilecfg) and releases them
+/// (tilerelease) in the prologue and epilogue of every function that uses
+/// tiles: left in the kernel's function, those run on every call, and a CPU
+/// without AMX stops with SIGILL before the run-time check that would have
+/// chosen another kind. Called only for the kind's tasks, they run only there.
+void outlineTileCode(Region &region, Operation *anchor) {
+  auto module = anchor->getParentOfType<ModuleOp>();
+  std::string name;
+  for (int i = 0;; ++i) {
+    name = "moe_amx_task_" + std::to_string(i);
+    if (!module.lookupSymbol(name))
+      break;
+  }
+  IRRewriter rewriter(anchor->getContext());
+  auto outlined = outlineSingleBlockRegion(rewriter, region.getLoc(), region, name);
+  if (failed(outlined))
+    llvm::report_fatal_error("moe-lower-to-loops: cannot outline the AMX task");
+  outlined->setPrivate();
+  // Kept a call: LLVM would inline a private function called once. (As
+  // `passthrough`: convert-func-to-llvm carries it to the llvm.func, not
+  // `no_inline`.)
+  (*outlined)->setAttr("passthrough", rewriter.getArrayAttr({rewriter.getStringAttr("noinline")}));
+}
+} // namespace
+
+void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayRef<StringRef> kinds,
+                                      Operation *anchor) {
+  auto &b = e.b;
+  PackedOperands shared(e, p);
+  // The default kind first, then the tile kinds.
+  SmallVector<std::unique_ptr<GmmKernel>> kernels;
+  for (bool tiles : {false, true})
+    for (StringRef kind : kinds) {
+      std::unique_ptr<GmmKernel> kernel = createGmmKernel(kind, e, p, shared);
+      if (!kernel)
+        llvm::report_fatal_error(llvm::Twine("moe-lower-to-loops: no gmm kernel kind '") + kind + "'");
+      if (kernel->usesTiles() == tiles)
+        kernels.push_back(std::move(kernel));
+    }
+  // moe.gmm's verifier holds #moe.gmm_lowering to this.
+  if (kernels.empty() || kernels.front()->usesTiles())
+    llvm::report_fatal_error("moe-lower-to-loops: a gmm lowering needs one kind without tiles");
+
+  Value zero = e.index(0), one = e.index(1);
+  auto indexType = b.getIndexType();
+  Value rowCount = p.rowCount;
+  Value groups = e.dim(p.sizes, 0);
+  int64_t minRowBlock = kernels.front()->rowGranule();
+  int64_t maxColumnBlocks = 1;
+  for (auto &kernel : kernels) {
+    kernel->prepare();
+    minRowBlock = std::min(minRowBlock, kernel->rowGranule());
+    maxColumnBlocks = std::max<int64_t>(maxColumnBlocks, llvm::divideCeil(p.width, kernel->columnBlock()));
+  }
+
+  // The task table, group by group, the row blocks of one weight block
+  // consecutive.
+  Value maxTasks = e.mul(e.add(e.add(e.divs(rowCount, e.index(minRowBlock)), groups), one),
+                         e.index(maxColumnBlocks));
+  Value tasks = e.alloc({ShapedType::kDynamic, kTaskFields}, indexType, {maxTasks});
+  SmallVector<Value> counts = e.forLoop(
+      zero, groups, ValueRange{zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
+        Value size = e.max(e.toIndex(e.load(p.sizes, {g})), zero);
+        Value first = e.min(acc[0], rowCount);
+        Value end = e.min(e.add(acc[0], size), rowCount);
+        Value rows = e.sub(end, first);
+        Value kind = e.index(0);
+        Value blocks = e.index(llvm::divideCeil(p.width, kernels.front()->columnBlock()));
+        Value rowBlock = kernels.front()->rowBlock(rows);
+        for (size_t k = 1; k < kernels.size(); ++k) {
+          Value takes = kernels[k]->takesGroup(rows);
+          kind = e.select(takes, e.index(k), kind);
+          blocks = e.select(takes, e.index(llvm::divideCeil(p.width, kernels[k]->columnBlock())), blocks);
+          rowBlock = e.select(takes, kernels[k]->rowBlock(rows), rowBlock);
+        }
+        Value n = e.forLoop(zero, blocks, ValueRange{acc[1]},
+                            [&](Value cb, ValueRange c) -> SmallVector<Value> {
+                              return e.forLoop(first, end, rowBlock, c,
+                                               [&](Value r, ValueRange count) -> SmallVector<Value> {
+                                                 Value values[kTaskFields] = {
+                                                     r, e.min(e.add(r, rowBlock), end), g, cb, kind};
+                                                 for (int64_t f = 0; f < kTaskFields; ++f)
+                                                   e.store(values[f], tasks, {count[0], e.index(f)});
+                                                 return {e.add(count[0], one)};
+                                               });
+                            })[0];
+        return {e.add(acc[0], size), n};
+      });
+  Value totalRows = e.min(counts[0], rowCount), taskCount = counts[1];
+
+  // Rows past the last group belong to no group: zero.
+  e.forLoop(totalRows, rowCount, [&](Value r) {
+    Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
+    Value z = e.zero(outElement);
+    e.forLoop(zero, e.index(p.width), [&](Value n) { e.store(z, p.out, {r, n}); });
+  });
+
+  auto i64 = b.getI64Type();
+  Value counter = e.alloc({1}, i64, {});
+  e.store(arith::ConstantOp::create(b, b.getI64IntegerAttr(0)), counter, {zero});
+  Value workers = e.min(maxThreads(e, anchor), taskCount);
+  Value taskCount64 = arith::IndexCastOp::create(b, i64, taskCount);
+  e.parallelFor(zero, workers, [&](Value) {
+    for (auto &kernel : kernels)
+      kernel->allocScratch();
+    auto loop = scf::WhileOp::create(b, TypeRange{i64}, ValueRange{});
+    OpBuilder::InsertionGuard guard(b);
+    b.createBlock(&loop.getBefore());
+    Value taken = memref::AtomicRMWOp::create(
+        b, arith::AtomicRMWKind::addi, arith::ConstantOp::create(b, b.getI64IntegerAttr(1)),
+        counter, ValueRange{zero});
+    Value more = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, taken, taskCount64);
+    scf::ConditionOp::create(b, more, ValueRange{taken});
+    Block *body = b.createBlock(&loop.getAfter(), {}, TypeRange{i64}, {b.getLoc()});
+    Value ti = arith::IndexCastOp::create(b, indexType, body->getArgument(0));
+    Value fields[kTaskFields];
+    for (int64_t f = 0; f < kTaskFields; ++f)
+      fields[f] = e.load(tasks, {ti, e.index(f)});
+    scf::YieldOp::create(b, ValueRange{});
+    b.setInsertionPoint(body->getTerminator());
+    GmmTask task{fields[0], fields[1], fields[2], fields[3]};
+    // One branch per kind; the default ends the chain of ifs, so it is
+    // never a tile kind, whose code must sit in a function of its own.
+    for (size_t k = kernels.size() - 1; k > 0; --k) {
+      auto kindIf = scf::IfOp::create(b, TypeRange{},
+                                      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, fields[4], e.index(k)),
+                                      /*withElseRegion=*/true);
+      b.setInsertionPoint(kindIf.thenBlock()->getTerminator());
+      kernels[k]->emitTask(task);
+      if (kernels[k]->usesTiles())
+        outlineTileCode(kindIf.getThenRegion(), anchor);
+      b.setInsertionPoint(kindIf.elseBlock()->getTerminator());
+    }
+    kernels.front()->emitTask(task);
+  });
+}

@@ -1,0 +1,29 @@
+//===- GmmScheduler.h - the fast gmm's tasks over the threads ---*- C++ -*-===//
+
+#ifndef MOEC_CODEGEN_KERNELS_GMMSCHEDULER_H
+#define MOEC_CODEGEN_KERNELS_GMMSCHEDULER_H
+
+#include "codegen/kernels/GmmKernelPlan.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir {
+class Operation;
+} // namespace mlir
+
+namespace mlir::moe::codegen {
+
+class Emitter;
+
+/// Emits `plan`'s gmm at the emitter's insertion point (inside the function
+/// of `anchor`) as tasks of `kinds` (#moe.gmm_lowering's kernels: exactly
+/// one kind that does not use tiles, the default of every group, and
+/// optionally a tile kind groups take at run time), run side by side by one
+/// worker per OpenMP thread.
+void emitGmmTasks(Emitter &e, const GmmKernelPlan &plan, llvm::ArrayRef<llvm::StringRef> kinds,
+                  Operation *anchor);
+
+} // namespace mlir::moe::codegen
+
+#endif // MOEC_CODEGEN_KERNELS_GMMSCHEDULER_H

@@ -1,0 +1,98 @@
+//===- Int8Rows.cpp - the int8 kinds' rows, quantized once ---------------===//
+//
+// What the int8 gmm (moe.gmm with scales) adds to the packed-weight kinds:
+// every row is quantized once, before the tasks, in parallel: its largest
+// magnitude, then q = clamp(roundeven(x * 127 / max), -127, 127)
+// (QuantizeLowering.cpp's arithmetic, on zmm vectors) into rows of
+// paddedDepth bytes (zeros past D), 32 zero rows past the last so that a
+// 32-row AMX tile pair never reads past the end, the row's scale max / 127
+// and the row's sum of q. Gathered rows are read through the pack's
+// permutation, as the float kernels read them. Each row is quantized once
+// however many column blocks (and int8 kinds) read it.
+//
+// The epilogue of every int8 kind (dequantizeSums) multiplies the i32 sums
+// by the row's scale times the weight's (per expert, or per output channel)
+// and hands them to the shared column-pair store.
+//
+// Why by hand: upstream has no dynamic (per-row, run-time) quantization and
+// no grouped int8 matmul; arith, math and vector are the building blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Emitter.h"
+#include "codegen/Int8Arithmetic.h"
+#include "codegen/kernels/PackedOperands.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::moe::codegen;
+
+namespace {
+constexpr int64_t kLanes = PackedOperands::kLanes;
+constexpr int64_t kPaddingRows = 32; // an AMX tile pair
+} // namespace
+
+void PackedOperands::quantizeRows() {
+  if (qRows)
+    return;
+  auto &b = e.b;
+  Type i8 = b.getI8Type(), f32 = b.getF32Type();
+  Type lhsElement = cast<MemRefType>(p.lhs.getType()).getElementType();
+  auto loadType = VectorType::get({kLanes}, lhsElement);
+  auto f32Vec = VectorType::get({kLanes}, f32);
+  auto i8Vec = VectorType::get({kLanes}, i8);
+  auto i32Vec = VectorType::get({kLanes}, b.getI32Type());
+  Value zero = e.index(0);
+  Value rows = p.rowCount;
+  Value allocated = e.add(rows, e.index(kPaddingRows));
+  qRows = e.alloc({ShapedType::kDynamic, paddedDepth}, i8, {allocated});
+  rowScales = e.alloc({ShapedType::kDynamic}, f32, {allocated});
+  rowSums = e.alloc({ShapedType::kDynamic}, b.getI32Type(), {allocated});
+  Value steps = e.index(paddedDepth / kLanes);
+  Value passThru = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(lhsElement)));
+  Value zeroBytes = arith::ConstantOp::create(b, DenseElementsAttr::get(i8Vec, b.getZeroAttr(i8)));
+  Value zeroSums = arith::ConstantOp::create(b, DenseElementsAttr::get(i32Vec, b.getI32IntegerAttr(0)));
+
+  e.forLoop(rows, allocated, [&](Value r) {
+    e.store(e.f32(0), rowScales, {r});
+    e.store(e.i32(0), rowSums, {r});
+    e.forLoop(zero, steps, [&](Value ks) {
+      vector::StoreOp::create(b, zeroBytes, qRows, ValueRange{r, e.mul(ks, e.index(kLanes))});
+    });
+  });
+  e.parallelFor(zero, rows, [&](Value r) {
+    Value src = r;
+    if (p.perm) {
+      // A padding slot (< 0) reads token 0: its output is zeroed anyway.
+      Value slot = e.toIndex(e.load(p.perm, {r}));
+      src = e.divs(e.max(slot, zero), e.index(p.topK));
+    }
+    auto load = [&](Value ks) -> Value {
+      Value k = e.mul(ks, e.index(kLanes));
+      Value v = vector::MaskedLoadOp::create(b, loadType, p.lhs, ValueRange{src, k},
+                                             lanesBelow(e, k, e.index(p.depth), kLanes), passThru);
+      if (!lhsElement.isF32())
+        v = arith::ExtFOp::create(b, f32Vec, v);
+      return v;
+    };
+    Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(f32Vec, 0.0f));
+    Value maxima = e.forLoop(zero, steps, ValueRange{zeros},
+                             [&](Value ks, ValueRange m) -> SmallVector<Value> {
+                               return {absMax(e, m[0], load(ks))};
+                             })[0];
+    Value maxAbs = vector::ReductionOp::create(b, vector::CombiningKind::MAXIMUMF, maxima); // NaN kept
+    e.store(int8Scale(e, maxAbs), rowScales, {r});
+    Value reciprocal = vector::BroadcastOp::create(b, f32Vec, int8Reciprocal(e, maxAbs));
+    Value sums = e.forLoop(zero, steps, ValueRange{zeroSums},
+                           [&](Value ks, ValueRange acc) -> SmallVector<Value> {
+                             Value q = arith::FPToSIOp::create(b, i32Vec, quantizeInt8(e, load(ks), reciprocal));
+                             vector::StoreOp::create(b, arith::TruncIOp::create(b, i8Vec, q), qRows,
+                                                     ValueRange{r, e.mul(ks, e.index(kLanes))});
+                             return {arith::AddIOp::create(b, acc[0], q)};
+                           })[0];
+    e.store(vector::ReductionOp::create(b, vector::CombiningKind::ADD, sums), rowSums, {r});
+  });
+}

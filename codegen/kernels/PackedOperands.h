@@ -1,0 +1,105 @@
+//===- PackedOperands.h - what the packed-weight kinds share ----*- C++ -*-===//
+
+#ifndef MOEC_CODEGEN_KERNELS_PACKEDOPERANDS_H
+#define MOEC_CODEGEN_KERNELS_PACKEDOPERANDS_H
+
+#include "codegen/kernels/GmmKernelPlan.h"
+
+namespace mlir::moe::codegen {
+
+class Emitter;
+
+/// The operands of the kinds that read a packed weight block (bf16 x bf16 ->
+/// f32 without widening the operands first, int8 x int8 -> i32): AMX
+/// (AmxKernel.cpp), AVX512_BF16 (Bf16DotKernel.cpp), AVX512-VNNI
+/// (Int8VnniKernel.cpp) and the int8 vector kind (Int8VectorKernel.cpp).
+/// One object per lowered gmm, shared by the kinds compiled in side by side.
+///
+/// The weight block (PackedOperands.cpp) is 16 columns x depth pairs (bf16)
+/// or quads (int8), interleaved as tdpbf16ps/vdpbf16ps and tdpbsud/vpdpbusd
+/// take them, cached per worker across consecutive tasks of one (group,
+/// column block). A task is rows [r0, r1) of one group times
+/// `columnBlock()` output columns, over the whole depth.
+///
+/// int8 rows are quantized once, before any task (Int8Rows.cpp): every task
+/// reads the quantized rows, their scales and their sums. The packed int8
+/// weights are offset by 128 (w + 128, 1..255: the unsigned operand tdpbsud
+/// and vpdpbusd take beside the signed rows), so the products subtract 128
+/// times the row's sum (withoutWeightOffset).
+class PackedOperands {
+public:
+  /// int8 rows per task off AMX: the rows are quantized before the tasks, so
+  /// a task is as large as a group allows (each worker packs each weight
+  /// block it multiplies: one task per block packs it once), split so that
+  /// a hot expert still spreads over the workers.
+  static constexpr int64_t kMaxInt8Rows = 768;
+  static constexpr int64_t kInt8RowGranule = 6; // a VNNI register tile
+  static constexpr int64_t kTileCols = 16;      // columns of a weight tile
+  static constexpr int64_t kLanes = 16;
+
+  PackedOperands(Emitter &e, const GmmKernelPlan &plan);
+
+  int64_t columnBlock() const { return p.swiglu ? physicalColumns / 2 : physicalColumns; }
+  /// Rows per task for a group of `groupRows`: the group split evenly into
+  /// blocks of at most `maxRows`, each a multiple of `granule`.
+  Value rowBlockFor(Value groupRows, int64_t maxRows, int64_t granule);
+
+  /// The worker's packed weight block and which (group, column block) it
+  /// holds, allocated at the first call inside the worker (the kinds of one
+  /// gmm share it).
+  void allocWeightCache();
+  Value packedWeights() const { return weights; }
+  /// Packs the task's weight block unless the worker holds it already.
+  /// Returns the column pairs of the block: two 16-column tiles each, gate
+  /// and up with SwiGLU.
+  Value ensureWeights(Value g, Value cb);
+  Value firstColumn(Value cb);
+  Value columnPairs(Value cb);
+
+  /// Where the 16 weight columns of tile `half` of column pair `pair` are:
+  /// the weight, the first column, the end of the columns that exist, and
+  /// for int8 the weight's scales.
+  struct TileColumns {
+    Value weight, column, limit, scales, bias;
+  };
+  TileColumns tileColumns(Value c0, Value pair, int64_t half);
+
+  /// The output of row `r` for column pair `pair` of the block at `c0`,
+  /// of group `g`, from the f32 sums of its two tiles (zero for a padding
+  /// row): their bias, the activation (SwiGLU or GPT-OSS's, columns maybe
+  /// interleaved), rounding to the output type, masked to the columns that
+  /// exist.
+  void storePair(Value r, Value g, Value pair, Value c0, Value v0, Value v1);
+
+  /// int8: quantizes every row (through the permutation when gathered) into
+  /// [rows + padding, paddedDepth] i8 and their scales, in parallel, before
+  /// the tasks that read them; once, however many int8 kinds ask.
+  void quantizeRows();
+  Value quantizedRows() const { return qRows; } // i8 [rows + 32, paddedDepth]
+  /// int8: the i32 sums of row `r` for the 16 columns of `tile` times the
+  /// row's and the weight's scales, as f32.
+  Value dequantizeSums(Value sums, Value r, Value g, const TileColumns &tile);
+  /// sum_d q (w + 128) - 128 sum_d q: the sums of row `r` against the
+  /// offset packed weights, without the offset.
+  Value withoutWeightOffset(Value sums, Value r);
+
+  const int64_t depthPerLane;    // depth values in one 32-bit lane: 2 bf16, 4 int8
+  const int64_t tileDepth;       // depth values in a 64-byte tile row: 32 or 64
+  const int64_t paddedDepth;     // D rounded up to tileDepth (zeros past D)
+  const int64_t physicalColumns; // weight columns per task (gate and up with SwiGLU)
+
+private:
+  /// Packs the block (int8: offset by 128).
+  void packWeights(Value g, Value c0, Value colPairs, Value packed);
+
+  Emitter &e;
+  const GmmKernelPlan &p;
+  Value weights, weightKey; // the worker's cache
+  Value qRows;              // int8: i8 [rows + 32, paddedDepth]
+  Value rowScales;          // int8: f32 [rows + 32]
+  Value rowSums;            // int8: i32 [rows + 32], sum_d q[r, d]
+};
+
+} // namespace mlir::moe::codegen
+
+#endif // MOEC_CODEGEN_KERNELS_PACKEDOPERANDS_H

@@ -1,0 +1,167 @@
+//===- GmmKernelTest.cpp - each gmm kernel kind against the reference loops -===//
+//
+// For every kind the registry knows (codegen/kernels/GmmKernel.h): a
+// function holding one moe.gmm whose #moe.gmm_lowering names that kind with
+// small tiles (several tasks, depth blocks and column blocks), compiled and
+// run, against the same function on the reference loops. The cases cover
+// one task, odd sizes with empty and hot groups and rows past the last
+// group, the fused SwiGLU, the fused gather with padding slots, and biases.
+// A kind whose features this CPU lacks is skipped, saying which.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/GmmKernelHarness.h"
+
+#include "codegen/kernels/GmmKernel.h"
+#include "dialect/MoeDialect.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace moec;
+using namespace moec::kernels;
+
+namespace {
+
+TEST(GmmKernelRegistry, MatchesTheDialectsKinds) {
+  std::vector<std::string> dialect, registry;
+  for (llvm::StringRef kind : mlir::moe::gmmKernelKinds())
+    if (kind != "reference")
+      dialect.push_back(kind.str());
+  for (llvm::StringRef kind : mlir::moe::codegen::registeredGmmKernels())
+    registry.push_back(kind.str());
+  EXPECT_EQ(dialect, registry);
+}
+
+TEST(GmmKernelRegistry, EveryKindHasATestSetup) {
+  for (llvm::StringRef kind : mlir::moe::codegen::registeredGmmKernels())
+    EXPECT_TRUE(kindSetup(kind.str()).has_value()) << "no harness setup for kind " << kind.str();
+}
+
+struct Case {
+  std::string name;
+  GmmShape shape;
+  GmmTiles tiles;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> list;
+  auto add = [&](std::string name, auto edit) {
+    Case c;
+    c.name = std::move(name);
+    edit(c);
+    list.push_back(c);
+  };
+  add("one task", [](Case &c) {
+    c.shape.rows = 24;
+    c.shape.depth = 64;
+    c.shape.width = 32;
+    c.tiles.kc = 64;
+    c.tiles.mc = 24;
+    c.tiles.dotRows = 24;
+  });
+  add("odd sizes, empty and hot groups, rows past the groups", [](Case &c) {
+    c.shape.rows = 41;
+    c.shape.depth = 45;
+    c.shape.width = 50;
+    c.shape.groupSizes = {0, 29, 1, 7};
+  });
+  add("many tasks", [](Case &c) {
+    c.shape.rows = 200;
+    c.shape.depth = 96;
+    c.shape.width = 100;
+    c.shape.groupSizes = {150, 3, 47};
+  });
+  add("swiglu", [](Case &c) {
+    c.shape.rows = 30;
+    c.shape.depth = 40;
+    c.shape.width = 24;
+    c.shape.groupSizes = {10, 0, 20};
+    c.shape.swiglu = true;
+  });
+  add("gather, swiglu and bias", [](Case &c) {
+    c.shape.rows = 26;
+    c.shape.depth = 33;
+    c.shape.width = 20;
+    c.shape.groupSizes = {13, 13};
+    c.shape.gather = true;
+    c.shape.swiglu = true;
+    c.shape.bias = true;
+  });
+  add("bias", [](Case &c) {
+    c.shape.rows = 19;
+    c.shape.depth = 64;
+    c.shape.width = 40;
+    c.shape.groupSizes = {5, 14};
+    c.shape.bias = true;
+  });
+  return list;
+}
+
+double tolerance(const GmmKindSetup &setup, const GmmShape &shape) {
+  // bf16 results: the sums rounded to bf16 (8 bits) may land one ulp apart
+  // when added in another order. f32 and int8 (exact i32 sums, the same row
+  // quantization): only the order of the f32 additions differs.
+  bool bf16 = setup.operands == GmmOperands::BF16 || (setup.operands == GmmOperands::F32 && shape.bf16ForFma);
+  return bf16 ? 1e-2 : 1e-5;
+}
+
+void checkCase(const GmmKindSetup &setup, const Case &c, uint64_t seed) {
+  SCOPED_TRACE(setup.kind + ", " + c.name + (c.shape.bf16ForFma ? " (bf16)" : "") + ", seed " +
+               std::to_string(seed));
+  std::string program = gmmProgram(setup, c.shape, c.tiles);
+  std::string error;
+  auto kernel = CompiledGmm::compile(program, /*reference=*/false, error);
+  ASSERT_TRUE(kernel) << error;
+  auto reference = CompiledGmm::compile(program, /*reference=*/true, error);
+  ASSERT_TRUE(reference) << error;
+  std::mt19937_64 rng(seed);
+  std::vector<Buffer> inputs = gmmInputs(setup, c.shape, rng), again;
+  for (const Buffer &b : inputs)
+    again.push_back(copyOf(b));
+  auto got = kernel->run(inputs, error);
+  ASSERT_TRUE(got) << error;
+  auto expected = reference->run(again, error);
+  ASSERT_TRUE(expected) << error;
+  ASSERT_EQ(got->size(), 1u);
+  int64_t nans = 0;
+  double err = relativeError(got->front(), expected->front(), nans);
+  EXPECT_EQ(nans, 0) << "elements NaN in one result only\n" << program;
+  EXPECT_LE(err, tolerance(setup, c.shape)) << program;
+}
+
+class GmmKernelTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(GmmKernelTest, MatchesTheReferenceLoops) {
+  std::optional<GmmKindSetup> setup = kindSetup(GetParam());
+  ASSERT_TRUE(setup) << "no harness setup for kind " << GetParam();
+  std::vector<std::string> missing = missingFeatures(*setup);
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string &f : missing)
+      list += " " + f;
+    GTEST_SKIP() << GetParam() << " needs what this CPU lacks:" << list;
+  }
+  uint64_t seed = 1;
+  for (const Case &c : cases()) {
+    checkCase(*setup, c, seed++);
+    if (setup->operands == GmmOperands::F32) {
+      Case widened = c;
+      widened.shape.bf16ForFma = true;
+      checkCase(*setup, widened, seed++);
+    }
+  }
+}
+
+std::vector<std::string> kinds() {
+  std::vector<std::string> list;
+  for (llvm::StringRef kind : mlir::moe::codegen::registeredGmmKernels())
+    list.push_back(kind.str());
+  return list;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, GmmKernelTest, testing::ValuesIn(kinds()),
+                         [](const testing::TestParamInfo<std::string> &info) { return info.param; });
+
+} // namespace
