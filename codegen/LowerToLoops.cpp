@@ -1,9 +1,9 @@
 //===- LowerToLoops.cpp - the moe-lower-to-loops pass ---------------------===//
 
 
-#include "codegen/GmmMicrokernel.h"
+#include "codegen/lowerings/GmmMicrokernel.h"
 #include "strategy/GmmTiling.h"
-#include "codegen/Lowerings.h"
+#include "codegen/lowerings/Lowerings.h"
 #include "codegen/Passes.h"
 #include "strategy/Passes.h"
 

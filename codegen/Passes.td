@@ -21,7 +21,7 @@ def MoeLowerToLoops : Pass<"moe-lower-to-loops", "::mlir::ModuleOp"> {
 
     A moe.gmm or moe.tgmm is lowered as its `moe.lowering`
     (#moe.gmm_lowering, written by moe-select-lowering) says: the kernel
-    kinds it lists side by side in one task table (codegen/GmmMicrokernel.cpp
+    kinds it lists side by side in one task table (codegen/kernels/GmmScheduler.cpp
     and the kinds' files), with its tiles, thresholds and fusions (the
     gather of its rows, the SwiGLU over it). This pass decides nothing: a
     gmm without `moe.lowering` (or with the `reference` kernel) gets the

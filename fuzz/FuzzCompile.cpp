@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Compiler.h"
+#include "compiler/Compiler.h"
 #include "dialect/ParserGuard.h"
 
 #include "mlir/IR/Diagnostics.h"

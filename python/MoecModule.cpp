@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Compiler.h"
-#include "codegen/ShardedCall.h"
+#include "compiler/Compiler.h"
+#include "compiler/ShardedCall.h"
 #include "strategy/TargetCpu.h"
 #include "dialect/MoeDialect.h"
 #include "dialect/ParserGuard.h"
@@ -149,7 +149,7 @@ std::vector<Buffer> viewsOf(const py::list &arrays, const py::list &tags,
 }
 
 /// Compiles hold it: the target CPU is one process-wide choice
-/// (codegen/TargetCpu.h), made for one compile at a time and then set back
+/// (strategy/TargetCpu.h), made for one compile at a time and then set back
 /// to this host.
 std::mutex compileMutex;
 struct HostTargetAfterwards {

@@ -2,8 +2,7 @@
 
 #include "tooling/ProgramOptions.h"
 
-#include "codegen/Compiler.h"
-#include "codegen/GmmMicrokernel.h"
+#include "compiler/Compiler.h"
 #include "strategy/GmmTiling.h"
 #include "strategy/GmmStrategy.h"
 #include "strategy/TargetCpu.h"

@@ -10,7 +10,7 @@
 #ifndef MOEC_TOOLING_PROGRAMOPTIONS_H
 #define MOEC_TOOLING_PROGRAMOPTIONS_H
 
-#include "codegen/Compiler.h"
+#include "compiler/Compiler.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
@@ -45,7 +45,7 @@ std::string commandLineSpelling(const std::string &name);
 std::string programOptionsRefusal(const ProgramOptions &options,
                                   OptionSpelling spell = commandLineSpelling);
 
-/// Selects the CPU code is compiled for (codegen/TargetCpu.h; "" for this
+/// Selects the CPU code is compiled for (strategy/TargetCpu.h; "" for this
 /// host) and checks the gmm choices against it; "" or why not. `runHere`:
 /// the code will run on this host (the JIT), so the CPU must be one this
 /// host can stand in for. `tuningTableFromEnv`: the table came from

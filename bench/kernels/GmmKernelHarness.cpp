@@ -2,7 +2,7 @@
 
 #include "GmmKernelHarness.h"
 
-#include "codegen/Compiler.h"
+#include "compiler/Compiler.h"
 #include "codegen/Emitter.h"
 #include "codegen/kernels/GmmKernel.h"
 #include "codegen/kernels/PackedOperands.h"

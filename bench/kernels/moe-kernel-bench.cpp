@@ -13,7 +13,7 @@
 
 #include "kernels/GmmKernelHarness.h"
 
-#include "codegen/Compiler.h"
+#include "compiler/Compiler.h"
 #include "codegen/kernels/GmmKernel.h"
 #include "tooling/Peak.h"
 #include "tooling/ThreadsOption.h"

@@ -2,9 +2,9 @@
 
 #include "differential/BlockCase.h"
 
-#include "codegen/Compiler.h"
+#include "compiler/Compiler.h"
 #include "strategy/GmmTiling.h"
-#include "codegen/ShardedCall.h"
+#include "compiler/ShardedCall.h"
 #include "passes/Remat.h"
 #include "runtime/HfLayer.h"
 

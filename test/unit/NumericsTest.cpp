@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Compiler.h"
+#include "compiler/Compiler.h"
 #include "strategy/GmmTiling.h"
 #include "passes/Remat.h"
 #include "differential/BlockCase.h"

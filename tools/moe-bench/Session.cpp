@@ -2,7 +2,7 @@
 
 #include "Session.h"
 
-#include "codegen/ShardedCall.h"
+#include "compiler/ShardedCall.h"
 
 #include "dialect/MoeDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -3,7 +3,7 @@
 #ifndef MOEC_TOOLS_MOEBENCH_SESSION_H
 #define MOEC_TOOLS_MOEBENCH_SESSION_H
 
-#include "codegen/Compiler.h"
+#include "compiler/Compiler.h"
 #include "runtime/Buffer.h"
 #include "runtime/ShardedRun.h"
 

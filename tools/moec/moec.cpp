@@ -13,13 +13,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Compiler.h"
+#include "compiler/Compiler.h"
 #include "strategy/GmmTiling.h"
 #include "strategy/GmmStrategy.h"
 #include "strategy/TargetCpu.h"
 #include "dialect/ParserGuard.h"
 #include "frontend/HfBlock.h"
-#include "codegen/ShardedCall.h"
+#include "compiler/ShardedCall.h"
 #include "dialect/MoeDialect.h"
 #include "passes/Remat.h"
 #include "tooling/LoadProgram.h"

@@ -6,8 +6,8 @@
 // call the entry with host Buffers.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOEC_CODEGEN_COMPILER_H
-#define MOEC_CODEGEN_COMPILER_H
+#ifndef MOEC_COMPILER_COMPILER_H
+#define MOEC_COMPILER_COMPILER_H
 
 #include "runtime/ShardedRun.h"
 #include "runtime/Signature.h"
@@ -95,7 +95,7 @@ std::optional<MemoryPlan> memoryPlan(mlir::ModuleOp lowered, const std::string &
 std::string describeMemoryPlan(const MemoryPlan &plan);
 
 /// A target machine for this CPU with all its features (AVX-512, AMX, ...),
-/// or for the CPU moec --target-cpu named (codegen/TargetCpu.h).
+/// or for the CPU moec --target-cpu named (strategy/TargetCpu.h).
 std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error);
 
 /// The signatures of every public function taking and returning only
@@ -151,4 +151,4 @@ private:
 
 } // namespace moec
 
-#endif // MOEC_CODEGEN_COMPILER_H
+#endif // MOEC_COMPILER_COMPILER_H

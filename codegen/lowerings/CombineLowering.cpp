@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/Lowerings.h"
+#include "codegen/lowerings/Lowerings.h"
 
 using namespace mlir;
 using namespace mlir::moe;

@@ -4,8 +4,8 @@
 // replaces it. They assume verified IR.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOEC_CODEGEN_LOWERINGS_H
-#define MOEC_CODEGEN_LOWERINGS_H
+#ifndef MOEC_CODEGEN_LOWERINGS_LOWERINGS_H
+#define MOEC_CODEGEN_LOWERINGS_LOWERINGS_H
 
 #include "codegen/Int8Arithmetic.h"
 #include "dialect/MoeOps.h"
@@ -69,4 +69,4 @@ LogicalResult lowerProcessIndex(RewriterBase &rewriter, Operation *op);
 
 } // namespace mlir::moe::codegen
 
-#endif // MOEC_CODEGEN_LOWERINGS_H
+#endif // MOEC_CODEGEN_LOWERINGS_LOWERINGS_H

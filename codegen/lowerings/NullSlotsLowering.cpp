@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/Lowerings.h"
+#include "codegen/lowerings/Lowerings.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 

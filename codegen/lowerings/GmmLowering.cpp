@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/Lowerings.h"
+#include "codegen/lowerings/Lowerings.h"
 
 #include <tuple>
 

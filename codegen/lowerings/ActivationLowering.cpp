@@ -1,7 +1,7 @@
 //===- ActivationLowering.cpp - swiglu, swiglu_grad, scale_rows to loops --===//
 
 #include "codegen/Emitter.h"
-#include "codegen/Lowerings.h"
+#include "codegen/lowerings/Lowerings.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

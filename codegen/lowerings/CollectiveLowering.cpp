@@ -16,7 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/Lowerings.h"
+#include "codegen/lowerings/Lowerings.h"
 #include "passes/PassUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -6,10 +6,10 @@
 // communication counters, and assemble the full results.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOEC_CODEGEN_SHARDEDCALL_H
-#define MOEC_CODEGEN_SHARDEDCALL_H
+#ifndef MOEC_COMPILER_SHARDEDCALL_H
+#define MOEC_COMPILER_SHARDEDCALL_H
 
-#include "codegen/Compiler.h"
+#include "compiler/Compiler.h"
 #include "runtime/ShardedRun.h"
 
 namespace moec {
@@ -32,4 +32,4 @@ std::optional<std::vector<Buffer>> callOnDevice(JitProgram &program, const Funct
 
 } // namespace moec
 
-#endif // MOEC_CODEGEN_SHARDEDCALL_H
+#endif // MOEC_COMPILER_SHARDEDCALL_H

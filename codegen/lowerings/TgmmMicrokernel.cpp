@@ -36,7 +36,7 @@
 
 #include "codegen/Emitter.h"
 #include "codegen/kernels/GmmKernelPlan.h"
-#include "codegen/Lowerings.h"
+#include "codegen/lowerings/Lowerings.h"
 
 #include <tuple>
 

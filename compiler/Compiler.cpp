@@ -1,6 +1,6 @@
 //===- Compiler.cpp - from a moe program to native code -------------------===//
 
-#include "codegen/Compiler.h"
+#include "compiler/Compiler.h"
 
 #include <dlfcn.h>
 #include "strategy/GmmStrategy.h"

@@ -1,7 +1,7 @@
 //===- GmmMicrokernel.h - the fast grouped matmul --------------------------===//
 
-#ifndef MOEC_CODEGEN_GMMMICROKERNEL_H
-#define MOEC_CODEGEN_GMMMICROKERNEL_H
+#ifndef MOEC_CODEGEN_LOWERINGS_GMMMICROKERNEL_H
+#define MOEC_CODEGEN_LOWERINGS_GMMMICROKERNEL_H
 
 #include "dialect/MoeOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -20,4 +20,4 @@ void lowerGmmMicrokernel(RewriterBase &rewriter, GmmOp gate, GmmOp up, SwigluOp 
 
 } // namespace mlir::moe::codegen
 
-#endif // MOEC_CODEGEN_GMMMICROKERNEL_H
+#endif // MOEC_CODEGEN_LOWERINGS_GMMMICROKERNEL_H

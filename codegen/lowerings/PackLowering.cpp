@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/Lowerings.h"
+#include "codegen/lowerings/Lowerings.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 

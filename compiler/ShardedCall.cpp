@@ -1,6 +1,6 @@
 //===- ShardedCall.cpp - one call of a compiled per-shard program ---------===//
 
-#include "codegen/ShardedCall.h"
+#include "compiler/ShardedCall.h"
 
 using namespace moec;
 

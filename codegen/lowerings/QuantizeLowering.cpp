@@ -20,7 +20,7 @@
 
 #include "codegen/Emitter.h"
 #include "codegen/Int8Arithmetic.h"
-#include "codegen/Lowerings.h"
+#include "codegen/lowerings/Lowerings.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/GmmMicrokernel.h"
+#include "codegen/lowerings/GmmMicrokernel.h"
 #include "codegen/Emitter.h"
 #include "codegen/kernels/GmmKernelPlan.h"
 #include "codegen/kernels/GmmScheduler.h"
