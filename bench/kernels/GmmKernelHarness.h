@@ -54,8 +54,9 @@ struct GmmTiles {
 };
 
 /// A kind as the harness runs it: its operands and the kernel list of its
-/// attribute (a tile kind beside the default kind it falls back to,
-/// amx_min_rows 1 so that every group takes it where tiles are granted).
+/// attribute (a tile kind beside the default kind moe-select-lowering pairs
+/// it with, amx_min_rows 1 so that every non-empty group takes it where
+/// tiles are granted).
 struct GmmKindSetup {
   std::string kind;
   GmmOperands operands;
@@ -100,6 +101,12 @@ Buffer copyOf(const Buffer &b);
 /// max |got - expected| / max(max |expected|, 1e-30); the count of
 /// elements that differ in NaN-ness goes to `nanMismatches`.
 double relativeError(const Buffer &got, const Buffer &expected, int64_t &nanMismatches);
+
+/// The largest relativeError a kind's result may have: bf16 results (the
+/// sums rounded to 8 bits may land an ulp apart when added in another
+/// order) 1e-2; f32 and int8 (exact i32 sums, the same row quantization)
+/// 1e-5.
+double tolerance(const GmmKindSetup &setup, const GmmShape &shape);
 
 /// Multiply-adds of the gmm: rows in groups x depth x weight columns.
 double gmmMultiplyAdds(const GmmShape &shape);

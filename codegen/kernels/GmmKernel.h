@@ -94,7 +94,8 @@ llvm::ArrayRef<llvm::StringRef> registeredGmmKernels();
 
 /// The kind named `name` for `plan`, sharing `shared` (the packed operands
 /// the packed kinds read) with the plan's other kinds; null for a name the
-/// registry does not know.
+/// registry does not know or that does not compute the plan's operands
+/// (amx_int8 for a bf16 gmm).
 std::unique_ptr<GmmKernel> createGmmKernel(llvm::StringRef name, Emitter &e,
                                            const GmmKernelPlan &plan, PackedOperands &shared);
 

@@ -79,18 +79,19 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
   auto &b = e.b;
   PackedOperands shared(e, p);
   // The default kind first, then the tile kinds.
-  SmallVector<std::unique_ptr<GmmKernel>> kernels;
-  for (bool tiles : {false, true})
-    for (StringRef kind : kinds) {
-      std::unique_ptr<GmmKernel> kernel = createGmmKernel(kind, e, p, shared);
-      if (!kernel)
-        llvm::report_fatal_error(llvm::Twine("moe-lower-to-loops: no gmm kernel kind '") + kind + "'");
-      if (kernel->usesTiles() == tiles)
-        kernels.push_back(std::move(kernel));
-    }
+  SmallVector<std::unique_ptr<GmmKernel>> kernels, tileKernels;
+  for (StringRef kind : kinds) {
+    std::unique_ptr<GmmKernel> kernel = createGmmKernel(kind, e, p, shared);
+    if (!kernel)
+      llvm::report_fatal_error(llvm::Twine("moe-lower-to-loops: no gmm kernel kind '") + kind +
+                               "' for this gmm's operands");
+    (kernel->usesTiles() ? tileKernels : kernels).push_back(std::move(kernel));
+  }
   // moe.gmm's verifier holds #moe.gmm_lowering to this.
-  if (kernels.empty() || kernels.front()->usesTiles())
-    llvm::report_fatal_error("moe-lower-to-loops: a gmm lowering needs one kind without tiles");
+  if (kernels.size() != 1)
+    llvm::report_fatal_error("moe-lower-to-loops: a gmm lowering needs exactly one kind without tiles");
+  for (auto &kernel : tileKernels)
+    kernels.push_back(std::move(kernel));
 
   Value zero = e.index(0), one = e.index(1);
   auto indexType = b.getIndexType();

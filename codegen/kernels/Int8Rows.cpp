@@ -66,7 +66,8 @@ void PackedOperands::quantizeRows() {
   e.parallelFor(zero, rows, [&](Value r) {
     Value src = r;
     if (p.perm) {
-      // A padding slot (< 0) reads token 0: its output is zeroed anyway.
+      // A padding slot (< 0) reads token 0: its sums are zeroed in the
+      // epilogue (PackedOperands::storePair).
       Value slot = e.toIndex(e.load(p.perm, {r}));
       src = e.divs(e.max(slot, zero), e.index(p.topK));
     }

@@ -54,8 +54,12 @@ Value PackedOperands::rowBlockFor(Value groupRows, int64_t maxRows, int64_t rowG
 }
 
 void PackedOperands::allocWeightCache() {
-  if (weights)
+  if (weights) {
+    // The kinds of one gmm share the worker's cache: one worker body.
+    assert(weights.getDefiningOp()->getBlock() == e.b.getInsertionBlock() &&
+           "the weight cache belongs to another worker body");
     return;
+  }
   auto &b = e.b;
   Type element = p.int8 ? Type(b.getI8Type()) : Type(b.getBF16Type());
   weights = e.alloc({physicalColumns / kTileCols, paddedDepth / depthPerLane, depthPerLane * kTileCols},

@@ -99,14 +99,6 @@ std::vector<Case> cases() {
   return list;
 }
 
-double tolerance(const GmmKindSetup &setup, const GmmShape &shape) {
-  // bf16 results: the sums rounded to bf16 (8 bits) may land one ulp apart
-  // when added in another order. f32 and int8 (exact i32 sums, the same row
-  // quantization): only the order of the f32 additions differs.
-  bool bf16 = setup.operands == GmmOperands::BF16 || (setup.operands == GmmOperands::F32 && shape.bf16ForFma);
-  return bf16 ? 1e-2 : 1e-5;
-}
-
 void checkCase(const GmmKindSetup &setup, const Case &c, uint64_t seed) {
   SCOPED_TRACE(setup.kind + ", " + c.name + (c.shape.bf16ForFma ? " (bf16)" : "") + ", seed " +
                std::to_string(seed));
