@@ -1,6 +1,7 @@
 //===- LowerToLoops.cpp - the moe-lower-to-loops pass ---------------------===//
 
 
+#include "codegen/kernels/GmmKernel.h"
 #include "codegen/lowerings/GmmMicrokernel.h"
 #include "strategy/GmmTiling.h"
 #include "codegen/lowerings/Lowerings.h"
@@ -68,15 +69,9 @@ bool gatherFusedIntoUsers(GatherRowsOp gather) {
          });
 }
 
-/// The gmms and SwiGLU a lowering that fuses the SwiGLU takes together:
-/// the SwiGLU over `gmm`, its gate and (two inputs) its up gmm, each with
-/// the same lowering. Fails with an error when the IR no longer allows the
-/// fusion the attribute names.
-LogicalResult swigluOperands(GmmOp gmm, GmmLoweringAttr lowering, SwigluOp &swiglu, GmmOp &gate,
-                             GmmOp &up) {
-  gate = gmm;
-  if (!lowering.fuses("swiglu"))
-    return success();
+/// The SwiGLU a lowering fuses (fusedOperands).
+LogicalResult fusedSwiglu(GmmOp gmm, GmmLoweringAttr lowering, SwigluOp &swiglu, GmmOp &gate,
+                          GmmOp &up) {
   swiglu = gmm->hasOneUse() ? dyn_cast<SwigluOp>(*gmm->user_begin()) : SwigluOp();
   if (!swiglu)
     return gmm.emitError("its lowering fuses a SwiGLU, but its result is not a moe.swiglu's only "
@@ -97,6 +92,50 @@ LogicalResult swigluOperands(GmmOp gmm, GmmLoweringAttr lowering, SwigluOp &swig
   return success();
 }
 
+/// What a lowering that fuses takes together: the SwiGLU over `gmm`, its
+/// gate and (two inputs) its up gmm, each with the same lowering; the
+/// gather its rows come from. Fails with an error when the IR no longer
+/// allows a fusion the attribute names.
+LogicalResult fusedOperands(GmmOp gmm, GmmLoweringAttr lowering, SwigluOp &swiglu, GmmOp &gate,
+                             GmmOp &up) {
+  gate = gmm;
+  if (lowering.fuses("swiglu") && failed(fusedSwiglu(gmm, lowering, swiglu, gate, up)))
+    return failure();
+  if (lowering.fuses("gather")) {
+    auto gather = gate.getLhs().getDefiningOp<GatherRowsOp>();
+    if (!gather || !gatherFusedIntoUsers(gather))
+      return gmm.emitError("its lowering fuses a gather, but its rows are not a moe.gather_rows that "
+                           "every user reads through (run moe-select-lowering again after rewriting "
+                           "the IR)");
+  }
+  return success();
+}
+
+/// Whether `gmm`'s fast lowering can be followed: its fusions (above), its
+/// tiles against the target's registers and its kinds against the target's
+/// features (a hand-written lowering; the attribute's verifier checked the
+/// rest): an instruction the target lacks would stop LLVM's instruction
+/// selection.
+LogicalResult checkFastLowering(GmmOp gmm, GmmLoweringAttr lowering, TargetAttr target) {
+  SwigluOp swiglu;
+  GmmOp gate, up;
+  if (failed(fusedOperands(gmm, lowering, swiglu, gate, up)))
+    return failure();
+  strategy::GmmTiling tiling = strategy::GmmTiling::of(lowering);
+  int64_t vectorRegisters = target ? target.getVectorRegisters() : 32;
+  if (std::string why = tiling.invalidReason(static_cast<bool>(swiglu), vectorRegisters); !why.empty())
+    return gmm.emitError() << "gmm tiling " << tiling.str() << ": " << why;
+  if (!target)
+    return success();
+  for (Attribute kindName : lowering.getKernels())
+    if (const codegen::GmmKernelKind *kind = codegen::findGmmKernel(cast<StringAttr>(kindName).getValue()))
+      for (StringRef feature : kind->features)
+        if (!target.hasFeature(feature))
+          return gmm.emitError() << "kernel kind '" << kind->name << "' needs the CPU feature '" << feature
+                                 << "', which the target '" << target.getCpu() << "' lacks";
+  return success();
+}
+
 struct MoeLowerToLoopsPass
     : mlir::moe::impl::MoeLowerToLoopsBase<MoeLowerToLoopsPass> {
   using MoeLowerToLoopsBase::MoeLowerToLoopsBase;
@@ -106,7 +145,6 @@ struct MoeLowerToLoopsPass
     // matmuls, along rows.
     matmulsAlongRows(getOperation());
     auto target = getOperation()->getAttrOfType<TargetAttr>(kTargetAttrName);
-    int64_t vectorRegisters = target ? target.getVectorRegisters() : 32;
 
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
@@ -116,22 +154,21 @@ struct MoeLowerToLoopsPass
     IRRewriter rewriter(&getContext());
     DenseSet<Operation *> lowered;
     bool anyFailed = false;
+    // Every fast lowering is checked before anything is lowered, on the IR
+    // as selected: what it fuses, and a hand-written one against the
+    // target.
+    for (Operation *op : ops) {
+      auto gmm = dyn_cast<GmmOp>(op);
+      GmmLoweringAttr lowering = gmm ? loweringOf(gmm) : GmmLoweringAttr();
+      if (lowering && failed(checkFastLowering(gmm, lowering, target)))
+        anyFailed = true;
+    }
+    if (anyFailed)
+      return signalPassFailure();
     auto lowerFast = [&](GmmOp gmm, GmmLoweringAttr lowering) {
       SwigluOp swiglu;
       GmmOp gate, up;
-      if (failed(swigluOperands(gmm, lowering, swiglu, gate, up))) {
-        anyFailed = true;
-        return;
-      }
-      // A hand-written lowering is checked against the target's registers
-      // (the attribute's verifier checked the rest).
-      strategy::GmmTiling tiling = strategy::GmmTiling::of(lowering);
-      if (std::string why = tiling.invalidReason(static_cast<bool>(swiglu), vectorRegisters);
-          !why.empty()) {
-        gmm.emitError() << "gmm tiling " << tiling.str() << ": " << why;
-        anyFailed = true;
-        return;
-      }
+      (void)fusedOperands(gmm, lowering, swiglu, gate, up); // checked above
       for (Operation *op : {gate.getOperation(), up.getOperation(), swiglu.getOperation()})
         if (op)
           lowered.insert(op);

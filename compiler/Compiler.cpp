@@ -219,26 +219,32 @@ LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline,
     return true;
   }();
   (void)registered;
-  PassManager pm(module.getContext());
-  if (pipeline.empty()) {
-    moe::ToLLVMOptions options;
-    std::optional<moe::strategy::GmmStrategy> strategy = moe::strategy::parseGmmStrategy(gmm.strategy);
-    if (!strategy)
-      return module.emitError() << "unknown gmm strategy '" << gmm.strategy << "' (expected "
-                                << moe::strategy::gmmStrategyList() << ")";
-    options.gmmStrategy = *strategy;
-    // moec's --target-cpu wins over a #moe.target the module carries. The
-    // code is generated for the CPU moec compiles for (the host or
-    // --target-cpu): a module selected for another would use instructions
-    // nobody checked, so it is refused.
-    options.targetCpu = moe::strategy::targetCpuOverride().str();
-    auto pinned = module->getAttrOfType<moe::TargetAttr>(moe::kTargetAttrName);
+  // moec's --target-cpu wins over a #moe.target the module carries (moe-to-
+  // llvm attaches the named CPU's). Else the code is generated for the CPU
+  // moec compiles for (the host): a module selected for another CPU, or
+  // listing features this one lacks, would use instructions nobody checked,
+  // so it is refused.
+  std::string targetCpu = moe::strategy::targetCpuOverride().str();
+  if (auto pinned = module->getAttrOfType<moe::TargetAttr>(moe::kTargetAttrName);
+      pinned && targetCpu.empty()) {
     std::string compiling = moe::strategy::targetCpuName();
-    if (pinned && options.targetCpu.empty() && pinned.getCpu() != compiling)
+    if (pinned.getCpu() != compiling)
       return module.emitError() << "the module's #moe.target is '" << pinned.getCpu()
                                 << "' but moec compiles for '" << compiling
                                 << "': give --target-cpu " << pinned.getCpu()
                                 << " (or remove the attribute)";
+    llvm::StringMap<bool> features = moe::strategy::targetCpuFeatures();
+    for (Attribute f : pinned.getFeatures())
+      if (!features.lookup(cast<StringAttr>(f).getValue()))
+        return module.emitError() << "the module's #moe.target lists '" << cast<StringAttr>(f).getValue()
+                                  << "', which the CPU moec compiles for ('" << compiling
+                                  << "') lacks (remove the feature or the attribute)";
+  }
+  PassManager pm(module.getContext());
+  if (pipeline.empty()) {
+    moe::ToLLVMOptions options;
+    options.gmmStrategy = gmm.strategy;
+    options.targetCpu = targetCpu;
     options.gmmTiling = gmm.tiling;
     options.tuningTable = gmm.tuningTable;
     moe::buildToLLVMPipeline(pm, options);

@@ -11,6 +11,7 @@
 
 #include "runtime/ShardedRun.h"
 #include "runtime/Signature.h"
+#include "strategy/GmmStrategy.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -58,10 +59,10 @@ std::optional<FunctionSignature> entrySignature(mlir::ModuleOp module,
 /// nullopt for a single-device one.
 std::optional<MeshLayout> meshLayout(mlir::ModuleOp module, const std::string &name);
 
-/// How moe-to-llvm lowers moe.gmm (moec --gmm-strategy/--gmm-tiling/
-/// --tuning-table, moe-bench --backend and --tune).
+/// How moe-to-llvm lowers moe.gmm (moec and moe-bench --gmm-strategy,
+/// --gmm-tiling, --tuning-table; moe-bench --tune).
 struct GmmChoices {
-  std::string strategy = "microkernel";
+  mlir::moe::strategy::GmmStrategy strategy = mlir::moe::strategy::GmmStrategy::microkernel;
   std::string tiling;
   std::string tuningTable;
 };

@@ -3,6 +3,7 @@
 #include "dialect/MoeDialect.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -25,17 +26,24 @@ ArrayRef<StringLiteral> mlir::moe::gmmKernelKinds() {
   return kinds;
 }
 
+ArrayRef<StringLiteral> mlir::moe::targetFeatureNames() {
+  static constexpr StringLiteral names[] = {"avx2",       "fma",      "avx512f",  "avx512bf16",
+                                            "avx512vnni", "amx-tile", "amx-bf16", "amx-int8"};
+  return names;
+}
+
 namespace {
-/// Whether `array` holds only strings, each once.
+/// Whether `array` holds only strings, each once, each one of `known`.
 LogicalResult uniqueStrings(function_ref<InFlightDiagnostic()> emitError, ArrayAttr array,
-                            StringRef what, function_ref<bool(StringRef)> known = nullptr) {
+                            StringRef what, ArrayRef<StringLiteral> known) {
   llvm::StringSet<> seen;
   for (Attribute a : array) {
     auto s = dyn_cast<StringAttr>(a);
     if (!s)
-      return emitError() << what << " must be strings, got " << a;
-    if (known && !known(s.getValue()))
-      return emitError() << "unknown " << what << " '" << s.getValue() << "'";
+      return emitError() << what << "s must be strings, got " << a;
+    if (!llvm::is_contained(known, s.getValue()))
+      return emitError() << "unknown " << what << " '" << s.getValue() << "' (expected one of: "
+                         << llvm::join(known, ", ") << ")";
     if (!seen.insert(s.getValue()).second)
       return emitError() << what << " '" << s.getValue() << "' is listed twice";
   }
@@ -55,7 +63,7 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, S
                                  int64_t l2Bytes, int64_t threads) {
   if (cpu.empty())
     return emitError() << "#moe.target needs a CPU name";
-  if (failed(uniqueStrings(emitError, features, "target features")))
+  if (failed(uniqueStrings(emitError, features, "target feature", targetFeatureNames())))
     return failure();
   if (vectorRegisters < 1 || vectorRegisters > 64)
     return emitError() << "#moe.target vector_registers must be in [1, 64], got " << vectorRegisters;
@@ -73,34 +81,42 @@ LogicalResult GmmLoweringAttr::verify(function_ref<InFlightDiagnostic()> emitErr
                                       int64_t mr, int64_t nv, int64_t kc, int64_t nc, int64_t mc,
                                       int64_t packedColumns, int64_t amxMinRows, int64_t dotRows,
                                       ArrayAttr fuse) {
-  auto knownKind = [](StringRef k) { return llvm::is_contained(gmmKernelKinds(), k); };
   if (kernels.empty())
     return emitError() << "#moe.gmm_lowering needs at least one kernel kind";
-  if (failed(uniqueStrings(emitError, kernels, "gmm kernel kind", knownKind)))
+  if (failed(uniqueStrings(emitError, kernels, "gmm kernel kind", gmmKernelKinds())))
     return failure();
   bool reference = contains(kernels, "reference");
   if (reference && kernels.size() != 1)
     return emitError() << "the reference kernel runs alone";
-  if (fuse && failed(uniqueStrings(emitError, fuse, "gmm fusion",
-                                   [](StringRef f) { return f == "gather" || f == "swiglu"; })))
+  static constexpr StringLiteral fusions[] = {"gather", "swiglu"};
+  if (fuse && failed(uniqueStrings(emitError, fuse, "gmm fusion", fusions)))
     return failure();
   if (reference) {
     if (mr || nv || kc || nc || mc || packedColumns || amxMinRows || dotRows || (fuse && !fuse.empty()))
       return emitError() << "the reference kernel takes no tiles, thresholds or fusions";
     return success();
   }
+  // Each number belongs to the kinds that read it: one no listed kind reads
+  // would be an edit that silently changes nothing.
   bool packed = llvm::any_of(kernels, [](Attribute a) { return cast<StringAttr>(a).getValue() != "fma"; });
   if (packed && (packedColumns < 32 || packedColumns % 32))
     return emitError() << "the packed kernels need packed_columns, a positive multiple of 32, got "
                        << packedColumns;
+  if (!packed && packedColumns)
+    return emitError() << "packed_columns is read by the packed kernels only, not by fma";
   bool amx = contains(kernels, "amx_bf16") || contains(kernels, "amx_int8");
   if (amx && kernels.size() < 2)
     return emitError() << "the AMX kernels need another kind beside them: Linux may refuse the "
                           "tile state at run time";
   if (amx && amxMinRows < 1)
     return emitError() << "the AMX kernels need amx_min_rows > 0";
-  if (contains(kernels, "avx512bf16_dot") && dotRows < 1)
+  if (!amx && amxMinRows)
+    return emitError() << "amx_min_rows is read by the AMX kernels only";
+  bool dot = contains(kernels, "avx512bf16_dot");
+  if (dot && dotRows < 1)
     return emitError() << "avx512bf16_dot needs dot_rows > 0";
+  if (!dot && dotRows)
+    return emitError() << "dot_rows is read by avx512bf16_dot only";
   int int8Kinds = contains(kernels, "int8_vector") + contains(kernels, "int8_vnni");
   if (int8Kinds > 1)
     return emitError() << "int8_vector and int8_vnni are alternatives: list one";

@@ -109,9 +109,10 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a #moe.gmm_lowering on a moe.gmm or moe.tgmm";
     auto lowering = cast<GmmLoweringAttr>(attr.getValue());
     if (isa<TgmmOp>(op) && !lowering.isReference() &&
-        (lowering.getKernels().size() != 1 || !lowering.hasKernel("fma") || lowering.getMr()))
+        (lowering.getKernels().size() != 1 || !lowering.hasKernel("fma") || lowering.getMr() ||
+         (lowering.getFuse() && !lowering.getFuse().empty())))
       return op->emitError() << "a moe.tgmm runs on the reference loops or the fma kernel alone, "
-                                "without tiles";
+                                "without tiles or fusions";
     if (isa<GmmOp>(op) && !lowering.isReference() && !lowering.getMr())
       return op->emitError() << "a moe.gmm's kernels need tiles (mr, nv, kc, nc, mc)";
     if (auto gmm = dyn_cast<GmmOp>(op); gmm && !lowering.isReference()) {

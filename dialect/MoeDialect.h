@@ -54,6 +54,10 @@ inline constexpr llvm::StringLiteral kLoweringAttrName = "moe.lowering";
 /// and "reference".
 ArrayRef<StringLiteral> gmmKernelKinds();
 
+/// The CPU features (LLVM's names) a #moe.target may list: those the
+/// lowering decisions and the kernel kinds read.
+ArrayRef<StringLiteral> targetFeatureNames();
+
 /// Why the gmm tiles mr x nv (16-lane vectors), kc, nc, mc cannot be used
 /// (sizes not positive, nc not a multiple of 16 nv, mc not of mr, an odd nv
 /// with the SwiGLU fused), or "". The register file is the target's

@@ -482,7 +482,12 @@ PYBIND11_MODULE(_moec, m) {
         r.options.remat = remat, r.options.activationBudget = activationBudget;
         r.options.mesh = mesh, r.options.epDispatch = epDispatch;
         r.options.capacityFactor = capacityFactor, r.options.capacityRound = capacityRound;
-        r.gmm.strategy = gmmStrategy, r.gmm.tiling = gmmTiling, r.gmm.tuningTable = tuningTable;
+        std::optional<mlir::moe::strategy::GmmStrategy> strategy =
+            mlir::moe::strategy::parseGmmStrategy(gmmStrategy);
+        if (!strategy)
+          throw ArgumentError("unknown gmm_strategy '" + gmmStrategy + "' (expected " +
+                              mlir::moe::strategy::gmmStrategyList() + ")");
+        r.gmm.strategy = *strategy, r.gmm.tiling = gmmTiling, r.gmm.tuningTable = tuningTable;
         r.tuningTableFromEnv = tuningTableFromEnv;
         r.collectiveTimeoutMs = collectiveTimeoutMs;
         py::gil_scoped_release release; // compiling takes seconds

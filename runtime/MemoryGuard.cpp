@@ -29,18 +29,16 @@ uint64_t physicalMemoryBytes() {
 void checkRequest(size_t bytes) {
   if (bytes < kCheckedBytes)
     return;
-  uint64_t available = moec::availableMemoryBytes();
-  if (available == 0 || bytes <= available)
-    return;
-  // Built before the call, so that no temporary of this frame is skipped
-  // when failRunTime jumps back to the caller of the generated code.
+  // Kept in a thread_local, not a local: failRunTime jumps back to the
+  // caller of the generated code, skipping this frame's destructors.
   thread_local std::string refusal;
-  refusal = "the program asked for a buffer of " + moec::memorySizeText(bytes) +
-            " at run time, more than the " + moec::memorySizeText(available) +
-            " of memory available: refused rather than left to the kernel's "
-            "out-of-memory killer (a buffer whose size depends on the inputs, which "
-            "the memory plan cannot count before the run; give smaller inputs or "
-            "shard the block)";
+  refusal = moec::memoryShortfall(bytes, " at run time");
+  if (refusal.empty())
+    return;
+  refusal = "the program asked for a buffer of " + refusal +
+            ": refused rather than left to the kernel's out-of-memory killer (a buffer "
+            "whose size depends on the inputs, which the memory plan cannot count before "
+            "the run; give smaller inputs or shard the block)";
   moec::failRunTime(refusal);
 }
 
@@ -97,10 +95,10 @@ std::vector<std::pair<const char *, void *>> moec::memoryGuardSymbols() {
           {"aligned_alloc", reinterpret_cast<void *>(&moert_guarded_aligned_alloc)}};
 }
 
-std::string moec::memoryShortfall(uint64_t bytes) {
+std::string moec::memoryShortfall(uint64_t bytes, const std::string &detail) {
   uint64_t available = availableMemoryBytes();
   if (available == 0 || bytes <= available)
     return "";
-  return memorySizeText(bytes) + ", more than the " + memorySizeText(available) +
+  return memorySizeText(bytes) + detail + ", more than the " + memorySizeText(available) +
          " of memory available";
 }

@@ -40,10 +40,11 @@ uint64_t availableMemoryBytes();
 /// "1.5 GiB", "300.0 MiB": a size for a message.
 std::string memorySizeText(uint64_t bytes);
 
-/// "206.0 GiB, more than the 20.1 GiB of memory available" when
+/// "206.0 GiB<detail>, more than the 20.1 GiB of memory available" when
 /// `bytes` exceed availableMemoryBytes(), else "" (also when it is not
-/// known): what loaders refuse before allocating.
-std::string memoryShortfall(uint64_t bytes);
+/// known): what loaders, moec run and the allocation guard refuse before
+/// allocating.
+std::string memoryShortfall(uint64_t bytes, const std::string &detail = "");
 
 /// Name -> address of the guarded allocation functions, for the JIT's
 /// symbol map (they replace the C library's for generated code only).

@@ -1,7 +1,8 @@
 //===- GmmStrategy.h - which gmm kernel kinds a compile may use -*- C++ -*-===//
 //
 // The choice moe-opt (moe-select-lowering{gmm-strategy}), moec
-// (--gmm-strategy) and moe-bench (--gmm-strategy) offer, spelled once here.
+// (--gmm-strategy) and moe-bench (--gmm-strategy, alias --backend) offer,
+// spelled once here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEC_STRATEGY_GMMSTRATEGY_H

@@ -82,14 +82,15 @@ MachineModel MachineModel::hostCaches() {
 }
 
 MachineModel MachineModel::fromTarget(TargetAttr target) {
-  MachineModel m;
+  // The features' rules are forFeatures'; the numbers are the attribute's
+  // (which may have been edited).
+  llvm::StringMap<bool> features;
+  for (Attribute f : target.getFeatures())
+    features[cast<StringAttr>(f).getValue()] = true;
+  MachineModel m = forFeatures(features, /*host=*/false);
   m.vectorRegisters = target.getVectorRegisters();
   m.l1Bytes = target.getL1Bytes();
   m.l2Bytes = target.getL2Bytes();
-  m.amxBf16 = target.hasFeature("amx-tile") && target.hasFeature("amx-bf16");
-  m.amxInt8 = target.hasFeature("amx-tile") && target.hasFeature("amx-int8");
-  m.avx512Bf16 = target.hasFeature("avx512bf16");
-  m.avx512Vnni = target.hasFeature("avx512vnni");
   return m;
 }
 

@@ -36,7 +36,9 @@ def MoeSelectLowering : Pass<"moe-select-lowering", "::mlir::ModuleOp"> {
     Reads the module's `#moe.target` (moe-attach-target) and writes
     `moe.lowering = #moe.gmm_lowering<...>` on every moe.gmm and moe.tgmm:
     the kernel kinds compiled in, the tiles and the row thresholds, and the
-    fusions; moe-lower-to-loops follows it and decides nothing. Only what
+    fusions; moe-lower-to-loops follows it and decides nothing. An op that
+    carries one already (written by hand, or by an earlier run) keeps it,
+    except with `gmm-strategy=reference`. Only what
     depends on the run stays a run-time choice: a group's row count picks
     among the kinds listed (AMX for groups of at least `amx_min_rows` when
     Linux grants the tile state, else the dot products, else FMA).

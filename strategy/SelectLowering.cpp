@@ -105,6 +105,21 @@ void sharedMatmulsAsGmms(ModuleOp module) {
   }
 }
 
+/// What the cost model and the tuning table see of `gmm` (with the SwiGLU
+/// fused over it, if any): its depth and output columns.
+strategy::GmmShape shapeOf(GmmOp gmm, SwigluOp swiglu) {
+  auto rhsType = cast<RankedTensorType>(gmm.getRhs().getType());
+  bool transposed = gmm.getTransposeRhs(); // rhs [E, N, D]: the backward's row gradient
+  strategy::GmmShape shape;
+  shape.depth = rhsType.getDimSize(transposed ? 2 : 1);
+  shape.width = rhsType.getDimSize(transposed ? 1 : 2);
+  if (swiglu && swiglu.getInputs().size() == 1)
+    shape.width /= 2; // gate and up columns in one weight
+  shape.swiglu = static_cast<bool>(swiglu);
+  shape.elementBytes = rhsType.getElementType().getIntOrFloatBitWidth() / 8;
+  return shape;
+}
+
 struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectLoweringPass> {
   using MoeSelectLoweringBase::MoeSelectLoweringBase;
 
@@ -112,16 +127,9 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
   strategy::MachineModel machine;
   strategy::PackedKinds kinds;
 
-  /// The tiles for `gmm`: the option, the tuning table, the cost model.
-  FailureOr<strategy::GmmTiling> tilingFor(GmmOp gmm, SwigluOp swiglu) {
-    auto rhsType = cast<RankedTensorType>(gmm.getRhs().getType());
-    strategy::GmmShape shape;
-    // The transposed form (the backward's row gradient) reads rhs [E, N, D].
-    shape.depth = rhsType.getDimSize(gmm.getTransposeRhs() ? 2 : 1);
-    shape.width = swiglu && swiglu.getInputs().size() == 1 ? rhsType.getDimSize(2) / 2
-                                                           : rhsType.getDimSize(gmm.getTransposeRhs() ? 1 : 2);
-    shape.swiglu = static_cast<bool>(swiglu);
-    shape.elementBytes = rhsType.getElementType().getIntOrFloatBitWidth() / 8;
+  /// The tiles for `gmm` of `shape`: the option, the tuning table, the cost
+  /// model.
+  FailureOr<strategy::GmmTiling> tilingFor(GmmOp gmm, const strategy::GmmShape &shape) {
     std::optional<strategy::GmmTiling> tiling = optionTiling;
     if (!tiling && !tuningTable.empty()) {
       auto found = strategy::lookupTuningTable(tuningTable, shape);
@@ -144,7 +152,8 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
   FailureOr<GmmLoweringAttr> select(GmmOp gate, GmmOp up, SwigluOp swiglu) {
     MLIRContext *ctx = &getContext();
     Builder b(ctx);
-    auto tiling = tilingFor(gate, swiglu);
+    strategy::GmmShape shape = shapeOf(gate, swiglu);
+    auto tiling = tilingFor(gate, shape);
     if (failed(tiling))
       return failure();
     bool int8 = gate.isQuantized();
@@ -172,16 +181,15 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
       kernels.push_back("fma");
     }
     int64_t packedColumns = 0;
-    if (kernels.size() > 1 || kernels.front() != "fma") {
-      auto rhsType = cast<RankedTensorType>(gate.getRhs().getType());
-      strategy::GmmShape shape;
-      shape.depth = rhsType.getDimSize(1);
-      shape.width = swiglu && !up ? rhsType.getDimSize(2) / 2 : rhsType.getDimSize(2);
-      shape.swiglu = static_cast<bool>(swiglu);
+    if (kernels.size() > 1 || kernels.front() != "fma")
       packedColumns = strategy::packedColumnsFor(shape, int8, machine);
-    }
     SmallVector<Attribute> fuse;
-    if (gate.getLhs().getDefiningOp<GatherRowsOp>())
+    // The gather's rows are read through its permutation when every user
+    // is a gmm that can (else they exist anyway, for the others).
+    if (auto gather = gate.getLhs().getDefiningOp<GatherRowsOp>();
+        gather && llvm::all_of(gather->getUses(), [](OpOperand &use) {
+          return use.getOperandNumber() == 0 && isa<GmmOp>(use.getOwner());
+        }))
       fuse.push_back(b.getStringAttr("gather"));
     if (swiglu)
       fuse.push_back(b.getStringAttr("swiglu"));
@@ -242,8 +250,12 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
 
     auto tgmm = GmmLoweringAttr::get(ctx, ArrayAttr::get(ctx, {StringAttr::get(ctx, "fma")}), 0, 0, 0, 0,
                                      0, 0, 0, 0, ArrayAttr());
+    // A lowering already written (by hand, or by an earlier run) is kept:
+    // what a tuner edits is what is compiled.
     SmallVector<GmmOp> gmms;
     module.walk([&](Operation *op) {
+      if (op->hasAttr(kLoweringAttrName))
+        return;
       if (auto g = dyn_cast<GmmOp>(op))
         gmms.push_back(g);
       else if (isa<TgmmOp>(op))
@@ -258,6 +270,10 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
         gate = swiglu.getInputs()[0].getDefiningOp<GmmOp>();
         if (swiglu.getInputs().size() == 2)
           up = swiglu.getInputs()[1].getDefiningOp<GmmOp>();
+        // Half of the pair written already: the other half is not chosen
+        // over it (moe-lower-to-loops then says what does not match).
+        if (gate->hasAttr(kLoweringAttrName) || (up && up->hasAttr(kLoweringAttrName)))
+          continue;
       }
       FailureOr<GmmLoweringAttr> lowering = select(gate, up, swiglu);
       if (failed(lowering))

@@ -93,12 +93,6 @@ std::vector<std::string> mlir::moe::strategy::requiredIsaFeatures() {
   return required;
 }
 
-llvm::ArrayRef<llvm::StringLiteral> mlir::moe::strategy::strategyFeatures() {
-  static constexpr llvm::StringLiteral names[] = {"avx2",       "fma",      "avx512f",  "avx512bf16",
-                                                  "avx512vnni", "amx-tile", "amx-bf16", "amx-int8"};
-  return names;
-}
-
 mlir::moe::TargetAttr mlir::moe::strategy::targetAttrFor(MLIRContext *context, llvm::StringRef cpu,
                                                          std::string &error) {
   // A CPU named here gets the default caches, whatever this host is, so that
@@ -111,7 +105,7 @@ mlir::moe::TargetAttr mlir::moe::strategy::targetAttrFor(MLIRContext *context, l
     return {};
   Builder b(context);
   llvm::SmallVector<Attribute> listed;
-  for (llvm::StringRef f : strategyFeatures())
+  for (llvm::StringRef f : targetFeatureNames())
     if (features->lookup(f))
       listed.push_back(b.getStringAttr(f));
   MachineModel machine = MachineModel::forFeatures(*features, host);

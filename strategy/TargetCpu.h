@@ -43,12 +43,9 @@ llvm::StringMap<bool> targetCpuFeatures();
 /// time whether it may use the tiles.
 std::vector<std::string> requiredIsaFeatures();
 
-/// The features a lowering strategy reads, in LLVM's names: what a
-/// #moe.target lists (the others do not change a decision).
-llvm::ArrayRef<llvm::StringLiteral> strategyFeatures();
-
 /// The #moe.target of `cpu` ("": the CPU given to setTargetCpu, else this
-/// host): its strategy features, register file, caches and thread count.
+/// host): of its features those a #moe.target may list
+/// (targetFeatureNames(): the others change no decision), register file, caches and thread count.
 /// Only this host's caches and threads are known (sysconf); a named CPU gets
 /// MachineModel's default caches and threads = 0, the same on every host.
 /// Null with `error` for a CPU LLVM does not know.

@@ -1,7 +1,8 @@
-//===- Peak.cpp - this machine's FP32 FMA and AMX BF16 peaks, measured -----===//
+//===- Peak.cpp - this machine's peaks per unit, measured -----------------===//
 //
-// 24 independent accumulators (more than FMA latency x ports, 4 x 2 here),
-// multiplied and added in registers only: the rate no matmul can beat. The
+// FP32 FMA, AVX512_BF16, AVX512-VNNI and AMX (bf16, int8): for the vector
+// units, 24 independent accumulators (more than latency x ports, 4 x 2
+// here), multiplied and added in registers only: the rate no matmul can beat. The
 // compiler cannot drop them: each thread's sum is stored to an atomic.
 //
 //===----------------------------------------------------------------------===//
@@ -21,7 +22,7 @@
 #include <vector>
 
 namespace {
-#define MOEBENCH_X24(X)                                                                  \
+#define MOEC_X24(X)                                                                  \
   X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) \
       X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)
 
@@ -29,13 +30,13 @@ __attribute__((target("avx512f"))) float fmaChains512(long rounds) {
 #define DECL(i) __m512 c##i = _mm512_set1_ps(i * 1e-3f);
 #define STEP(i) c##i = _mm512_fmadd_ps(c##i, a, b);
 #define SUM(i) s = _mm512_add_ps(s, c##i);
-  MOEBENCH_X24(DECL)
+  MOEC_X24(DECL)
   __m512 a = _mm512_set1_ps(0.9999f), b = _mm512_set1_ps(1e-5f);
   for (long r = 0; r < rounds; ++r) {
-    MOEBENCH_X24(STEP)
+    MOEC_X24(STEP)
   }
   __m512 s = _mm512_setzero_ps();
-  MOEBENCH_X24(SUM)
+  MOEC_X24(SUM)
   return _mm512_reduce_add_ps(s);
 #undef DECL
 #undef STEP
@@ -46,13 +47,13 @@ __attribute__((target("avx2,fma"))) float fmaChains256(long rounds) {
 #define DECL(i) __m256 c##i = _mm256_set1_ps(i * 1e-3f);
 #define STEP(i) c##i = _mm256_fmadd_ps(c##i, a, b);
 #define SUM(i) s = _mm256_add_ps(s, c##i);
-  MOEBENCH_X24(DECL)
+  MOEC_X24(DECL)
   __m256 a = _mm256_set1_ps(0.9999f), b = _mm256_set1_ps(1e-5f);
   for (long r = 0; r < rounds; ++r) {
-    MOEBENCH_X24(STEP)
+    MOEC_X24(STEP)
   }
   __m256 s = _mm256_setzero_ps();
-  MOEBENCH_X24(SUM)
+  MOEC_X24(SUM)
   float out[8];
   _mm256_storeu_ps(out, s);
   return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
@@ -65,13 +66,13 @@ __attribute__((target("avx512f,avx512bf16"))) float dotChains512(long rounds) {
 #define DECL(i) __m512 c##i = _mm512_set1_ps(i * 1e-3f);
 #define STEP(i) c##i = _mm512_dpbf16_ps(c##i, a, b);
 #define SUM(i) s = _mm512_add_ps(s, c##i);
-  MOEBENCH_X24(DECL)
+  MOEC_X24(DECL)
   __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80), b = (__m512bh)_mm512_set1_epi16(0x3c00);
   for (long r = 0; r < rounds; ++r) {
-    MOEBENCH_X24(STEP)
+    MOEC_X24(STEP)
   }
   __m512 s = _mm512_setzero_ps();
-  MOEBENCH_X24(SUM)
+  MOEC_X24(SUM)
   return _mm512_reduce_add_ps(s);
 #undef DECL
 #undef STEP
@@ -85,13 +86,13 @@ __attribute__((target("avx512f,avx512vnni"))) float vnniChains512(long rounds) {
 #define DECL(i) __m512i c##i = _mm512_set1_epi32(i);
 #define STEP(i) asm("vpdpbusd %2, %1, %0" : "+v"(c##i) : "v"(a), "v"(b));
 #define SUM(i) s = _mm512_add_epi32(s, c##i);
-  MOEBENCH_X24(DECL)
+  MOEC_X24(DECL)
   __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-5);
   for (long r = 0; r < rounds; ++r) {
-    MOEBENCH_X24(STEP)
+    MOEC_X24(STEP)
   }
   __m512i s = _mm512_setzero_si512();
-  MOEBENCH_X24(SUM)
+  MOEC_X24(SUM)
   // The lanes wrap around (as the hardware's sums do): added unsigned, not
   // with _mm512_reduce_add_epi32's signed int arithmetic (UBSan: overflow).
   alignas(64) uint32_t lanes[16];

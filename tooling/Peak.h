@@ -1,4 +1,4 @@
-//===- Peak.h - this machine's FP32 FMA peak, measured ---------------------===//
+//===- Peak.h - this machine's peaks per unit, measured --------*- C++ -*-===//
 
 #ifndef MOEC_TOOLING_PEAK_H
 #define MOEC_TOOLING_PEAK_H

@@ -50,17 +50,14 @@ std::string moec::selectTarget(const std::string &targetCpu, const GmmChoices &g
              ", which code for it may use: it cannot run here (compile a library with -o and "
              "run it on such a machine)";
   }
-  std::optional<strategy::GmmStrategy> chosen = strategy::parseGmmStrategy(gmm.strategy);
-  if (!chosen)
-    return "unknown " + spell("gmm-strategy") + " '" + gmm.strategy + "' (expected " +
-           strategy::gmmStrategyList() + ")";
-  if (!strategy::packedKindsFor(*chosen, strategy::MachineModel::target(), strategy::targetCpuName(), error))
+  strategy::MachineModel machine = strategy::MachineModel::target();
+  if (!strategy::packedKindsFor(gmm.strategy, machine, strategy::targetCpuName(), error))
     return error;
   if (!gmm.tiling.empty()) {
     auto tiling = strategy::GmmTiling::parse(gmm.tiling);
     if (!tiling)
       return llvm::toString(tiling.takeError());
-    if (std::string why = tiling->invalidReason(/*swiglu=*/false, strategy::MachineModel::target().vectorRegisters); !why.empty())
+    if (std::string why = tiling->invalidReason(/*swiglu=*/false, machine.vectorRegisters); !why.empty())
       return "gmm tiling " + tiling->str() + ": " + why;
   }
   if (!gmm.tuningTable.empty() && gmm.tiling.empty())

@@ -3,13 +3,10 @@
 #include "GmmKernelHarness.h"
 
 #include "compiler/Compiler.h"
-#include "codegen/Emitter.h"
 #include "codegen/kernels/GmmKernel.h"
-#include "codegen/kernels/PackedOperands.h"
-#include "runtime/CpuFeatures.h"
+#include "strategy/TargetCpu.h"
 #include "tooling/Peak.h"
 
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -20,7 +17,6 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
-#include <set>
 
 using namespace moec;
 using namespace moec::kernels;
@@ -30,12 +26,13 @@ std::optional<GmmKindSetup> kernels::kindSetup(const std::string &kind) {
   // (every CPU with AMX has AVX512_BF16 and VNNI): the mixed task table and
   // the weight cache both kinds share are what runs.
   static const GmmKindSetup setups[] = {
-      {"fma", GmmOperands::F32, {"fma"}},
-      {"avx512bf16_dot", GmmOperands::BF16, {"avx512bf16_dot"}},
-      {"amx_bf16", GmmOperands::BF16, {"avx512bf16_dot", "amx_bf16"}},
-      {"int8_vector", GmmOperands::Int8, {"int8_vector"}},
-      {"int8_vnni", GmmOperands::Int8, {"int8_vnni"}},
-      {"amx_int8", GmmOperands::Int8, {"int8_vnni", "amx_int8"}},
+      {"fma", GmmOperands::F32, {"fma"}, {"FP32 FMA", measureFp32PeakGflops}},
+      {"avx512bf16_dot", GmmOperands::BF16, {"avx512bf16_dot"}, {"AVX512_BF16", measureAvx512Bf16PeakGflops}},
+      {"amx_bf16", GmmOperands::BF16, {"avx512bf16_dot", "amx_bf16"}, {"AMX BF16", measureAmxBf16PeakGflops}},
+      // Exact i32 multiply-adds: no peak loop for that unit.
+      {"int8_vector", GmmOperands::Int8, {"int8_vector"}, {}},
+      {"int8_vnni", GmmOperands::Int8, {"int8_vnni"}, {"AVX512-VNNI", measureVnniPeakGops}},
+      {"amx_int8", GmmOperands::Int8, {"int8_vnni", "amx_int8"}, {"AMX INT8", measureAmxInt8PeakGops}},
   };
   for (const GmmKindSetup &s : setups)
     if (s.kind == kind)
@@ -44,29 +41,22 @@ std::optional<GmmKindSetup> kernels::kindSetup(const std::string &kind) {
 }
 
 std::vector<std::string> kernels::missingFeatures(const GmmKindSetup &setup) {
-  // The features are the kernels' own (GmmKernel::requiredFeatures): made
-  // for a plan of the setup's operands, without emitting anything.
-  mlir::MLIRContext context;
-  mlir::OpBuilder builder(&context);
-  mlir::moe::codegen::Emitter e(builder, builder.getUnknownLoc());
-  mlir::moe::codegen::GmmKernelPlan plan;
-  plan.int8 = setup.operands == GmmOperands::Int8;
-  mlir::moe::codegen::PackedOperands shared(e, plan);
-  std::set<std::string> required;
-  for (const std::string &kind : setup.kernels) {
-    auto kernel = mlir::moe::codegen::createGmmKernel(kind, e, plan, shared);
-    if (!kernel)
-      return {"(no kernel kind '" + kind + "' in the registry)"};
-    for (std::string &f : kernel->requiredFeatures())
-      required.insert(std::move(f));
+  // Against the features the JIT compiles for (the host's, from CPUID), and
+  // for a tile kind the tile state Linux must grant as well.
+  llvm::StringMap<bool> target = mlir::moe::strategy::targetCpuFeatures();
+  std::vector<std::string> missing;
+  bool tiles = false;
+  for (const std::string &name : setup.kernels) {
+    const mlir::moe::codegen::GmmKernelKind *kind = mlir::moe::codegen::findGmmKernel(name);
+    if (!kind)
+      return {"(no kernel kind '" + name + "' in the registry)"};
+    for (llvm::StringRef f : kind->features)
+      if (!target.lookup(f) && !llvm::is_contained(missing, f.str()))
+        missing.push_back(f.str());
+    tiles |= kind->usesTiles;
   }
-  std::vector<std::string> list(required.begin(), required.end());
-  std::vector<std::string> missing = missingCpuFeatures(list);
-  // missingCpuFeatures leaves AMX out (moec's code asks Linux for the tiles
-  // at run time); a tile kind alone needs them granted.
-  bool amx = std::any_of(list.begin(), list.end(), [](const std::string &f) { return f.rfind("amx", 0) == 0; });
-  if (amx && !amxTilesGranted())
-    missing.push_back("amx-tile (the tile state Linux grants)");
+  if (tiles && !amxTilesGranted())
+    missing.push_back("the AMX tile state (Linux grants it to this process only on a CPU with AMX)");
   return missing;
 }
 

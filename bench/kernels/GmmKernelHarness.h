@@ -61,14 +61,21 @@ struct GmmKindSetup {
   std::string kind;
   GmmOperands operands;
   std::vector<std::string> kernels;
+  /// The unit it runs on, what moe-kernel-bench quotes its rate against
+  /// (tooling/Peak.h; null `peak`: no peak loop for that unit).
+  struct Unit {
+    const char *name = nullptr;
+    double (*peak)(unsigned threads, double seconds) = nullptr;
+  } unit;
 };
 
 /// The setup of every kind the registry knows (nullopt: a kind the harness
 /// has no setup for, which the unit test reports).
 std::optional<GmmKindSetup> kindSetup(const std::string &kind);
 
-/// The CPU features (LLVM's names) of the setup's kernels that this CPU
-/// lacks: empty when it can run them.
+/// The CPU features (LLVM's names) of the setup's kernels the JIT's target
+/// (this host) lacks, and for a tile kind the tile state Linux did not
+/// grant: empty when it can run them.
 std::vector<std::string> missingFeatures(const GmmKindSetup &setup);
 
 /// The function `gmm` for `setup` and `shape`, its lowering attribute

@@ -29,7 +29,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <random>
 
 using namespace llvm;
@@ -57,25 +56,6 @@ cl::opt<int64_t> dotRowsOption("dot-rows", cl::desc("Rows of an avx512bf16_dot t
 unsigned threadsOption = 1;
 cl::opt<unsigned> repeatOption("repeat", cl::desc("Timed calls (the median is reported)"), cl::init(20),
                                cl::cat(category));
-
-/// The unit each kind runs on: its peak, measured now, and its name.
-struct Unit {
-  const char *name;
-  std::function<double(unsigned)> peak;
-};
-std::optional<Unit> unitOf(const std::string &kind) {
-  if (kind == "fma")
-    return Unit{"FP32 FMA", [](unsigned t) { return measureFp32PeakGflops(t); }};
-  if (kind == "avx512bf16_dot")
-    return Unit{"AVX512_BF16", [](unsigned t) { return measureAvx512Bf16PeakGflops(t); }};
-  if (kind == "amx_bf16")
-    return Unit{"AMX BF16", [](unsigned t) { return measureAmxBf16PeakGflops(t); }};
-  if (kind == "int8_vnni")
-    return Unit{"AVX512-VNNI", [](unsigned t) { return measureVnniPeakGops(t); }};
-  if (kind == "amx_int8")
-    return Unit{"AMX INT8", [](unsigned t) { return measureAmxInt8PeakGops(t); }};
-  return std::nullopt; // int8_vector: exact i32 multiply-adds, no peak loop
-}
 
 double medianMs(CompiledGmm &gmm, std::vector<Buffer> &inputs, unsigned repeat, std::string &error) {
   std::vector<double> ms;
@@ -142,13 +122,13 @@ int main(int argc, char **argv) {
   std::vector<std::string> kinds(kindsOption.begin(), kindsOption.end());
   bool named = !kinds.empty();
   if (!named)
-    for (StringRef k : mlir::moe::codegen::registeredGmmKernels())
-      kinds.push_back(k.str());
+    for (const mlir::moe::codegen::GmmKernelKind *k : mlir::moe::codegen::registeredGmmKernels())
+      kinds.push_back(k->name.str());
   for (const std::string &kind : kinds)
     if (!kindSetup(kind)) {
       std::fprintf(stderr, "moe-kernel-bench: no kernel kind '%s' (the registry has:", kind.c_str());
-      for (StringRef k : mlir::moe::codegen::registeredGmmKernels())
-        std::fprintf(stderr, " %s", k.str().c_str());
+      for (const mlir::moe::codegen::GmmKernelKind *k : mlir::moe::codegen::registeredGmmKernels())
+        std::fprintf(stderr, " %s", k->name.str().c_str());
       std::fprintf(stderr, ")\n");
       return 2;
     }
@@ -204,10 +184,10 @@ int main(int argc, char **argv) {
     const char *unitOfRate = setup->operands == GmmOperands::Int8 ? "GOP/s" : "GFLOP/s";
     std::printf("kernel %s: median %.3f ms (%u calls), %.1f %s", kind.c_str(), ms, unsigned(repeatOption), rate,
                 unitOfRate);
-    if (std::optional<Unit> unit = unitOf(kind)) {
-      double peak = unit->peak(threadsOption);
+    if (setup->unit.peak) {
+      double peak = setup->unit.peak(threadsOption, 0.3);
       std::printf(", %.0f%% of the %s peak (%.1f %s measured now)", peak > 0 ? 100 * rate / peak : 0.0,
-                  unit->name, peak, unitOfRate);
+                  setup->unit.name, peak, unitOfRate);
     } else {
       std::printf(", no peak loop for this unit");
     }

@@ -59,11 +59,6 @@ public:
   AmxKernel(Emitter &e, const GmmKernelPlan &plan, PackedOperands &ops)
       : GmmKernel(e, plan), ops(ops) {}
 
-  llvm::StringRef name() const override { return p.int8 ? "amx_int8" : "amx_bf16"; }
-  std::vector<std::string> requiredFeatures() const override {
-    return {"avx512f", "amx-tile", p.int8 ? "amx-int8" : "amx-bf16"};
-  }
-  bool usesTiles() const override { return true; }
   int64_t rowGranule() const override { return kAmxRowGranule; }
   Value rowBlock(Value groupRows) override {
     return ops.rowBlockFor(groupRows, kMaxAmxRows, kAmxRowGranule);
@@ -245,7 +240,20 @@ void AmxKernel::emitTask(const GmmTask &task) {
   });
 }
 
-std::unique_ptr<GmmKernel> mlir::moe::codegen::makeAmxKernel(Emitter &e, const GmmKernelPlan &plan,
-                                                             PackedOperands &shared) {
-  return std::make_unique<AmxKernel>(e, plan, shared);
-}
+// Tile code compiles for any x86-64 target (the outlined function carries
+// it); whether it may run is asked at run time (requestTileState).
+const GmmKernelKind mlir::moe::codegen::kAmxBf16Kernel = {
+    "amx_bf16", {}, /*usesTiles=*/true,
+    [](Emitter &e, const GmmKernelPlan &plan, PackedOperands &shared) -> std::unique_ptr<GmmKernel> {
+      if (plan.int8)
+        return nullptr;
+      return std::make_unique<AmxKernel>(e, plan, shared);
+    }};
+
+const GmmKernelKind mlir::moe::codegen::kAmxInt8Kernel = {
+    "amx_int8", {}, /*usesTiles=*/true,
+    [](Emitter &e, const GmmKernelPlan &plan, PackedOperands &shared) -> std::unique_ptr<GmmKernel> {
+      if (!plan.int8)
+        return nullptr;
+      return std::make_unique<AmxKernel>(e, plan, shared);
+    }};

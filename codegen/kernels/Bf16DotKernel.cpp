@@ -53,8 +53,6 @@ public:
   Bf16DotKernel(Emitter &e, const GmmKernelPlan &plan, PackedOperands &ops)
       : GmmKernel(e, plan), ops(ops) {}
 
-  llvm::StringRef name() const override { return "avx512bf16_dot"; }
-  std::vector<std::string> requiredFeatures() const override { return {"avx512f", "avx512bf16"}; }
   // moe-select-lowering's dot_rows: a multiple of the register tile.
   int64_t rowGranule() const override { return p.dotRows; }
   Value rowBlock(Value) override { return e.index(p.dotRows); }
@@ -161,7 +159,14 @@ void Bf16DotKernel::emitTask(const GmmTask &task) {
             });
 }
 
-std::unique_ptr<GmmKernel> mlir::moe::codegen::makeBf16DotKernel(Emitter &e, const GmmKernelPlan &plan,
-                                                                 PackedOperands &shared) {
-  return std::make_unique<Bf16DotKernel>(e, plan, shared);
-}
+namespace {
+constexpr llvm::StringLiteral kDotFeatures[] = {"avx512f", "avx512bf16"};
+} // namespace
+
+const GmmKernelKind mlir::moe::codegen::kBf16DotKernel = {
+    "avx512bf16_dot", kDotFeatures, /*usesTiles=*/false,
+    [](Emitter &e, const GmmKernelPlan &plan, PackedOperands &shared) -> std::unique_ptr<GmmKernel> {
+      if (plan.int8)
+        return nullptr;
+      return std::make_unique<Bf16DotKernel>(e, plan, shared);
+    }};

@@ -43,10 +43,6 @@ public:
         outPerPanel(plan.swiglu ? nr / 2 : nr), panelsPerBlock(t.columnBlock / nr),
         vecType(VectorType::get({kLanes}, b.getF32Type())) {}
 
-  llvm::StringRef name() const override { return "fma"; }
-  // vector.fma on 16 f32 lanes, which LLVM legalizes for any x86-64 (AVX-512
-  // FMAs with embedded broadcasts where the target has them).
-  std::vector<std::string> requiredFeatures() const override { return {}; }
   int64_t rowGranule() const override { return t.rowBlock; }
   Value rowBlock(Value) override { return e.index(t.rowBlock); }
   int64_t columnBlock() const override { return panelsPerBlock * outPerPanel; }
@@ -264,6 +260,12 @@ void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
 }
 } // namespace
 
-std::unique_ptr<GmmKernel> mlir::moe::codegen::makeFmaKernel(Emitter &e, const GmmKernelPlan &plan) {
-  return std::make_unique<FmaKernel>(e, plan);
-}
+// vector.fma on 16 f32 lanes, which LLVM legalizes for any x86-64 (AVX-512
+// FMAs with embedded broadcasts where the target has them).
+const GmmKernelKind mlir::moe::codegen::kFmaKernel = {
+    "fma", {}, /*usesTiles=*/false,
+    [](Emitter &e, const GmmKernelPlan &plan, PackedOperands &) -> std::unique_ptr<GmmKernel> {
+      if (plan.int8)
+        return nullptr;
+      return std::make_unique<FmaKernel>(e, plan);
+    }};

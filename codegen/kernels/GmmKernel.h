@@ -13,11 +13,12 @@
 //   int8_vnni        Int8VnniKernel.cpp   vpdpbusd register tiles
 //   int8_vector      Int8VectorKernel.cpp exact i32 multiply-adds
 //
-// A new kind is one file defining a GmmKernel and its factory, a line in
+// A new kind is one file defining a GmmKernel and its GmmKernelKind (name,
+// the features it compiles with, its factory), a line in
 // GmmKernelRegistry.cpp, its name in the dialect's gmmKernelKinds() (which
 // the attribute's verifier checks), and the strategy's rule for when to pick
 // it; test/unit/GmmKernelTest.cpp and bench/kernels (moe-kernel-bench) then
-// test and measure it from the registry.
+// test and measure it from the registry (with its harness setup).
 //
 // Why an interface of our own: upstream has ukernel-style dispatch only in
 // IREE; MLIR itself has no notion of a run-time choice among kernels.
@@ -32,8 +33,6 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <memory>
-#include <string>
-#include <vector>
 
 namespace mlir::moe::codegen {
 
@@ -53,16 +52,6 @@ class GmmKernel {
 public:
   GmmKernel(Emitter &e, const GmmKernelPlan &plan) : e(e), p(plan) {}
   virtual ~GmmKernel() = default;
-
-  /// The kind's name, as #moe.gmm_lowering lists it.
-  virtual llvm::StringRef name() const = 0;
-  /// The CPU features (LLVM's names) its instructions need.
-  virtual std::vector<std::string> requiredFeatures() const = 0;
-  /// Whether it runs on AMX tiles: its code goes into a function of its own
-  /// (LLVM configures the tiles in the prologue of every function using
-  /// them, which must not run on a CPU without AMX), and a group takes it
-  /// only when Linux grants the tile state (takesGroup).
-  virtual bool usesTiles() const { return false; }
 
   /// The fewest rows a task of this kind gets (but a group's last): what the
   /// task table is sized by.
@@ -89,26 +78,33 @@ protected:
   const GmmKernelPlan &p;
 };
 
-/// The names of every kind the registry knows, in the dialect's order.
-llvm::ArrayRef<llvm::StringRef> registeredGmmKernels();
+/// A kind as the registry holds it, defined in the kind's file.
+struct GmmKernelKind {
+  /// As #moe.gmm_lowering lists it.
+  llvm::StringLiteral name;
+  /// The CPU features (LLVM's names) the compile target must have for its
+  /// instructions; moe-lower-to-loops checks them against #moe.target.
+  llvm::ArrayRef<llvm::StringLiteral> features;
+  /// Whether it runs on AMX tiles, which compile for any x86-64 target: its
+  /// code goes into a function of its own (LLVM configures the tiles in the
+  /// prologue of every function using them, which must not run on a CPU
+  /// without AMX), and a group takes it only when Linux grants the tile
+  /// state (GmmKernel::takesGroup).
+  bool usesTiles;
+  /// The kind for `plan`, sharing `shared` (the packed operands the packed
+  /// kinds read) with the plan's other kinds; null when the plan's operands
+  /// are not the kind's (the attribute's verifier refuses those).
+  std::unique_ptr<GmmKernel> (*make)(Emitter &e, const GmmKernelPlan &plan, PackedOperands &shared);
+};
 
-/// The kind named `name` for `plan`, sharing `shared` (the packed operands
-/// the packed kinds read) with the plan's other kinds; null for a name the
-/// registry does not know or that does not compute the plan's operands
-/// (amx_int8 for a bf16 gmm).
-std::unique_ptr<GmmKernel> createGmmKernel(llvm::StringRef name, Emitter &e,
-                                           const GmmKernelPlan &plan, PackedOperands &shared);
+/// The kinds, one per kind file (AmxKernel.cpp defines two).
+extern const GmmKernelKind kFmaKernel, kBf16DotKernel, kAmxBf16Kernel, kAmxInt8Kernel,
+    kInt8VnniKernel, kInt8VectorKernel;
 
-/// The factories, one per kind file.
-std::unique_ptr<GmmKernel> makeFmaKernel(Emitter &e, const GmmKernelPlan &plan);
-std::unique_ptr<GmmKernel> makeBf16DotKernel(Emitter &e, const GmmKernelPlan &plan,
-                                             PackedOperands &shared);
-std::unique_ptr<GmmKernel> makeAmxKernel(Emitter &e, const GmmKernelPlan &plan,
-                                         PackedOperands &shared);
-std::unique_ptr<GmmKernel> makeInt8VnniKernel(Emitter &e, const GmmKernelPlan &plan,
-                                              PackedOperands &shared);
-std::unique_ptr<GmmKernel> makeInt8VectorKernel(Emitter &e, const GmmKernelPlan &plan,
-                                                PackedOperands &shared);
+/// Every kind the registry knows, in the dialect's order.
+llvm::ArrayRef<const GmmKernelKind *> registeredGmmKernels();
+/// The kind named `name`; null for a name the registry does not know.
+const GmmKernelKind *findGmmKernel(llvm::StringRef name);
 
 } // namespace mlir::moe::codegen
 

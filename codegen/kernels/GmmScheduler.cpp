@@ -80,16 +80,19 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
   PackedOperands shared(e, p);
   // The default kind first, then the tile kinds.
   SmallVector<std::unique_ptr<GmmKernel>> kernels, tileKernels;
-  for (StringRef kind : kinds) {
-    std::unique_ptr<GmmKernel> kernel = createGmmKernel(kind, e, p, shared);
+  for (StringRef name : kinds) {
+    const GmmKernelKind *kind = findGmmKernel(name);
+    std::unique_ptr<GmmKernel> kernel = kind ? kind->make(e, p, shared) : nullptr;
+    // moe.gmm's verifier holds #moe.gmm_lowering to known kinds that
+    // compute its operands.
     if (!kernel)
-      llvm::report_fatal_error(llvm::Twine("moe-lower-to-loops: no gmm kernel kind '") + kind +
+      llvm::report_fatal_error(llvm::Twine("moe-lower-to-loops: no gmm kernel kind '") + name +
                                "' for this gmm's operands");
-    (kernel->usesTiles() ? tileKernels : kernels).push_back(std::move(kernel));
+    (kind->usesTiles ? tileKernels : kernels).push_back(std::move(kernel));
   }
-  // moe.gmm's verifier holds #moe.gmm_lowering to this.
   if (kernels.size() != 1)
     llvm::report_fatal_error("moe-lower-to-loops: a gmm lowering needs exactly one kind without tiles");
+  size_t firstTileKernel = kernels.size();
   for (auto &kernel : tileKernels)
     kernels.push_back(std::move(kernel));
 
@@ -179,7 +182,7 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
                                       /*withElseRegion=*/true);
       b.setInsertionPoint(kindIf.thenBlock()->getTerminator());
       kernels[k]->emitTask(task);
-      if (kernels[k]->usesTiles())
+      if (k >= firstTileKernel)
         outlineTileCode(kindIf.getThenRegion(), anchor);
       b.setInsertionPoint(kindIf.elseBlock()->getTerminator());
     }

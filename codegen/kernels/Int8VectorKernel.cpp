@@ -27,9 +27,6 @@ public:
   Int8VectorKernel(Emitter &e, const GmmKernelPlan &plan, PackedOperands &ops)
       : GmmKernel(e, plan), ops(ops) {}
 
-  llvm::StringRef name() const override { return "int8_vector"; }
-  // Plain vector arithmetic, which LLVM legalizes for any x86-64.
-  std::vector<std::string> requiredFeatures() const override { return {}; }
   int64_t rowGranule() const override { return PackedOperands::kInt8RowGranule; }
   Value rowBlock(Value groupRows) override {
     return ops.rowBlockFor(groupRows, PackedOperands::kMaxInt8Rows, PackedOperands::kInt8RowGranule);
@@ -80,7 +77,11 @@ void Int8VectorKernel::emitTask(const GmmTask &task) {
   });
 }
 
-std::unique_ptr<GmmKernel> mlir::moe::codegen::makeInt8VectorKernel(Emitter &e, const GmmKernelPlan &plan,
-                                                                    PackedOperands &shared) {
-  return std::make_unique<Int8VectorKernel>(e, plan, shared);
-}
+// Plain vector arithmetic, which LLVM legalizes for any x86-64.
+const GmmKernelKind mlir::moe::codegen::kInt8VectorKernel = {
+    "int8_vector", {}, /*usesTiles=*/false,
+    [](Emitter &e, const GmmKernelPlan &plan, PackedOperands &shared) -> std::unique_ptr<GmmKernel> {
+      if (!plan.int8)
+        return nullptr;
+      return std::make_unique<Int8VectorKernel>(e, plan, shared);
+    }};

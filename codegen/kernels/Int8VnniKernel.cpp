@@ -40,8 +40,6 @@ public:
   Int8VnniKernel(Emitter &e, const GmmKernelPlan &plan, PackedOperands &ops)
       : GmmKernel(e, plan), ops(ops) {}
 
-  llvm::StringRef name() const override { return "int8_vnni"; }
-  std::vector<std::string> requiredFeatures() const override { return {"avx512f", "avx512vnni"}; }
   int64_t rowGranule() const override { return PackedOperands::kInt8RowGranule; }
   Value rowBlock(Value groupRows) override {
     return ops.rowBlockFor(groupRows, PackedOperands::kMaxInt8Rows, PackedOperands::kInt8RowGranule);
@@ -160,7 +158,14 @@ void Int8VnniKernel::emitTask(const GmmTask &task) {
             });
 }
 
-std::unique_ptr<GmmKernel> mlir::moe::codegen::makeInt8VnniKernel(Emitter &e, const GmmKernelPlan &plan,
-                                                                  PackedOperands &shared) {
-  return std::make_unique<Int8VnniKernel>(e, plan, shared);
-}
+namespace {
+constexpr llvm::StringLiteral kVnniFeatures[] = {"avx512f", "avx512vnni"};
+} // namespace
+
+const GmmKernelKind mlir::moe::codegen::kInt8VnniKernel = {
+    "int8_vnni", kVnniFeatures, /*usesTiles=*/false,
+    [](Emitter &e, const GmmKernelPlan &plan, PackedOperands &shared) -> std::unique_ptr<GmmKernel> {
+      if (!plan.int8)
+        return nullptr;
+      return std::make_unique<Int8VnniKernel>(e, plan, shared);
+    }};

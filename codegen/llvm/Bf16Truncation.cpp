@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "strategy/GmmTiling.h"
+#include "strategy/TargetCpu.h"
 #include "codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -35,7 +35,7 @@ struct MoeExpandBf16TruncationPass
       auto target = module ? module->getAttrOfType<mlir::moe::TargetAttr>(mlir::moe::kTargetAttrName)
                            : mlir::moe::TargetAttr();
       expandVectors = target ? !target.hasFeature("avx512bf16")
-                             : !mlir::moe::strategy::MachineModel::target().avx512Bf16;
+                             : !mlir::moe::strategy::targetCpuFeatures().lookup("avx512bf16");
     }
     else if (vectors == "true" || vectors == "false")
       expandVectors = vectors == "true";

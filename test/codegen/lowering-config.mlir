@@ -56,3 +56,46 @@ module attributes {moe.target = #moe.target<cpu = "haswell", features = ["avx2",
     return %y : tensor<?x64xf32>
   }
 }
+
+// -----
+
+// A kind whose instructions the target lacks: refused before LLVM's
+// instruction selection would stop on them. (AMX kinds compile anywhere and
+// are chosen at run time.)
+module attributes {moe.target = #moe.target<cpu = "znver3", features = ["avx2", "fma"], vector_registers = 8, l1_bytes = 32768, l2_bytes = 524288>} {
+  func.func @dot_without_avx512bf16(%x: tensor<?x64xbf16>, %w: tensor<2x64x32xbf16>, %s: tensor<2xi32>) -> tensor<?x32xbf16> {
+    // expected-error @+1 {{kernel kind 'avx512bf16_dot' needs the CPU feature 'avx512f', which the target 'znver3' lacks}}
+    %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], mr = 2, nv = 2, kc = 16, nc = 64, mc = 4, packed_columns = 64, dot_rows = 12>} : tensor<?x64xbf16>, tensor<2x64x32xbf16>, tensor<2xi32>
+    return %y : tensor<?x32xbf16>
+  }
+}
+
+// -----
+
+module attributes {moe.target = #moe.target<cpu = "skylake-avx512", features = ["avx2", "fma", "avx512f"], vector_registers = 32, l1_bytes = 32768, l2_bytes = 1048576>} {
+  func.func @vnni_without_avx512vnni(%x: tensor<?x64xf32>, %w: tensor<2x64x32xi8>, %sc: tensor<2x32xf32>, %s: tensor<2xi32>) -> tensor<?x32xf32> {
+    // expected-error @+1 {{kernel kind 'int8_vnni' needs the CPU feature 'avx512vnni', which the target 'skylake-avx512' lacks}}
+    %y = moe.gmm %x, %w, %s scales(%sc : tensor<2x32xf32>) {moe.lowering = #moe.gmm_lowering<kernels = ["int8_vnni"], mr = 4, nv = 2, kc = 16, nc = 64, mc = 8, packed_columns = 64>} : tensor<?x64xf32>, tensor<2x64x32xi8>, tensor<2xi32>
+    return %y : tensor<?x32xf32>
+  }
+}
+
+// -----
+
+func.func @gather_gone(%x: tensor<?x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{its lowering fuses a gather, but its rows are not a moe.gather_rows that every user reads through (run moe-select-lowering again after rewriting the IR)}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 1, kc = 8, nc = 16, mc = 4, fuse = ["gather"]>} : tensor<?x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+// The gather has a user that does not read through it (the weight
+// gradient's tgmm): its rows must exist, and no gmm may claim to fuse it.
+func.func @gather_shared(%x: tensor<?x8xf32>, %perm: tensor<?xi32>, %w: tensor<2x8x16xf32>, %dy: tensor<?x16xf32>, %s: tensor<2xi32>) -> (tensor<?x16xf32>, tensor<2x8x16xf32>) {
+  %rows = moe.gather_rows %x, %perm top 2 : tensor<?x8xf32>, tensor<?xi32>
+  // expected-error @+1 {{its lowering fuses a gather, but its rows are not a moe.gather_rows that every user reads through}}
+  %y = moe.gmm %rows, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 1, kc = 8, nc = 16, mc = 4, fuse = ["gather"]>} : tensor<?x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  %dw = moe.tgmm %rows, %dy, %s : tensor<?x8xf32>, tensor<?x16xf32>, tensor<2xi32>
+  return %y, %dw : tensor<?x16xf32>, tensor<2x8x16xf32>
+}

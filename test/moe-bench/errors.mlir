@@ -67,3 +67,8 @@
 // QSCALES: moe-bench: error: --quant-weight-scales must be expert or channel (got 'row')
 // QQUEUE: moe-bench: error: --queue-mode prequeue times the float block without its gather; give it without --quant-mode
 // QMESH: moe-bench: error: --quant-mode runs the single-device block: int8 on a mesh is not supported yet (give it without --parallel-mode)
+
+// The gmm strategy is moec's enum: its values in the message, the same name.
+// RUN: not moe-bench --gmm-strategy fastest 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: not moe-bench --backend fastest 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// STRATEGY: moe-bench: for the --gmm-strategy option: Cannot find option named 'fastest'!

@@ -10,8 +10,14 @@ module attributes {moe.target = #moe.target<cpu = "znver4", features = ["avx512f
 
 // -----
 
-// expected-error @+1 {{target features 'avx2' is listed twice}}
+// expected-error @+1 {{target feature 'avx2' is listed twice}}
 module attributes {moe.target = #moe.target<cpu = "haswell", features = ["avx2", "avx2"], vector_registers = 8, l1_bytes = 32768, l2_bytes = 1048576>} {}
+
+// -----
+
+// A misspelt feature would silently turn its kernel kinds off.
+// expected-error @+1 {{unknown target feature 'avx512-bf16' (expected one of: avx2, fma, avx512f, avx512bf16, avx512vnni, amx-tile, amx-bf16, amx-int8)}}
+module attributes {moe.target = #moe.target<cpu = "znver4", features = ["avx512f", "avx512-bf16"], vector_registers = 32, l1_bytes = 32768, l2_bytes = 1048576>} {}
 
 // -----
 
@@ -23,7 +29,7 @@ func.func @target_on_function() attributes {moe.target = #moe.target<cpu = "znve
 // -----
 
 func.func @unknown_kind(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
-  // expected-error @+1 {{unknown gmm kernel kind 'avx1024'}}
+  // expected-error @+1 {{unknown gmm kernel kind 'avx1024' (expected one of: reference, fma, avx512bf16_dot, amx_bf16, int8_vector, int8_vnni, amx_int8)}}
   %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx1024"], mr = 1, nv = 1, kc = 8, nc = 16, mc = 1>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
   return %y : tensor<4x16xf32>
 }
@@ -71,7 +77,7 @@ func.func @gmm_without_tiles(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: te
 // -----
 
 func.func @tgmm_with_tiles(%x: tensor<?x8xf32>, %dy: tensor<?x16xf32>, %s: tensor<2xi32>) -> tensor<2x8x16xf32> {
-  // expected-error @+1 {{a moe.tgmm runs on the reference loops or the fma kernel alone, without tiles}}
+  // expected-error @+1 {{a moe.tgmm runs on the reference loops or the fma kernel alone, without tiles or fusions}}
   %dw = moe.tgmm %x, %dy, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 1, kc = 8, nc = 16, mc = 12>} : tensor<?x8xf32>, tensor<?x16xf32>, tensor<2xi32>
   return %dw : tensor<2x8x16xf32>
 }
@@ -106,4 +112,37 @@ func.func @two_base_kinds(%x: tensor<4x64xbf16>, %w: tensor<2x64x32xbf16>, %s: t
   // expected-error @+1 {{one non-AMX kernel kind runs every group AMX does not: a bf16 gmm takes fma or avx512bf16_dot, and amx_bf16 beside it}}
   %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma", "avx512bf16_dot"], mr = 6, nv = 2, kc = 64, nc = 32, mc = 12, packed_columns = 32, dot_rows = 48>} : tensor<4x64xbf16>, tensor<2x64x32xbf16>, tensor<2xi32>
   return %y : tensor<4x32xbf16>
+}
+
+// -----
+
+func.func @tgmm_with_fusion(%x: tensor<?x8xf32>, %dy: tensor<?x16xf32>, %s: tensor<2xi32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{a moe.tgmm runs on the reference loops or the fma kernel alone, without tiles or fusions}}
+  %dw = moe.tgmm %x, %dy, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], fuse = ["gather"]>} : tensor<?x8xf32>, tensor<?x16xf32>, tensor<2xi32>
+  return %dw : tensor<2x8x16xf32>
+}
+
+// -----
+
+// A number no listed kind reads would be an edit that changes nothing.
+func.func @packed_columns_for_fma(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{packed_columns is read by the packed kernels only, not by fma}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 1, nv = 1, kc = 8, nc = 16, mc = 1, packed_columns = 64>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @amx_min_rows_without_amx(%x: tensor<4x8xbf16>, %w: tensor<2x8x32xbf16>, %s: tensor<2xi32>) -> tensor<4x32xbf16> {
+  // expected-error @+1 {{amx_min_rows is read by the AMX kernels only}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], mr = 1, nv = 1, kc = 8, nc = 16, mc = 1, packed_columns = 32, amx_min_rows = 16, dot_rows = 48>} : tensor<4x8xbf16>, tensor<2x8x32xbf16>, tensor<2xi32>
+  return %y : tensor<4x32xbf16>
+}
+
+// -----
+
+func.func @dot_rows_without_dot(%x: tensor<4x8xf32>, %w: tensor<2x8x32xi8>, %sc: tensor<2xf32>, %s: tensor<2xi32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{dot_rows is read by avx512bf16_dot only}}
+  %y = moe.gmm %x, %w, %s scales(%sc : tensor<2xf32>) {moe.lowering = #moe.gmm_lowering<kernels = ["int8_vnni"], mr = 1, nv = 1, kc = 8, nc = 16, mc = 1, packed_columns = 32, dot_rows = 48>} : tensor<4x8xf32>, tensor<2x8x32xi8>, tensor<2xi32>
+  return %y : tensor<4x32xf32>
 }

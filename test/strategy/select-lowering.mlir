@@ -83,3 +83,33 @@ func.func @f32_and_backward(%dy: tensor<?x24xf32>, %w: tensor<4x32x24xf32>, %x: 
   %dw = moe.tgmm %x, %dy, %sizes : tensor<?x32xf32>, tensor<?x24xf32>, tensor<4xi32>
   return %dx, %dw : tensor<?x32xf32>, tensor<4x32x24xf32>
 }
+
+// A lowering written already (by hand: what a tuner edits) is kept, and so
+// is the half-written SwiGLU pair's other gmm (moe-lower-to-loops then says
+// what does not match); the reference strategy replaces every one.
+// SPR-LABEL: func @kept
+// SPR: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 1, nv = 2, kc = 8, nc = 32, mc = 1>}
+// SPR: moe.gmm %arg0, %arg2, %arg5 : tensor
+// SPR: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["reference"]>}
+// REF-LABEL: func @kept
+// REF-COUNT-3: kernels = ["reference"]
+func.func @kept(%rows: tensor<?x32xf32>, %wg: tensor<4x32x24xf32>, %wu: tensor<4x32x24xf32>, %x: tensor<?x32xf32>,
+                %dy: tensor<?x24xf32>, %sizes: tensor<4xi32>) -> (tensor<?x24xf32>, tensor<4x32x24xf32>) {
+  %g = moe.gmm %rows, %wg, %sizes {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 1, nv = 2, kc = 8, nc = 32, mc = 1>} : tensor<?x32xf32>, tensor<4x32x24xf32>, tensor<4xi32>
+  %u = moe.gmm %rows, %wu, %sizes : tensor<?x32xf32>, tensor<4x32x24xf32>, tensor<4xi32>
+  %a = moe.swiglu %g, %u : tensor<?x24xf32>, tensor<?x24xf32>
+  %dw = moe.tgmm %x, %dy, %sizes {moe.lowering = #moe.gmm_lowering<kernels = ["reference"]>} : tensor<?x32xf32>, tensor<?x24xf32>, tensor<4xi32>
+  return %a, %dw : tensor<?x24xf32>, tensor<4x32x24xf32>
+}
+
+// Rows another op reads too (the weight gradient's tgmm) exist anyway: the
+// gmm reads them, it does not fuse their gather.
+// SPR-LABEL: func @gather_shared
+// SPR: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = {{[0-9]+}}, nv = {{[0-9]+}}, kc = {{[0-9]+}}, nc = {{[0-9]+}}, mc = {{[0-9]+}}>}
+func.func @gather_shared(%x: tensor<?x32xf32>, %perm: tensor<?xi32>, %w: tensor<4x32x24xf32>, %dy: tensor<?x24xf32>,
+                         %sizes: tensor<4xi32>) -> (tensor<?x24xf32>, tensor<4x32x24xf32>) {
+  %rows = moe.gather_rows %x, %perm top 2 : tensor<?x32xf32>, tensor<?xi32>
+  %y = moe.gmm %rows, %w, %sizes : tensor<?x32xf32>, tensor<4x32x24xf32>, tensor<4xi32>
+  %dw = moe.tgmm %rows, %dy, %sizes : tensor<?x32xf32>, tensor<?x24xf32>, tensor<4xi32>
+  return %y, %dw : tensor<?x24xf32>, tensor<4x32x24xf32>
+}

@@ -29,14 +29,14 @@ TEST(GmmKernelRegistry, MatchesTheDialectsKinds) {
   for (llvm::StringRef kind : mlir::moe::gmmKernelKinds())
     if (kind != "reference")
       dialect.push_back(kind.str());
-  for (llvm::StringRef kind : mlir::moe::codegen::registeredGmmKernels())
-    registry.push_back(kind.str());
+  for (const mlir::moe::codegen::GmmKernelKind *kind : mlir::moe::codegen::registeredGmmKernels())
+    registry.push_back(kind->name.str());
   EXPECT_EQ(dialect, registry);
 }
 
 TEST(GmmKernelRegistry, EveryKindHasATestSetup) {
-  for (llvm::StringRef kind : mlir::moe::codegen::registeredGmmKernels())
-    EXPECT_TRUE(kindSetup(kind.str()).has_value()) << "no harness setup for kind " << kind.str();
+  for (const mlir::moe::codegen::GmmKernelKind *kind : mlir::moe::codegen::registeredGmmKernels())
+    EXPECT_TRUE(kindSetup(kind->name.str()).has_value()) << "no harness setup for kind " << kind->name.str();
 }
 
 struct Case {
@@ -148,8 +148,8 @@ TEST_P(GmmKernelTest, MatchesTheReferenceLoops) {
 
 std::vector<std::string> kinds() {
   std::vector<std::string> list;
-  for (llvm::StringRef kind : mlir::moe::codegen::registeredGmmKernels())
-    list.push_back(kind.str());
+  for (const mlir::moe::codegen::GmmKernelKind *kind : mlir::moe::codegen::registeredGmmKernels())
+    list.push_back(kind->name.str());
   return list;
 }
 

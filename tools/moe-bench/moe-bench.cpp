@@ -105,8 +105,16 @@ cl::opt<bool> sharedFused("shared-fused", cl::desc("Shared expert gate/up as one
                           cl::cat(category));
 cl::opt<std::string> impl("impl", cl::desc("baseline | fused_w13 | preweight | scatter"),
                           cl::init("fused_w13"), cl::cat(category));
-cl::opt<std::string> backend("backend", cl::desc("gmm lowering: microkernel (AMX / AVX512_BF16 for bf16 where the host has them) | microkernel-amx | microkernel-avx512bf16 | microkernel-fma | reference"),
-                             cl::init("microkernel"), cl::cat(category));
+// moec's --gmm-strategy, spelled once (strategy/GmmStrategy.h); --backend,
+// its older name, stays an alias.
+cl::opt<mlir::moe::strategy::GmmStrategy> gmmStrategy(
+    "gmm-strategy", cl::desc("Which gmm kernel kinds the code may use"),
+    cl::init(mlir::moe::strategy::GmmStrategy::microkernel), mlir::moe::strategy::gmmStrategyValues(),
+    cl::cat(category));
+cl::alias backendAlias("backend", cl::desc("Alias for --gmm-strategy"), cl::aliasopt(gmmStrategy),
+                       cl::cat(category));
+/// The strategy's spelling, for the report lines (backend=...).
+std::string backendName() { return mlir::moe::strategy::gmmStrategyName(gmmStrategy).str(); }
 cl::opt<std::string> packStrategy("routing-pack-strategy",
                                   cl::desc("argsort | tuple_sort | counting"),
                                   cl::init("argsort"), cl::cat(category));
@@ -340,7 +348,7 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
     const Result &r = results[i];
     os << "    {\"distribution\": \"" << r.distribution << "\", \"mode\": \"" << r.mode
        << "\", \"pass\": \"" << benchPass << "\", \"impl\": \"" << r.impl << "\", \"backend\": \""
-       << backend << "\", \"dtype\": \"" << dtype << "\", \"tokens\": " << tokens
+       << backendName() << "\", \"dtype\": \"" << dtype << "\", \"tokens\": " << tokens
        << ", \"hidden\": " << hidden << ", \"mlp_dim\": " << mlpDim << ", \"experts\": "
        << experts << ", \"topk\": " << r.k << ", \"shared_expert_dim\": " << r.shared
        << ", \"family\": " << (r.family.empty() ? "null" : "\"" + r.family + "\"")
@@ -438,7 +446,6 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
     return std::string("--") + flag + " must be one of " + list + " (got '" + v + "')";
   };
   for (auto check : {oneOf(impl, {"baseline", "fused_w13", "preweight", "scatter"}, "impl"),
-                     oneOf(backend, {"microkernel", "microkernel-amx", "microkernel-avx512bf16", "microkernel-fma", "reference"}, "backend"),
                      oneOf(packStrategy, {"argsort", "tuple_sort", "counting"},
                            "routing-pack-strategy"),
                      oneOf(distribution, {"random", "runs", "both"}, "distribution"),
@@ -615,7 +622,7 @@ int main(int argc, char **argv) {
   setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
 
   moec::GmmChoices gmm;
-  gmm.strategy = backend;
+  gmm.strategy = gmmStrategy;
   gmm.tiling = gmmTiling;
   gmm.tuningTable = tuningTable;
   if (tune) {
@@ -623,8 +630,8 @@ int main(int argc, char **argv) {
       gmm.tuningTable = "moec-tuning.txt";
     if (!gmmTiling.empty())
       return fail("--tune searches the tiles; do not give --gmm-tiling with it");
-    if (!StringRef(backend).starts_with("microkernel"))
-      return fail("--tune tunes the microkernel backends");
+    if (gmmStrategy == mlir::moe::strategy::GmmStrategy::reference)
+      return fail("--tune tunes the microkernel strategies' tiles, not the reference loops");
   }
   // The runs after --tune read the table back: a device or FIFO cannot be.
   if (tune && sys::fs::exists(gmm.tuningTable) && !sys::fs::is_regular_file(gmm.tuningTable))
@@ -648,11 +655,7 @@ int main(int argc, char **argv) {
   // dot products; all else against FP32 FMA (bf16 on the FMA tiles is
   // widened to f32).
   std::string kindsError;
-  std::optional<mlir::moe::strategy::GmmStrategy> chosenStrategy =
-      mlir::moe::strategy::parseGmmStrategy(backend);
-  if (!chosenStrategy)
-    return fail("unknown --backend '" + backend + "' (expected " + mlir::moe::strategy::gmmStrategyList() + ")");
-  auto kinds = mlir::moe::strategy::packedKindsFor(*chosenStrategy, mlir::moe::strategy::MachineModel::target(),
+  auto kinds = mlir::moe::strategy::packedKindsFor(gmmStrategy, mlir::moe::strategy::MachineModel::target(),
                                                    mlir::moe::strategy::targetCpuName(), kindsError);
   if (!kinds)
     return fail(kindsError);
@@ -989,7 +992,7 @@ int main(int argc, char **argv) {
       outs() << format("run: distribution=%s pass=%s impl=%s backend=%s dtype=%s tokens=%lld "
                        "hidden=%lld mlp_dim=%lld experts=%lld topk=%lld shared_expert_dim=%lld%s "
                        "pack=%s threads=%u iters=%d warmup=%d compile_s=%.2f\n",
-                       dist.c_str(), benchPass.c_str(), impl.c_str(), backend.c_str(),
+                       dist.c_str(), benchPass.c_str(), impl.c_str(), backendName().c_str(),
                        dtype.c_str(), (long long)c.tokens, (long long)c.hidden,
                        (long long)c.mlp, (long long)c.experts, (long long)k,
                        (long long)c.shared, c.shared && c.sharedFused ? " shared_fused" : "",
@@ -1297,7 +1300,7 @@ int main(int argc, char **argv) {
                          "real_assignments=%lld tflops=%.4f tokens_per_s=%.1f dtype=%s "
                          "peak_pct=%.1f%s\n",
                          dist.c_str(), mode.c_str(), benchPass.c_str(), impl.c_str(),
-                         backend.c_str(), (long long)k, r.nullTarget,
+                         backendName().c_str(), (long long)k, r.nullTarget,
                          nullRealized, (long long)nulls,
                          (long long)real, r.tflops, r.tokensPerS, dtype.c_str(), r.peakPct,
                          rematFields.c_str());

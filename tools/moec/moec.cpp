@@ -134,11 +134,11 @@ cl::opt<std::string> remat(cl::cat(moecCategory),
     cl::desc("With --backward: what the backward recomputes instead of keeping (moe-remat): "
              "none (default), expert_mlp, combine, or auto (needs --activation-budget)"),
     cl::init("none"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
-cl::opt<int64_t> activationBudget(cl::cat(moecCategory), 
-    "activation-budget",
+// Given or not (getNumOccurrences): no value stands for "none".
+cl::opt<int64_t> activationBudget(cl::cat(moecCategory), "activation-budget",
     cl::desc("With --backward: bytes the backward may keep from the forward (auto picks "
              "under it; a fixed --remat policy is checked against it)"),
-    cl::init(-1), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
 cl::opt<mlir::moe::strategy::GmmStrategy> gmmStrategy(cl::cat(moecCategory), 
     "gmm-strategy", cl::desc("Which kernel kinds moe.gmm may use (moe-select-lowering):"),
@@ -196,7 +196,7 @@ ProgramOptions programOptions() {
 
 GmmChoices gmmChoices() {
   GmmChoices choices;
-  choices.strategy = mlir::moe::strategy::gmmStrategyName(gmmStrategy).str();
+  choices.strategy = gmmStrategy;
   choices.tiling = gmmTiling;
   choices.tuningTable = tuningTable;
   if (choices.tuningTable.empty())
@@ -422,18 +422,16 @@ std::string memoryRefusal(const std::optional<MemoryPlan> &plan, const std::vect
       copies += block * uint64_t(localShards);
     }
   uint64_t need = perCall * uint64_t(localShards) + copies;
-  uint64_t available = availableMemoryBytes();
-  if (need <= available || available == 0)
-    return "";
-  std::string why = "the run needs about " + memorySizeText(need) + " (planned peak " +
-                    memorySizeText(perCall) + " per call";
+  std::string detail = " (planned peak " + memorySizeText(perCall) + " per call";
   if (localShards > 1)
-    why += " on each of " + std::to_string(localShards) + " shards";
+    detail += " on each of " + std::to_string(localShards) + " shards";
   if (copies)
-    why += ", and " + memorySizeText(copies) + " for the shards' blocks of the inputs";
-  return why + "), more than the " + memorySizeText(available) +
-         " of memory available: refused before running (give smaller shapes, or shard the "
-         "block over MPI processes)";
+    detail += ", and " + memorySizeText(copies) + " for the shards' blocks of the inputs";
+  std::string shortfall = memoryShortfall(need, detail + ")");
+  if (shortfall.empty())
+    return "";
+  return "the run needs about " + shortfall +
+         ": refused before running (give smaller shapes, or shard the block over MPI processes)";
 }
 
 /// Where `moec run` writes result `i`: --output-dir/out<i>.npy.
