@@ -29,19 +29,22 @@ using namespace moec::differential;
 
 namespace {
 
+cl::OptionCategory category("moe-fuzz-blocks options");
+
 cl::opt<uint64_t> seedOption("seed", cl::desc("Base seed (default: random, printed)"),
-                             cl::init(0));
+                             cl::init(0), cl::cat(category));
 cl::opt<int64_t> casesOption("cases", cl::desc("How many cases to run (default 20)"),
-                             cl::init(20));
-cl::opt<int64_t> onlyCase("case", cl::desc("Run only this case of the seed"), cl::init(-1));
+                             cl::init(20), cl::cat(category));
+cl::opt<int64_t> onlyCase("case", cl::desc("Run only this case of the seed"), cl::init(-1),
+                          cl::cat(category));
 cl::opt<double> minutes("minutes",
                         cl::desc("Run cases until this many minutes have passed (overrides "
                                  "--cases)"),
-                        cl::init(0));
+                        cl::init(0), cl::cat(category));
 cl::opt<int64_t> backwardEvery("backward-every",
                                cl::desc("Every n-th case runs forward and backward (default "
                                         "3; 0: forward only)"),
-                               cl::init(3));
+                               cl::init(3), cl::cat(category));
 
 /// Case `index` of `seed`: its own generator, so that any case repeats alone.
 bool runCase(uint64_t seed, int64_t index) {
@@ -74,6 +77,7 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   InitializeNativeTarget();
   InitializeNativeTargetAsmPrinter();
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "moe-fuzz-blocks: random MoE blocks, compiled, against the C++ "
                               "reference\n");

@@ -35,16 +35,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 using namespace llvm;
 
 namespace {
-cl::list<std::string> seedDirs(cl::Positional, cl::desc("<directories of .mlir seeds>"));
+
+cl::OptionCategory category("moe-fuzz-mutate options");
+cl::list<std::string> seedDirs(cl::Positional, cl::desc("<directories of .mlir seeds>"),
+                               cl::cat(category));
 cl::opt<std::string> dictFile("dict", cl::desc("Tokens to insert (libFuzzer's dictionary format)"),
-                              cl::init(""));
-cl::opt<double> seconds("seconds", cl::desc("How long to fuzz"), cl::init(30));
+                              cl::init(""), cl::cat(category));
+cl::opt<double> seconds("seconds", cl::desc("How long to fuzz"), cl::init(30), cl::cat(category));
 cl::opt<uint64_t> seedOption("seed", cl::desc("Random seed (default: from the clock, printed)"),
-                             cl::init(0));
+                             cl::init(0), cl::cat(category));
 cl::opt<std::string> currentFile("current",
                                  cl::desc("Where the input being tried is kept (for a crash)"),
-                                 cl::init("moe-fuzz-mutate-current.mlir"));
-cl::opt<std::string> replay("replay", cl::desc("Run this one file and stop"), cl::init(""));
+                                 cl::init("moe-fuzz-mutate-current.mlir"), cl::cat(category));
+cl::opt<std::string> replay("replay", cl::desc("Run this one file and stop"), cl::init(""),
+                            cl::cat(category));
 
 int fail(const std::string &message) {
   errs() << "moe-fuzz-mutate: error: " << message << "\n";
@@ -158,6 +162,7 @@ bool writeCurrent(const std::string &input) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "moe-fuzz-mutate: FuzzCompile's target on mutated seed programs\n");
   if (!replay.empty()) {

@@ -57,34 +57,55 @@ std::pair<Value, Value> selectTopK(Emitter &e, function_ref<Value(Value)> valueA
   return {chosenId, chosenLogit};
 }
 
-/// Softmax shift and denominator for token `t`: over the K chosen (shifted
-/// by the largest, the first chosen) or over every column.
-std::pair<Value, Value> softmaxShiftAndDenominator(Emitter &e, Value logits, Value t,
-                                                   int64_t columns, int64_t k,
-                                                   Value chosenLogit, bool overAll) {
+/// A token's softmax: the shift (the largest logit), the denominator, and
+/// for the gradient the column holding that largest logit (ties to the
+/// lower id) with the sum of every other term, `rest`. rest / denom is
+/// 1 - p of the top column without the cancellation of 1 - p: a router
+/// 20 logits sure of one expert has p = 1.0f and 1 - p about 1e-9, which
+/// the gradient of that expert's logit is made of.
+struct SoftmaxTerms {
+  Value shift, denom, topColumn, rest;
+};
+
+/// Over the K chosen (shifted by the largest, the first chosen) or over
+/// every column.
+SoftmaxTerms softmaxTerms(Emitter &e, Value logits, Value t, int64_t columns, int64_t k,
+                          Value chosenId, Value chosenLogit, bool overAll) {
   auto &b = e.b;
-  Value zero = e.index(0);
+  Value zero = e.index(0), f0 = e.f32(0);
   Value negInf = e.f32(-std::numeric_limits<float>::infinity());
+  SoftmaxTerms terms;
   if (!overAll) {
-    Value shift = e.load(chosenLogit, {zero});
-    Value denom = e.forLoop(zero, e.index(k), ValueRange{e.f32(0)},
-                            [&](Value s, ValueRange acc) -> SmallVector<Value> {
-                              Value v = e.load(chosenLogit, {s});
-                              return {e.fadd(acc[0], e.exp(arith::SubFOp::create(b, v, shift)))};
-                            })[0];
-    return {shift, denom};
+    terms.shift = e.load(chosenLogit, {zero});
+    terms.topColumn = e.load(chosenId, {zero});
+    SmallVector<Value> sums = e.forLoop(
+        zero, e.index(k), ValueRange{f0, f0}, [&](Value s, ValueRange acc) -> SmallVector<Value> {
+          Value term = e.exp(arith::SubFOp::create(b, e.load(chosenLogit, {s}), terms.shift));
+          Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, s, zero);
+          return {e.fadd(acc[0], term), e.fadd(acc[1], e.select(first, f0, term))};
+        });
+    terms.denom = sums[0];
+    terms.rest = sums[1];
+    return terms;
   }
   Value cColumns = e.index(columns);
-  Value shift = e.forLoop(zero, cColumns, ValueRange{negInf},
-                          [&](Value c, ValueRange acc) -> SmallVector<Value> {
-                            return {arith::MaximumFOp::create(b, acc[0], e.loadF32(logits, {t, c}))};
-                          })[0];
-  Value denom = e.forLoop(zero, cColumns, ValueRange{e.f32(0)},
-                          [&](Value c, ValueRange acc) -> SmallVector<Value> {
-                            Value v = e.loadF32(logits, {t, c});
-                            return {e.fadd(acc[0], e.exp(arith::SubFOp::create(b, v, shift)))};
-                          })[0];
-  return {shift, denom};
+  SmallVector<Value> top = e.forLoop(
+      zero, cColumns, ValueRange{negInf, zero}, [&](Value c, ValueRange acc) -> SmallVector<Value> {
+        Value v = e.loadF32(logits, {t, c});
+        Value above = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, v, acc[0]);
+        return {e.select(above, v, acc[0]), e.select(above, c, acc[1])};
+      });
+  terms.shift = top[0];
+  terms.topColumn = top[1];
+  SmallVector<Value> sums = e.forLoop(
+      zero, cColumns, ValueRange{f0, f0}, [&](Value c, ValueRange acc) -> SmallVector<Value> {
+        Value term = e.exp(arith::SubFOp::create(b, e.loadF32(logits, {t, c}), terms.shift));
+        Value isTop = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, c, terms.topColumn);
+        return {e.fadd(acc[0], term), e.fadd(acc[1], e.select(isTop, f0, term))};
+      });
+  terms.denom = sums[0];
+  terms.rest = sums[1];
+  return terms;
 }
 /// The routing attributes moe.route and moe.route_grad share.
 struct RouteAttrs {
@@ -174,7 +195,8 @@ Value selectionScores(Emitter &e, const RouteAttrs &a, Value logits, Value t, Va
 /// One token's forward up to the weights: the selection, the softmax shift
 /// and denominator (softmax only), and the sum of the real slots' scores.
 struct TokenSlots {
-  Value chosenId, chosenLogit, shift, denom, sum;
+  Value chosenId, chosenLogit, sum;
+  SoftmaxTerms softmax; // softmax scoring only
 };
 
 /// Selects token `t`'s K columns and scores them, calling
@@ -190,9 +212,9 @@ TokenSlots routeSlots(Emitter &e, const RouteAttrs &a, Value logits, Value t,
     // Scores first (softmax over all columns), then the choice by them;
     // each slot's weight is its unbiased score, from its logit as below.
     if (a.softmax)
-      std::tie(token.shift, token.denom) =
-          softmaxShiftAndDenominator(e, logits, t, a.columns, a.k, Value(), /*overAll=*/true);
-    Value sel = selectionScores(e, a, logits, t, token.shift, token.denom);
+      token.softmax = softmaxTerms(e, logits, t, a.columns, a.k, Value(), Value(),
+                                   /*overAll=*/true);
+    Value sel = selectionScores(e, a, logits, t, token.softmax.shift, token.softmax.denom);
     token.chosenId = selectTopK(e, [&](Value c) { return e.load(sel, {c}); }, a.columns, a.k).first;
     token.chosenLogit = e.allocaScratch({a.k}, b.getF32Type());
     e.forLoop(e.index(0), e.index(a.k), [&](Value s) {
@@ -202,8 +224,8 @@ TokenSlots routeSlots(Emitter &e, const RouteAttrs &a, Value logits, Value t,
     std::tie(token.chosenId, token.chosenLogit) =
         selectTopK(e, [&](Value c) { return e.loadF32(logits, {t, c}); }, a.columns, a.k);
     if (a.softmax)
-      std::tie(token.shift, token.denom) = softmaxShiftAndDenominator(
-          e, logits, t, a.columns, a.k, token.chosenLogit, a.overAll);
+      token.softmax = softmaxTerms(e, logits, t, a.columns, a.k, token.chosenId,
+                                   token.chosenLogit, a.overAll);
   }
   Value cExperts = e.index(a.experts), f0 = e.f32(0);
   Value noNull = arith::ConstantOp::create(b, b.getBoolAttr(false));
@@ -214,7 +236,8 @@ TokenSlots routeSlots(Emitter &e, const RouteAttrs &a, Value logits, Value t,
         Value id = e.load(token.chosenId, {s});
         Value v = e.load(token.chosenLogit, {s});
         Value score = a.softmax
-                          ? e.fdiv(e.exp(arith::SubFOp::create(b, v, token.shift)), token.denom)
+                          ? e.fdiv(e.exp(arith::SubFOp::create(b, v, token.softmax.shift)),
+                                   token.softmax.denom)
                           : e.sigmoid(v);
         Value seen = acc[0], isNull = noNull;
         if (a.nulls) {
@@ -332,26 +355,43 @@ void mlir::moe::codegen::lowerRouteGrad(RewriterBase &rewriter, RouteGradOp op) 
                                return {e.fadd(acc[0], e.fmul(e.load(score, {s}), ds))};
                              })[0];
     // Columns no slot chose: -p_j (s . ds) for the softmax over all, else 0.
+    const SoftmaxTerms &sm = token.softmax;
     e.forLoop(zero, cColumns, [&](Value c) {
       Value g = f0;
       if (a.softmax && a.overAll) {
-        Value p = e.fdiv(e.exp(arith::SubFOp::create(b, e.loadF32(logits, {t, c}), token.shift)),
-                         token.denom);
+        Value p = e.fdiv(e.exp(arith::SubFOp::create(b, e.loadF32(logits, {t, c}), sm.shift)),
+                         sm.denom);
         g = arith::NegFOp::create(b, e.fmul(p, sDotDs));
       }
       e.store(g, dlogits, {t, c});
     });
-    // The chosen columns.
+    // The chosen columns. Softmax: s_c (ds_c - s . ds), computed as
+    // s_c (ds_c (1 - s_c) - sum of the other slots' s ds) with 1 - s_c of
+    // the top column from the other terms: ds_c - s . ds cancels to 0 in
+    // f32 when s_c rounds to 1 (PyTorch's softmax backward gives 0 there
+    // too), the rearranged sum keeps the gradient double precision gives.
+    // Sigmoid: ds s (1 - s) with 1 - s as sigmoid(-logit), for the same
+    // reason. O(K^2) per token, small beside the selection's O(K (E + N)).
     e.forLoop(zero, cK, [&](Value s) {
       Value c = e.load(token.chosenId, {s});
       Value sc = e.load(score, {s}), ds = e.load(dscore, {s});
       Value g;
-      if (!a.softmax)
-        g = e.fmul(ds, e.fmul(sc, arith::SubFOp::create(b, f1, sc)));
-      else if (a.overAll)
-        g = e.fadd(e.load(dlogits, {t, c}), e.fmul(sc, ds));
-      else
-        g = e.fmul(sc, arith::SubFOp::create(b, ds, sDotDs));
+      if (!a.softmax) {
+        Value v = e.load(token.chosenLogit, {s});
+        g = e.fmul(ds, e.fmul(sc, e.sigmoid(arith::NegFOp::create(b, v))));
+      } else {
+        Value others = e.forLoop(zero, cK, ValueRange{f0},
+                                 [&](Value o, ValueRange acc) -> SmallVector<Value> {
+                                   Value same = arith::CmpIOp::create(
+                                       b, arith::CmpIPredicate::eq, o, s);
+                                   Value term = e.fmul(e.load(score, {o}), e.load(dscore, {o}));
+                                   return {e.fadd(acc[0], e.select(same, f0, term))};
+                                 })[0];
+        Value isTop = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, c, sm.topColumn);
+        Value oneMinus =
+            e.select(isTop, e.fdiv(sm.rest, sm.denom), arith::SubFOp::create(b, f1, sc));
+        g = e.fmul(sc, arith::SubFOp::create(b, e.fmul(ds, oneMinus), others));
+      }
       e.store(g, dlogits, {t, c});
     });
   });

@@ -571,5 +571,72 @@ TEST(RouteNumerics, IdsAndWeightsMatchReference) {
   }
 }
 
+// moe.route_grad where the router is sure of one expert (its logit 20 above
+// the rest, as a trained router can be): the gradient of every logit,
+// including the top one's (p rounds to 1.0f there and ds - s . ds cancels to
+// 0 in the textbook formula), against double precision, relative to the
+// largest element and with no absolute floor.
+TEST(RouteNumerics, SaturatedRouterGradientMatchesDoublePrecision) {
+  uint64_t seed = baseSeed() + 2000;
+  std::mt19937_64 rng(seed);
+  struct Case {
+    int64_t columns, k;
+    bool sigmoid, overAll, renormalize;
+  };
+  std::vector<Case> cases = {
+      {16, 5, false, true, false}, {16, 4, false, false, false}, {16, 4, false, true, true},
+      {9, 2, true, false, false},  {60, 8, false, true, false},
+  };
+  for (const Case &c : cases) {
+    int64_t T = 29;
+    std::ostringstream src;
+    std::string lt = tensorType({-1, c.columns}, "f32"), wt = tensorType({-1, c.k}, "f32");
+    src << "func.func @route_grad(%dw: " << wt << ", %l: " << lt << ") -> " << lt
+        << " {\n  %g = moe.route_grad %dw, %l" << (c.sigmoid ? " scoring sigmoid" : "")
+        << (c.overAll ? " order softmax_then_topk" : "") << (c.renormalize ? " renormalize" : "")
+        << " : " << wt << ", " << lt << "\n  return %g : " << lt << "\n}\n";
+    SCOPED_TRACE(src.str() + "seed " + std::to_string(seed));
+    Tensor logits = randomTensor(rng, DType::F32, {T, c.columns}, 1.0f);
+    for (int64_t t = 0; t < T; ++t) { // one hot column per token
+      int64_t hot = int64_t(rng() % uint64_t(c.columns));
+      logits.values[t * c.columns + hot] += 20.0f;
+      logits.buffer.as<float>()[t * c.columns + hot] = logits.values[t * c.columns + hot];
+    }
+    Tensor dweights = randomTensor(rng, DType::F32, {T, c.k}, 4.0f);
+    reference::RouteConfig rc{c.k, c.sigmoid, c.overAll, c.renormalize, 0, false};
+    std::vector<double> expected = reference::routeBackward(
+        reference::toF64(logits.values), T, c.columns, rc, reference::toF64(dweights.values));
+
+    mlir::DialectRegistry registry;
+    registerCompilerDialects(registry);
+    mlir::MLIRContext context(registry);
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(src.str(), &context);
+    ASSERT_TRUE(module);
+    std::string error;
+    auto sig = entrySignature(*module, "", error);
+    ASSERT_TRUE(sig) << error;
+    ASSERT_TRUE(mlir::succeeded(lowerModule(*module)));
+    auto jit = JitProgram::create(*module, error);
+    ASSERT_TRUE(jit) << error;
+    std::vector<Buffer> inputs;
+    inputs.push_back(std::move(dweights.buffer));
+    inputs.push_back(std::move(logits.buffer));
+    auto results = jit->run(*sig, inputs, error);
+    ASSERT_TRUE(results) << error;
+    // Per token: relative to that token's largest gradient, which is itself
+    // near e^-20 times ds in the softmax cases.
+    for (int64_t t = 0; t < T; ++t) {
+      double scale = 0;
+      for (int64_t j = 0; j < c.columns; ++j)
+        scale = std::max(scale, std::fabs(expected[t * c.columns + j]));
+      ASSERT_GT(scale, 0.0) << "token " << t;
+      for (int64_t j = 0; j < c.columns; ++j)
+        ASSERT_NEAR((*results)[0].as<float>()[t * c.columns + j], expected[t * c.columns + j],
+                    1e-4 * scale)
+            << "token " << t << ", column " << j;
+    }
+  }
+}
+
 
 } // namespace
