@@ -18,6 +18,7 @@
 #include "dialect/MoeOps.h"
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
+#include "runtime/RuntimeAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -415,7 +416,8 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
     Value rows = tensor::ExtractOp::create(b, loc, count, ValueRange{});
     Value dropped = arith::MaxSIOp::create(
         b, loc, arith::SubIOp::create(b, loc, rows, constant(capacity, i64)), constant(0, i64));
-    auto fn = declareRuntimeFunction(b.getInsertionBlock()->getParentOp(), "moert_count_dropped_rows",
+    auto fn = declareRuntimeFunction(b.getInsertionBlock()->getParentOp(),
+                                     moec::abi::countDroppedRowsEntryPoint(),
                                      FunctionType::get(ctx, {i64, i64}, {}));
     func::CallOp::create(b, loc, fn, ValueRange{rows, dropped});
   }

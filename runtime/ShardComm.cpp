@@ -50,9 +50,9 @@ std::vector<int64_t> decodeAxes(ShardComm &comm, int64_t code, int64_t groupSize
                                 const char *collective) {
   std::vector<int64_t> axes;
   const std::vector<int64_t> &shape = comm.meshShape();
-  for (int shift = 0; shift < 64; shift += 4) {
-    int64_t axis = (uint64_t(code) >> shift) & 0xF;
-    if (axis == 0xF)
+  for (int i = 0;; ++i) {
+    int64_t axis = abi::decodeAxis(code, i);
+    if (axis == abi::kAxesEnd)
       break;
     if (axis >= int64_t(shape.size()))
       throw CollectiveError(std::string(collective) + ": the program uses mesh axis " +
@@ -297,18 +297,7 @@ void moert_count_dropped_rows(int64_t localRows, int64_t droppedRows) {
 } // extern "C"
 
 std::vector<std::pair<const char *, void *>> moec::shardRuntimeSymbols() {
-  return {
-      {"moert_all_reduce_sum_f32", reinterpret_cast<void *>(&moert_all_reduce_sum_f32)},
-      {"moert_all_reduce_sum_bf16", reinterpret_cast<void *>(&moert_all_reduce_sum_bf16)},
-      {"moert_all_gather_f32", reinterpret_cast<void *>(&moert_all_gather_f32)},
-      {"moert_all_gather_bf16", reinterpret_cast<void *>(&moert_all_gather_bf16)},
-      {"moert_all_gather_i32", reinterpret_cast<void *>(&moert_all_gather_i32)},
-      {"moert_reduce_scatter_sum_f32", reinterpret_cast<void *>(&moert_reduce_scatter_sum_f32)},
-      {"moert_reduce_scatter_sum_bf16", reinterpret_cast<void *>(&moert_reduce_scatter_sum_bf16)},
-      {"moert_all_to_all_f32", reinterpret_cast<void *>(&moert_all_to_all_f32)},
-      {"moert_all_to_all_bf16", reinterpret_cast<void *>(&moert_all_to_all_bf16)},
-      {"moert_all_to_all_i32", reinterpret_cast<void *>(&moert_all_to_all_i32)},
-      {"moert_mesh_coordinate", reinterpret_cast<void *>(&moert_mesh_coordinate)},
-      {"moert_count_dropped_rows", reinterpret_cast<void *>(&moert_count_dropped_rows)},
-  };
+#define MOERT_SYMBOL(function) {#function, reinterpret_cast<void *>(&function)},
+  return {MOERT_ENTRY_POINTS(MOERT_SYMBOL)};
+#undef MOERT_SYMBOL
 }

@@ -1,7 +1,7 @@
 //===- ShardComm.h - one shard's collectives, whatever carries them -*- C++ -*-===//
 //
 // The per-shard program moec compiles calls its collectives through a small
-// C ABI (the moert_* functions below). Those calls go to the ShardComm bound
+// C ABI (the moert_* functions of runtime/RuntimeAbi.h). Those calls go to the ShardComm bound
 // to the calling thread: a rank of an in-process ThreadMesh (every shard a
 // thread of one process) or an MPI process (runtime/MpiComm.h, under
 // mpirun). The generated code is the same for both.
@@ -17,6 +17,7 @@
 #ifndef MOEC_RUNTIME_SHARDCOMM_H
 #define MOEC_RUNTIME_SHARDCOMM_H
 
+#include "runtime/RuntimeAbi.h"
 #include "runtime/ThreadCollectives.h"
 
 #include <cstdint>
@@ -104,45 +105,5 @@ CommCounters shardCommCounters();
 std::vector<std::pair<const char *, void *>> shardRuntimeSymbols();
 
 } // namespace moec
-
-// The C ABI of the generated code. A memref argument arrives unpacked as
-// MLIR's func-to-llvm passes it to an external function: allocated and
-// aligned pointers, offset and size (in elements), stride (rank 1 here: the
-// lowering hands over contiguous buffers). `axesCode` lists the group's mesh
-// axes in the op's order (which orders the group: the first listed most
-// significant), 4 bits each, the first in the lowest bits, ended by 0xF.
-// `groupSize` is the group's size the program was compiled for; a bound
-// mesh that disagrees is an error.
-#define MOERT_MEMREF(T, name)                                                           \
-  T *name##Allocated, T *name, int64_t name##Offset, int64_t name##Size, int64_t name##Stride
-
-extern "C" {
-// Sums run in f32 (bf16 is widened, summed, rounded once); gathers and
-// all-to-alls copy elements of their type.
-#define MOERT_SUM_COLLECTIVES(T, suffix)                                                    \
-  void moert_all_reduce_sum_##suffix(MOERT_MEMREF(T, data), int64_t axesCode,               \
-                                     int64_t groupSize);                                    \
-  void moert_reduce_scatter_sum_##suffix(MOERT_MEMREF(T, in), MOERT_MEMREF(T, out),         \
-                                         int64_t axesCode, int64_t groupSize);
-#define MOERT_COPY_COLLECTIVES(T, suffix)                                                   \
-  void moert_all_gather_##suffix(MOERT_MEMREF(T, in), MOERT_MEMREF(T, out), int64_t axesCode, \
-                                 int64_t groupSize);                                        \
-  /* rows [R, rowElements] flattened; received holds the capacity's rows */                 \
-  void moert_all_to_all_##suffix(MOERT_MEMREF(T, rows), MOERT_MEMREF(int32_t, sendCounts),  \
-                                 MOERT_MEMREF(T, received),                                 \
-                                 MOERT_MEMREF(int32_t, recvCounts), int64_t rowElements,    \
-                                 int64_t axesCode, int64_t groupSize);
-MOERT_SUM_COLLECTIVES(float, f32)
-MOERT_SUM_COLLECTIVES(uint16_t, bf16)
-MOERT_COPY_COLLECTIVES(float, f32)
-MOERT_COPY_COLLECTIVES(uint16_t, bf16)
-MOERT_COPY_COLLECTIVES(int32_t, i32)
-/// This rank's index along `axis` of a grid whose size on that axis is
-/// `axisSize` (checked against the bound mesh).
-int64_t moert_mesh_coordinate(int64_t axis, int64_t axisSize, int64_t meshRank);
-// Counts `localRows` assignment rows routed to this shard's experts, of
-// which `droppedRows` did not fit the capacity (CommCounters).
-void moert_count_dropped_rows(int64_t localRows, int64_t droppedRows);
-}
 
 #endif // MOEC_RUNTIME_SHARDCOMM_H

@@ -2,7 +2,7 @@
 //
 // moe.psum, moe.all_gather, moe.reduce_scatter, moe.all_to_all and the
 // shard dialect's process indices become calls into the sharded runtime's C
-// ABI (runtime/ShardComm.h), which runs them in-process (threads) or over
+// ABI (declared once in runtime/RuntimeAbi.h), which runs them in-process (threads) or over
 // MPI, whichever the host bound. Why by hand: MLIR 22's convert-shard-to-mpi
 // lowers only all_reduce, has no ragged all-to-all, and calls MPI directly,
 // so its output could not run as threads of one process.
@@ -18,6 +18,7 @@
 #include "codegen/Emitter.h"
 #include "codegen/lowerings/Lowerings.h"
 #include "passes/PassUtils.h"
+#include "runtime/RuntimeAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,18 +32,25 @@ using namespace mlir::moe::codegen;
 namespace {
 
 /// The runtime's suffix for an element type, or "" when it has none.
-StringRef typeSuffix(Type t) {
+/// The runtime's element kind of `t` (RuntimeAbi.h), if it has one.
+std::optional<moec::abi::Element> abiElement(Type t) {
   if (t.isF32())
-    return "f32";
+    return moec::abi::Element::F32;
   if (t.isBF16())
-    return "bf16";
+    return moec::abi::Element::BF16;
   if (t.isInteger(32))
-    return "i32";
-  return "";
+    return moec::abi::Element::I32;
+  return std::nullopt;
+}
+
+/// The runtime entry point of `collective` on `element`, or null.
+const char *entryPoint(moec::abi::Collective collective, Type element) {
+  std::optional<moec::abi::Element> kind = abiElement(element);
+  return kind ? moec::abi::entryPoint(collective, *kind) : nullptr;
 }
 
 /// The grid `ref` names from `op`, if the runtime can run on it: static
-/// axis sizes, at most 15 axes (4 bits each in an axes code).
+/// axis sizes, at most abi::kMaxAxes axes (what an axes code holds).
 FailureOr<shard::GridOp> runnableGrid(Operation *op, FlatSymbolRefAttr ref) {
   SymbolTableCollection symbols;
   auto grid = symbols.lookupNearestSymbolFrom<shard::GridOp>(op, ref);
@@ -51,8 +59,8 @@ FailureOr<shard::GridOp> runnableGrid(Operation *op, FlatSymbolRefAttr ref) {
   if (llvm::any_of(grid.getShape(), ShapedType::isDynamic))
     return op->emitOpError("runs on a grid with a dynamic axis size; the sharded "
                            "runtime needs every axis size at compile time");
-  if (grid.getShape().size() > 15)
-    return op->emitOpError("runs on a grid of more than 15 axes");
+  if (grid.getShape().size() > size_t(moec::abi::kMaxAxes))
+    return op->emitOpError() << "runs on a grid of more than " << moec::abi::kMaxAxes << " axes";
   return grid;
 }
 
@@ -69,12 +77,7 @@ FailureOr<Group> resolve(Operation *op, FlatSymbolRefAttr gridRef, ArrayAttr axe
   if (failed(resolved) || failed(runnableGrid(op, gridRef)))
     return failure();
   Group g;
-  int shift = 0;
-  for (int16_t a : resolved->indices) {
-    g.axesCode |= int64_t(a) << shift;
-    shift += 4;
-  }
-  g.axesCode |= int64_t(0xF) << shift;
+  g.axesCode = moec::abi::encodeAxes(resolved->indices.data(), int(resolved->indices.size()));
   g.size = resolved->shards;
   return g;
 }
@@ -187,12 +190,13 @@ LogicalResult mlir::moe::codegen::lowerPsum(RewriterBase &rewriter, PsumOp op) {
     return failure();
   auto type = cast<RankedTensorType>(op.getType());
   Type element = type.getElementType();
-  if (!element.isF32() && !element.isBF16())
+  const char *entry = entryPoint(moec::abi::Collective::AllReduceSum, element);
+  if (!entry)
     return unsupportedType(op, element, "a sum");
   rewriter.setInsertionPoint(op);
   Emitter e(rewriter, op.getLoc());
   Value out = contiguousCopy(e, op.getInput());
-  call(e, op, ("moert_all_reduce_sum_" + typeSuffix(element)).str(),
+  call(e, op, entry,
        {flatten(e, out), i64(e, g->axesCode), i64(e, g->size)});
   rewriter.replaceOp(op, e.tensor(out, type));
   return success();
@@ -205,8 +209,8 @@ LogicalResult mlir::moe::codegen::lowerAllGather(RewriterBase &rewriter, AllGath
   auto inType = cast<RankedTensorType>(op.getInput().getType());
   auto outType = cast<RankedTensorType>(op.getType());
   Type element = outType.getElementType();
-  StringRef suffix = typeSuffix(element);
-  if (suffix.empty())
+  const char *entry = entryPoint(moec::abi::Collective::AllGather, element);
+  if (!entry)
     return unsupportedType(op, element, "a gather");
   int64_t dim = op.getDim();
   rewriter.setInsertionPoint(op);
@@ -218,7 +222,7 @@ LogicalResult mlir::moe::codegen::lowerAllGather(RewriterBase &rewriter, AllGath
   // are reordered into place after.
   bool reorder = !blocksContiguous(inType, dim);
   Value gathered = reorder ? e.alloc(outType, dyn) : out;
-  call(e, op, ("moert_all_gather_" + suffix).str(),
+  call(e, op, entry,
        {flatten(e, in), flatten(e, gathered), i64(e, g->axesCode), i64(e, g->size)});
   if (reorder)
     reorderBlocks(e, flatten(e, gathered), flatten(e, out), product(e, in, 0, dim),
@@ -235,7 +239,8 @@ LogicalResult mlir::moe::codegen::lowerReduceScatter(RewriterBase &rewriter, Red
   auto inType = cast<RankedTensorType>(op.getInput().getType());
   auto outType = cast<RankedTensorType>(op.getType());
   Type element = outType.getElementType();
-  if (!element.isF32() && !element.isBF16())
+  const char *entry = entryPoint(moec::abi::Collective::ReduceScatterSum, element);
+  if (!entry)
     return unsupportedType(op, element, "a sum");
   int64_t dim = op.getDim();
   rewriter.setInsertionPoint(op);
@@ -251,7 +256,7 @@ LogicalResult mlir::moe::codegen::lowerReduceScatter(RewriterBase &rewriter, Red
                   e.index(g->size), product(e, out, dim, outType.getRank()),
                   /*toBlockMajor=*/true);
   }
-  call(e, op, ("moert_reduce_scatter_sum_" + typeSuffix(element)).str(),
+  call(e, op, entry,
        {flatten(e, blocks), flatten(e, out), i64(e, g->axesCode), i64(e, g->size)});
   rewriter.replaceOp(op, e.tensor(out, outType));
   return success();
@@ -265,8 +270,8 @@ LogicalResult mlir::moe::codegen::lowerAllToAll(RewriterBase &rewriter, AllToAll
   auto outType = cast<RankedTensorType>(op.getReceived().getType());
   auto countsType = cast<RankedTensorType>(op.getRecvCounts().getType());
   Type element = outType.getElementType();
-  StringRef suffix = typeSuffix(element);
-  if (suffix.empty())
+  const char *entry = entryPoint(moec::abi::Collective::AllToAll, element);
+  if (!entry)
     return unsupportedType(op, element, "an all-to-all");
   if (outType.isDynamicDim(0))
     return op.emitOpError("needs a static received row count (the capacity) to be lowered");
@@ -279,7 +284,7 @@ LogicalResult mlir::moe::codegen::lowerAllToAll(RewriterBase &rewriter, AllToAll
   Value recvCounts = e.alloc(countsType, {});
   Value rowElements = arith::IndexCastOp::create(e.b, e.b.getI64Type(),
                                                  product(e, rows, 1, rowsType.getRank()));
-  call(e, op, ("moert_all_to_all_" + suffix).str(),
+  call(e, op, entry,
        {flatten(e, rows), flatten(e, send), flatten(e, received), flatten(e, recvCounts),
         rowElements, i64(e, g->axesCode), i64(e, g->size)});
   rewriter.replaceOp(op, {e.tensor(received, outType), e.tensor(recvCounts, countsType)});
@@ -291,7 +296,7 @@ namespace {
 /// not known until the program runs on a mesh).
 Value meshCoordinate(Emitter &e, Operation *op, shard::GridOp grid, int64_t axis) {
   auto i64Type = e.b.getI64Type();
-  auto fn = declareRuntimeFunction(op, "moert_mesh_coordinate",
+  auto fn = declareRuntimeFunction(op, moec::abi::meshCoordinateEntryPoint(),
                             FunctionType::get(op->getContext(),
                                               {i64Type, i64Type, i64Type}, {i64Type}));
   Value coord = func::CallOp::create(e.b, fn,

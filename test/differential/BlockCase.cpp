@@ -522,7 +522,7 @@ void differential::fuseGateUpAsQuantized(const BlockCase &c, reference::BlockSha
 
 std::string differential::checkForward(const BlockCase &c, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  int64_t T = c.tokens, H = c.hidden, M = c.mlp, E = c.experts, S = c.shared;
+  int64_t T = c.tokens, H = c.hidden;
   Inputs in = makeInputs(c, rng);
   std::vector<Tensor> &args = in.args;
 
