@@ -1084,5 +1084,191 @@ LogicalResult BlockOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// moe.block's knobs: any order
+//===----------------------------------------------------------------------===//
+
+// Why a custom directive: ODS's declarative format takes optional groups in
+// the order written, so `top 2 renormalize scoring sigmoid` failed with only
+// "expected ':'". The knobs are keyword-value pairs after the operands; they
+// parse in any order (each once) and print in the canonical order, with the
+// defaults left out as the declarative format did.
+namespace {
+enum class KnobKind { Integer, Float, Unit, Enum };
+
+struct BlockKnob {
+  StringLiteral keyword;
+  KnobKind kind;
+  /// Integer and float knobs: the value that is not printed (the
+  /// attribute's default); none for `top` and the optional ones.
+  std::optional<double> defaultValue = std::nullopt;
+  /// Enums: keyword -> value and back (every default is case 0).
+  std::optional<uint32_t> (*symbolize)(StringRef) = nullptr;
+  StringRef (*stringify)(uint32_t) = nullptr;
+};
+
+template <typename Enum, std::optional<Enum> (*Symbolize)(StringRef),
+          StringRef (*Stringify)(Enum)>
+BlockKnob enumKnob(StringLiteral keyword) {
+  return {keyword, KnobKind::Enum, std::nullopt,
+          [](StringRef s) -> std::optional<uint32_t> {
+            if (std::optional<Enum> v = Symbolize(s))
+              return static_cast<uint32_t>(*v);
+            return std::nullopt;
+          },
+          [](uint32_t v) { return Stringify(static_cast<Enum>(v)); }};
+}
+
+/// Every knob in the canonical (printing) order. The keyword is the
+/// attribute's name.
+ArrayRef<BlockKnob> blockKnobs() {
+  static const BlockKnob knobs[] = {
+      {"top", KnobKind::Integer},
+      enumKnob<Scoring, symbolizeScoring, stringifyScoring>("scoring"),
+      enumKnob<RouteOrder, symbolizeRouteOrder, stringifyRouteOrder>("order"),
+      {"renormalize", KnobKind::Unit},
+      {"null_experts", KnobKind::Integer, 0.0},
+      enumKnob<NullPolicy, symbolizeNullPolicy, stringifyNullPolicy>("null_policy"),
+      {"null_fraction", KnobKind::Float},
+      {"groups", KnobKind::Integer, 1.0},
+      {"topk_groups", KnobKind::Integer, 1.0},
+      enumKnob<GroupScore, symbolizeGroupScore, stringifyGroupScore>("group_score"),
+      {"routed_scaling", KnobKind::Float, 1.0},
+      enumKnob<PackStrategy, symbolizePackStrategy, stringifyPackStrategy>("pack_strategy"),
+      enumKnob<CombineStrategy, symbolizeCombineStrategy, stringifyCombineStrategy>(
+          "combine_strategy"),
+      {"preweight", KnobKind::Unit},
+      {"weight_input", KnobKind::Unit},
+      enumKnob<Activation, symbolizeActivation, stringifyActivation>("activation"),
+      {"alpha", KnobKind::Float, 1.702},
+      {"limit", KnobKind::Float, 7.0},
+      {"interleaved", KnobKind::Unit},
+      enumKnob<Family, symbolizeFamily, stringifyFamily>("family"),
+  };
+  return knobs;
+}
+
+/// The attribute a knob keyword sets (`top` sets k).
+StringRef knobAttrName(const BlockKnob &knob) {
+  return knob.keyword == "top" ? StringRef("k") : StringRef(knob.keyword);
+}
+
+std::string knobKeywordList() {
+  std::string list;
+  for (const BlockKnob &knob : blockKnobs())
+    list += (list.empty() ? "" : ", ") + knob.keyword.str();
+  return list;
+}
+} // namespace
+
+static ParseResult parseBlockKnobs(OpAsmParser &parser, NamedAttrList &attrs) {
+  MLIRContext *ctx = parser.getContext();
+  Builder b(ctx);
+  llvm::StringSet<> seen;
+  while (true) {
+    llvm::SMLoc loc = parser.getCurrentLocation();
+    StringRef keyword;
+    if (failed(parser.parseOptionalKeyword(&keyword)))
+      break;
+    const BlockKnob *knob = llvm::find_if(
+        blockKnobs(), [&](const BlockKnob &k) { return k.keyword == keyword; });
+    if (knob == blockKnobs().end())
+      return parser.emitError(loc) << "unknown keyword '" << keyword
+                                   << "'; the keywords after the operands are: "
+                                   << knobKeywordList();
+    if (!seen.insert(keyword).second)
+      return parser.emitError(loc) << "'" << keyword << "' is given twice";
+    StringRef name = knobAttrName(*knob);
+    switch (knob->kind) {
+    case KnobKind::Unit:
+      attrs.set(name, b.getUnitAttr());
+      break;
+    case KnobKind::Integer: {
+      int64_t v = 0;
+      if (parser.parseInteger(v))
+        return failure();
+      attrs.set(name, b.getI64IntegerAttr(v));
+      break;
+    }
+    case KnobKind::Float: {
+      double v = 0;
+      if (parser.parseFloat(v))
+        return failure();
+      attrs.set(name, b.getF64FloatAttr(v));
+      break;
+    }
+    case KnobKind::Enum: {
+      llvm::SMLoc valueLoc = parser.getCurrentLocation();
+      StringRef value;
+      if (parser.parseKeyword(&value))
+        return failure();
+      std::optional<uint32_t> v = knob->symbolize(value);
+      if (!v) {
+        std::string cases;
+        for (uint32_t i = 0; !knob->stringify(i).empty(); ++i)
+          cases += (cases.empty() ? "" : ", ") + knob->stringify(i).str();
+        return parser.emitError(valueLoc) << "'" << value << "' is not a " << keyword
+                                          << "; one of: " << cases;
+      }
+      attrs.set(name, b.getI32IntegerAttr(static_cast<int32_t>(*v)));
+      break;
+    }
+    }
+  }
+  if (!seen.contains("top"))
+    return parser.emitError(parser.getCurrentLocation())
+           << "expected 'top K' (the keywords after the operands, in any order: "
+           << knobKeywordList() << ")";
+  return parser.parseOptionalAttrDict(attrs);
+}
+
+static void printBlockKnobs(OpAsmPrinter &printer, Operation *op, DictionaryAttr attrs) {
+  SmallVector<StringRef> elided = {"operandSegmentSizes"};
+  // The directive's own space comes before it: none before the first knob.
+  StringRef space = "";
+  auto keyword = [&](StringRef word) {
+    printer << space << word;
+    space = " ";
+  };
+  for (const BlockKnob &knob : blockKnobs()) {
+    StringRef name = knobAttrName(knob);
+    elided.push_back(name);
+    Attribute attr = attrs.get(name);
+    if (!attr)
+      continue;
+    switch (knob.kind) {
+    case KnobKind::Unit:
+      keyword(knob.keyword);
+      break;
+    case KnobKind::Integer: {
+      int64_t v = cast<IntegerAttr>(attr).getInt();
+      if (!knob.defaultValue || double(v) != *knob.defaultValue) {
+        keyword(knob.keyword);
+        printer << " " << v;
+      }
+      break;
+    }
+    case KnobKind::Float: {
+      auto f = cast<FloatAttr>(attr);
+      if (!knob.defaultValue || f.getValueAsDouble() != *knob.defaultValue) {
+        keyword(knob.keyword);
+        printer << " ";
+        printer.printAttributeWithoutType(f);
+      }
+      break;
+    }
+    case KnobKind::Enum: {
+      uint32_t v = static_cast<uint32_t>(cast<IntegerAttr>(attr).getInt());
+      if (v != 0 || knob.keyword == "family") {
+        keyword(knob.keyword);
+        printer << " " << knob.stringify(v);
+      }
+      break;
+    }
+    }
+  }
+  printer.printOptionalAttrDict(attrs.getValue(), elided);
+}
+
 #define GET_OP_CLASSES
 #include "dialect/MoeOps.cpp.inc"

@@ -766,6 +766,15 @@ def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
     `null_policy`, `renormalize` renormalising the real weights after the
     nulling) before the experts; both are given or neither.
 
+    After the operands come `top K` and the knobs as keyword-value pairs,
+    in any order, each once: `scoring`, `order`, `renormalize`,
+    `null_experts`, `null_policy`, `null_fraction`, `groups`, `topk_groups`,
+    `group_score`, `routed_scaling`, `pack_strategy`, `combine_strategy`,
+    `preweight`, `weight_input`, `activation`, `alpha`, `limit`,
+    `interleaved`, `family` (unit knobs have no value). They print in that
+    order, defaults left out; an unknown keyword or value is named with the
+    accepted ones.
+
     The routing attributes are those of `moe.route`; `pack_strategy` and
     `combine_strategy` those of `moe.pack` and `moe.combine`; `preweight`
     scales the activations by the routing weights before the down projection.
@@ -852,15 +861,7 @@ def Moe_BlockOp : Moe_Op<"block", [Pure, AttrSizedOperandSegments,
     (`shared_gate_up` `(` $shared_gate_up^ `:` type($shared_gate_up) `)`)?
     (`shared_down` `(` $shared_down^ `:` type($shared_down) `)`)?
     (`shared_gate` `(` $shared_gate^ `:` type($shared_gate) `)`)?
-    `top` $k (`scoring` $scoring^)? (`order` $order^)?
-    (`renormalize` $renormalize^)? (`null_experts` $null_experts^)?
-    (`null_policy` $null_policy^)? (`null_fraction` $null_fraction^)?
-    (`groups` $groups^)? (`topk_groups` $topk_groups^)? (`group_score` $group_score^)?
-    (`routed_scaling` $routed_scaling^)?
-    (`pack_strategy` $pack_strategy^)? (`combine_strategy` $combine_strategy^)? (`preweight` $preweight^)?
-    (`weight_input` $weight_input^)? (`activation` $activation^)? (`alpha` $alpha^)?
-    (`limit` $limit^)? (`interleaved` $interleaved^)? (`family` $family^)?
-    attr-dict `:` type($x)
+    custom<BlockKnobs>(attr-dict) `:` type($x)
   }];
   let extraClassDeclaration = [{
     int64_t getNumExperts();

@@ -120,6 +120,18 @@ func.func @block(%x: tensor<?x64xf32>, %l: tensor<?x8xf32>, %r: tensor<64x10xf32
   return %1, %2 : tensor<?x64xf32>, tensor<?x64xf32>
 }
 
+// The keywords after the operands come in any order and print in one; the
+// defaults (groups 1, routed_scaling 1.0, ...) are left out.
+// CHECK-LABEL: func @block_knobs_any_order
+func.func @block_knobs_any_order(%x: tensor<?x64xf32>, %l: tensor<?x8xf32>, %w13: tensor<8x64x32xf32>, %w2: tensor<8x16x64xf32>)
+    -> tensor<?x64xf32> {
+  // CHECK: down(%{{.*}} : tensor<8x16x64xf32>) top 2 scoring sigmoid order softmax_then_topk renormalize groups 4 topk_groups 2 routed_scaling 2.500000e+00 activation gpt_oss alpha 1.500000e+00 limit 3.000000e+00 interleaved {note = "kept"} : tensor<?x64xf32>
+  %0 = moe.block %x logits(%l : tensor<?x8xf32>) gate_up(%w13 : tensor<8x64x32xf32>) down(%w2 : tensor<8x16x64xf32>)
+         interleaved limit 3.0 routed_scaling 2.5 topk_groups 2 activation gpt_oss groups 4
+         alpha 1.5 renormalize order softmax_then_topk scoring sigmoid top 2 {note = "kept"} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
 // CHECK-LABEL: func @int8
 func.func @int8(%x: tensor<?x64xf32>, %w: tensor<6x64x32xf32>, %wb: tensor<6x64x32xbf16>, %sizes: tensor<6xi32>)
     -> (tensor<?x32xf32>, tensor<6x64x32xf32>, tensor<?x64xf32>, tensor<6xf32>) {
