@@ -4,7 +4,7 @@
 # with the ratios (bench/table.py). Environment: TOKENS HIDDEN MLP EXPERTS
 # TOPKS ("8 2") DTYPES ("f32 bf16") PASSES ("forward"; "forward forward_backward"
 # adds the training pass, against the PyTorch peer only: oneDNN has no
-# autograd) REMAT ("none"; forward_backward's --remat-mode, e.g.
+# autograd) REMAT ("none"; forward_backward's --remat, e.g.
 # "none,expert_mlp,combine") ITERS (3) THREADS (2); LOG_DIR keeps the raw
 # output (default: a temporary directory).
 set -euo pipefail
@@ -31,7 +31,7 @@ ks=$(echo $TOPKS | tr ' ' ',')
 for dt in $DTYPES; do
   for p in $PASSES; do
     # Stage timing is the forward's; forward_backward measures remat policies.
-    if [[ $p == forward ]]; then per_pass=(--stage-timing); else per_pass=(--remat-mode "$REMAT"); fi
+    if [[ $p == forward ]]; then per_pass=(--stage-timing); else per_pass=(--remat "$REMAT"); fi
     "$build/bin/moe-bench" --tokens "$T" --hidden "$H" --mlp-dim "$M" --experts "$E" \
       --topk-list "$ks" --dtype "$dt" --bench-pass "$p" --iters "$ITERS" --warmup 1 \
       --threads "$THREADS" "${per_pass[@]}" --dump-routing "$log/routing" \

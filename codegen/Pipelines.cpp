@@ -34,53 +34,16 @@ using namespace mlir;
 // runtime, libomp: upstream already has the thread pool, the work sharing
 // and the lowering, so moec does not write its own.
 //
-// Spelled as a textual pipeline: it reads like the mlir-opt command a user
-// would type to reproduce any stage, and `moec --emit=mlir --stop-after`
-// style debugging maps one to one onto it.
-static constexpr llvm::StringLiteral kExpand =
-    "moe-expand-block,canonicalize,cse,"
-    "moe-emit-c-interface";
-// Between the two: moe-attach-target, moe-select-lowering with the
-// pipeline's options, moe-lower-to-loops.
-static constexpr llvm::StringLiteral kToLLVM =
-    "func.func(convert-elementwise-to-linalg),"
-    "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "canonicalize,"
-    "buffer-deallocation-pipeline,"
-    // The deallocation pipeline clones returned buffers it does not own
-    // (constants, arguments), so the caller can always free a result.
-    "convert-bufferization-to-memref,"
-    // Buffers by live range into one arena (the deallocation pipeline frees
-    // each only at the end of its block).
-    "func.func(moe-plan-buffers),"
-    "moe-copies-to-linalg,"
-    "convert-scf-to-openmp,"
-    "convert-linalg-to-loops,"
-    "expand-strided-metadata,lower-affine,"
-    // bf16 arithmetic as f32 between extf and truncf, then the truncations
-    // LLVM cannot do natively as integer rounding: no __truncsfbf2 calls
-    // (Passes.td); before convert-vector-to-llvm, which converts arith
-    // ops on vectors too.
-    "func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
-    "moe-expand-bf16-truncation),"
-    // The microkernel's vector ops (AVX-512 with the host's features;
-    // x86vector for the AVX512_BF16 dot products).
-    "moe-approximate-vector-math,convert-vector-to-llvm{enable-x86vector},"
-    // Before scf-to-cf: it inlines each memref.alloca_scope (per-iteration
-    // stack scratch) between stacksave and stackrestore, and a scope may
-    // only hold one block.
-    "finalize-memref-to-llvm,"
-    "convert-scf-to-cf,convert-math-to-llvm,"
-    "convert-arith-to-llvm,convert-index-to-llvm,"
-    "convert-func-to-llvm,"
-    // Branches that carry AMX tiles, then the rest of cf.
-    "moe-convert-amx-to-llvm,convert-cf-to-llvm,convert-openmp-to-llvm,"
-    "reconcile-unrealized-casts";
-
+// Built from the passes' typed create functions and option structs, so a
+// renamed pass or option is a compile error, not a fatal error at the first
+// run. The textual form a user types into moe-opt to reproduce any stage is
+// what `pm.printAsTextualPipeline` prints (moe-opt --moe-to-llvm
+// --dump-pass-pipeline; docs/codegen.md).
 void mlir::moe::buildToLLVMPipeline(OpPassManager &pm, const ToLLVMOptions &options) {
-  if (failed(parsePassPipeline(kExpand, pm)))
-    llvm::report_fatal_error("moe-to-llvm refers to an unregistered pass");
+  pm.addPass(createMoeExpandBlock());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createMoeEmitCInterface());
   // The strategy, decided and written into the IR, then followed.
   MoeAttachTargetOptions target;
   target.cpu = options.targetCpu;
@@ -91,8 +54,55 @@ void mlir::moe::buildToLLVMPipeline(OpPassManager &pm, const ToLLVMOptions &opti
   select.tuningTable = options.tuningTable;
   pm.addPass(createMoeSelectLowering(select));
   pm.addPass(createMoeLowerToLoops());
-  if (failed(parsePassPipeline(kToLLVM, pm)))
-    llvm::report_fatal_error("moe-to-llvm refers to an unregistered pass");
+
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion = bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  // The deallocation pipeline clones returned buffers it does not own
+  // (constants, arguments), so the caller can always free a result.
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  // Buffers by live range into one arena (the deallocation pipeline frees
+  // each only at the end of its block).
+  pm.addNestedPass<func::FuncOp>(createMoePlanBuffers());
+  pm.addPass(createMoeCopiesToLinalg());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // bf16 arithmetic as f32 between extf and truncf, then the truncations
+  // LLVM cannot do natively as integer rounding: no __truncsfbf2 calls
+  // (Passes.td); before convert-vector-to-llvm, which converts arith ops on
+  // vectors too.
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16"};
+  emulate.targetTypeStr = "f32";
+  OpPassManager &perFunction = pm.nest<func::FuncOp>();
+  perFunction.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  perFunction.addPass(createMoeExpandBf16Truncation());
+  // The microkernel's vector ops (AVX-512 with the host's features;
+  // x86vector for the AVX512_BF16 dot products).
+  pm.addPass(createMoeApproximateVectorMath());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
+  // Before scf-to-cf: it inlines each memref.alloca_scope (per-iteration
+  // stack scratch) between stacksave and stackrestore, and a scope may only
+  // hold one block.
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  // Branches that carry AMX tiles, then the rest of cf.
+  pm.addPass(createMoeConvertAmxToLLVM());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 void mlir::moe::buildToLLVMPipeline(OpPassManager &pm) {

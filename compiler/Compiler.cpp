@@ -251,6 +251,10 @@ LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline,
   } else if (failed(parsePassPipeline(pipeline, pm, llvm::errs()))) {
     return failure();
   }
+  return runPassManager(module, pm);
+}
+
+LogicalResult moec::runPassManager(ModuleOp module, PassManager &pm) {
   if (passManagerCLOptions()) {
     if (failed(applyPassManagerCLOptions(pm)))
       return failure();

@@ -14,6 +14,7 @@
 #include "strategy/GmmStrategy.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -78,6 +79,10 @@ void usePassManagerCLOptions();
 /// handler.
 mlir::LogicalResult lowerModule(mlir::ModuleOp module, const std::string &pipeline = "",
                                 const GmmChoices &gmm = {});
+
+/// Runs a pipeline built in C++ over `module`, with the pass-manager
+/// command-line options when usePassManagerCLOptions() was called.
+mlir::LogicalResult runPassManager(mlir::ModuleOp module, mlir::PassManager &pm);
 
 /// What moe-plan-buffers decided for a function (bytes).
 struct MemoryPlan {

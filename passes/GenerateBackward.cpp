@@ -243,11 +243,6 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (loss != "mean-square" && loss != "cotangent") {
-      module.emitError() << "moe-generate-backward: unknown loss '" << loss
-                         << "' (expected mean-square or cotangent)";
-      return signalPassFailure();
-    }
     SmallVector<func::FuncOp> sources;
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.isExternal() || fn.isPrivate() || fn->hasAttr(kGradientArgs))
@@ -322,7 +317,7 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
     }
     int64_t replicas = placement ? placement->shards(yReplicas) : 1;
     Value first;
-    if (loss == "cotangent") {
+    if (loss == BackwardLoss::cotangent) {
       Value dy = body.addArgument(y.getType(), loc);
       // The caller's dy must be shaped like y: where y's size is dynamic
       // (the tokens) only the inputs decide it, so the check is made at run
@@ -370,7 +365,7 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
     DictionaryAttr scalarPlacement =
         placement ? b.getDictionaryAttr(b.getNamedAttr(kSplitAttrName, b.getArrayAttr({})))
                    : b.getDictionaryAttr({});
-    SmallVector<DictionaryAttr> resultAttrs = {loss == "cotangent" ? placed(ySplit)
+    SmallVector<DictionaryAttr> resultAttrs = {loss == BackwardLoss::cotangent ? placed(ySplit)
                                                                    : scalarPlacement};
     SmallVector<int64_t> gradientArgs;
     for (BlockArgument arg : body.getArguments().take_front(source.getNumArguments()))
@@ -393,7 +388,7 @@ struct GenerateBackward : moe::impl::MoeGenerateBackwardBase<GenerateBackward> {
       DictionaryAttr d = source.getArgAttrDict(i);
       argAttrs.push_back(d ? d : b.getDictionaryAttr({}));
     }
-    if (loss == "cotangent")
+    if (loss == BackwardLoss::cotangent)
       argAttrs.push_back(placed(ySplit));
     fb.setAllArgAttrs(argAttrs);
     fb.setAllResultAttrs(resultAttrs);

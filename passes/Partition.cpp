@@ -240,16 +240,13 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
     Location loc = block.getLoc();
     experts = block.getNumExperts();
     bool ep = expertSize > 1;
-    std::string dispatch = epDispatch;
-    if (ep && !llvm::is_contained({"dense", "compact", "ring", "a2a"}, dispatch))
-      return func.emitError() << "moe-partition: unknown ep-dispatch '" << dispatch
-                              << "' (dense, compact, ring or a2a)";
+    EpDispatch dispatch = epDispatch;
     if (ep && experts % expertSize != 0)
       return block.emitError() << "moe-partition: " << experts
                                << " experts do not split evenly over expert=" << expertSize;
     if (capacityFactor < 0 || capacityRound < 1)
       return func.emitError("moe-partition: capacity-factor must be >= 0 and capacity-round >= 1");
-    if (ep && dispatch == "dense" && capacityFactor > 0)
+    if (ep && dispatch == EpDispatch::dense && capacityFactor > 0)
       return func.emitError("moe-partition: ep-dispatch=dense computes every row; a capacity "
                             "factor applies to compact, ring and a2a");
     int64_t local = experts / expertSize;
@@ -259,7 +256,7 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
     SmallVector<std::string> tokenAxes;
     if (mesh.index("data"))
       tokenAxes.push_back("data");
-    bool tokensOverExpert = ep && (dispatch == "ring" || dispatch == "a2a");
+    bool tokensOverExpert = ep && (dispatch == EpDispatch::ring || dispatch == EpDispatch::a2a);
     if (tokensOverExpert)
       tokenAxes.push_back("expert");
     int64_t tokenParts = dataSize * (tokensOverExpert ? expertSize : 1);
@@ -314,7 +311,7 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
       clone.getResult().setType(*localResult);
       out = clone.getResult();
     } else {
-      FailureOr<Value> routed = dispatch == "a2a" ? allToAll(b, loc, block, local)
+      FailureOr<Value> routed = dispatch == EpDispatch::a2a ? allToAll(b, loc, block, local)
                                                   : expertShards(b, loc, block, dispatch, local);
       if (failed(routed))
         return failure();
@@ -335,7 +332,8 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
     func.setResultAttr(0, kSplitAttrName, splitAttr(attrs, resultSplit));
     func->setAttr(kMeshAttrName, FlatSymbolRefAttr::get(ctx, gridName));
     func->setAttr(kParallelAttrName,
-                  attrs.getStringAttr(ep ? "ep-" + dispatch : std::string("dp")));
+                  attrs.getStringAttr(ep ? ("ep-" + kEpDispatchChoices.name(dispatch)).str()
+                                        : std::string("dp")));
     return success();
   }
 
@@ -425,7 +423,7 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
   /// Dense masked, compact and ring: each shard computes its local experts
   /// over the tokens of its expert group; psum (or reduce-scatter, for the
   /// ring) closes the block.
-  FailureOr<Value> expertShards(IRRewriter &b, Location loc, BlockOp block, StringRef dispatch,
+  FailureOr<Value> expertShards(IRRewriter &b, Location loc, BlockOp block, EpDispatch dispatch,
                                 int64_t local) {
     Value x = block.getX(), logits = block.getRouterLogits(), draws = block.getNullDraws();
     auto axes = b.getStrArrayAttr({"expert"});
@@ -438,7 +436,7 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
       return AllGatherOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), v,
                                  grid, axes, b.getI64IntegerAttr(0));
     };
-    if (dispatch == "ring") {
+    if (dispatch == EpDispatch::ring) {
       x = gather(x);
       if (logits)
         logits = gather(logits);
@@ -452,7 +450,7 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
     int64_t assignments = ShapedType::isDynamic(tokens) ? tokens : tokens * block.getK();
 
     Value partial;
-    if (dispatch == "dense") {
+    if (dispatch == EpDispatch::dense) {
       // The seeds' first EP: every assignment row is computed on every
       // shard; other shards' rows (and nulls) go to a dummy group L of zero
       // weights and their routing weight is masked to 0.
@@ -492,7 +490,7 @@ struct MoePartitionPass : mlir::moe::impl::MoePartitionBase<MoePartitionPass> {
       if (*capacity)
         countDropped(b, loc, ids, local, **capacity);
     }
-    if (dispatch == "ring") {
+    if (dispatch == EpDispatch::ring) {
       auto type = cast<RankedTensorType>(partial.getType());
       SmallVector<int64_t> shape(type.getShape());
       if (!ShapedType::isDynamic(shape[0]))

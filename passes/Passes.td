@@ -74,8 +74,8 @@ def MoeGenerateBackward : Pass<"moe-generate-backward", "::mlir::ModuleOp"> {
     and the collectives' adjoints sum over the shards.
   }];
   let options = [
-    Option<"loss", "loss", "std::string", "\"mean-square\"",
-           "mean-square (return mean(y^2)) or cotangent (take dL/dy)">,
+    Option<"loss", "loss", "::mlir::moe::BackwardLoss", "::mlir::moe::BackwardLoss::meanSquare",
+           "what is differentiated", "::mlir::moe::kBackwardLossChoices.values()">,
     ListOption<"functions", "functions", "std::string",
                "functions to differentiate (default: every public one with moe ops)">,
     Option<"routingGrad", "routing-grad", "bool", "false",
@@ -139,8 +139,8 @@ def MoePartition : Pass<"moe-partition", "::mlir::ModuleOp"> {
            "mesh axes and sizes, e.g. data=2,expert=2 (default: the module's grid)">,
     Option<"gridOption", "grid", "std::string", "\"mesh\"",
            "name of the shard.grid to declare for `mesh`">,
-    Option<"epDispatch", "ep-dispatch", "std::string", "\"compact\"",
-           "expert-parallel dispatch: dense, compact, ring or a2a">,
+    Option<"epDispatch", "ep-dispatch", "::mlir::moe::EpDispatch", "::mlir::moe::EpDispatch::compact",
+           "expert-parallel dispatch", "::mlir::moe::kEpDispatchChoices.values()">,
     Option<"capacityFactor", "capacity-factor", "double", "0",
            "compact/ring/a2a buffer rows = cf x the fair share (0: room for every row)">,
     Option<"capacityRound", "capacity-round", "int64_t", "1",
@@ -266,8 +266,8 @@ def MoeRemat : Pass<"moe-remat", "::mlir::func::FuncOp"> {
     and recomputes.
   }];
   let options = [
-    Option<"policy", "policy", "std::string", "\"none\"",
-           "none, expert_mlp, combine or auto">,
+    Option<"policy", "policy", "::mlir::moe::RematPolicy", "::mlir::moe::RematPolicy::none",
+           "what the backward recomputes", "::mlir::moe::kRematPolicyChoices.values()">,
     Option<"activationBudget", "activation-budget", "int64_t", "-1",
            "bytes the backward may keep from the forward (auto: required)">,
   ];

@@ -36,24 +36,6 @@ namespace mlir::moe {
 using namespace mlir;
 using namespace mlir::moe;
 
-std::optional<RematPolicy> mlir::moe::parseRematPolicy(StringRef name) {
-  return llvm::StringSwitch<std::optional<RematPolicy>>(name)
-      .Case("none", RematPolicy::none)
-      .Case("expert_mlp", RematPolicy::expertMlp)
-      .Case("combine", RematPolicy::combine)
-      .Case("auto", RematPolicy::automatic)
-      .Default(std::nullopt);
-}
-
-StringRef mlir::moe::rematPolicyName(RematPolicy policy) {
-  switch (policy) {
-  case RematPolicy::none: return "none";
-  case RematPolicy::expertMlp: return "expert_mlp";
-  case RematPolicy::combine: return "combine";
-  case RematPolicy::automatic: return "auto";
-  }
-  llvm_unreachable("remat policy");
-}
 
 static std::optional<int64_t> numElements(Type type) {
   auto shaped = dyn_cast<RankedTensorType>(type);
@@ -252,12 +234,9 @@ struct Remat : moe::impl::MoeRematBase<Remat> {
 
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
-    std::optional<RematPolicy> parsed = parseRematPolicy(policy);
-    if (!parsed) {
-      fn.emitError() << "moe-remat: unknown policy '" << policy
-                     << "' (expected none, expert_mlp, combine or auto)";
-      return signalPassFailure();
-    }
+    // The option's parser accepts only the spellings of kRematPolicyChoices.
+    RematPolicy chosen = policy;
+    StringRef policyName = kRematPolicyChoices.name(chosen);
     if (activationBudget < -1) {
       fn.emitError() << "moe-remat: activation-budget must be a number of bytes (got "
                      << static_cast<int64_t>(activationBudget) << ")";
@@ -266,14 +245,14 @@ struct Remat : moe::impl::MoeRematBase<Remat> {
     if (!fn->hasAttr(kGradientArgsAttrName))
       return; // not a forward_backward function
     RematAnalysis analysis(fn);
-    if (!analysis.hasBoundary() && *parsed != RematPolicy::none) {
+    if (!analysis.hasBoundary() && chosen != RematPolicy::none) {
       fn.emitError() << "moe-remat: @" << fn.getSymName()
                      << " has no backward ops (moe.adjoint); run moe-generate-backward first";
       return signalPassFailure();
     }
     DenseSet<Value> values;
     RematCost cost;
-    if (*parsed == RematPolicy::automatic) {
+    if (chosen == RematPolicy::automatic) {
       if (activationBudget < 0) {
         fn.emitError() << "moe-remat: policy auto needs activation-budget=BYTES";
         return signalPassFailure();
@@ -292,10 +271,10 @@ struct Remat : moe::impl::MoeRematBase<Remat> {
       }
       values = std::move(*chosen);
     } else {
-      values = analysis.recomputedBy(*parsed);
+      values = analysis.recomputedBy(chosen);
       cost = analysis.cost(values);
       if (activationBudget >= 0 && !cost.dynamic && cost.keptBytes > activationBudget) {
-        fn.emitError() << "moe-remat: policy " << policy << " keeps " << cost.keptBytes
+        fn.emitError() << "moe-remat: policy " << policyName << " keeps " << cost.keptBytes
                        << " bytes for the backward of @" << fn.getSymName()
                        << ", over activation-budget " << static_cast<int64_t>(activationBudget)
                        << " (policy auto picks what fits)";
@@ -307,7 +286,7 @@ struct Remat : moe::impl::MoeRematBase<Remat> {
     // the analysis's to know; the sizes are what a user weighs).
     OpBuilder b(fn.getContext());
     fn->setAttr(kRematAttrName,
-                b.getDictionaryAttr({b.getNamedAttr("policy", b.getStringAttr(policy)),
+                b.getDictionaryAttr({b.getNamedAttr("policy", b.getStringAttr(policyName)),
                                      b.getNamedAttr("kept_bytes", b.getI64IntegerAttr(cost.keptBytes)),
                                      b.getNamedAttr("recomputed_flops",
                                                     b.getI64IntegerAttr(cost.recomputedFlops)),

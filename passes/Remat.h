@@ -10,6 +10,8 @@
 #ifndef MOEC_PASSES_REMAT_H
 #define MOEC_PASSES_REMAT_H
 
+#include "passes/Choices.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
@@ -19,10 +21,6 @@
 
 namespace mlir::moe {
 
-/// The policies of semantics doc section 3, plus `auto`.
-enum class RematPolicy { none, expertMlp, combine, automatic };
-std::optional<RematPolicy> parseRematPolicy(llvm::StringRef name);
-llvm::StringRef rematPolicyName(RematPolicy policy);
 
 /// What one choice of recomputed values costs.
 struct RematCost {

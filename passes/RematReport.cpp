@@ -58,7 +58,7 @@ struct RematReport : moe::impl::MoeRematReportBase<RematReport> {
       os << llvm::format("  %-12s %16s %18s\n", "policy", "kept_bytes", "recomputed_flops");
       SmallVector<std::pair<StringRef, RematCost>> rows;
       for (RematPolicy p : {RematPolicy::none, RematPolicy::expertMlp, RematPolicy::combine})
-        rows.push_back({rematPolicyName(p), analysis.cost(analysis.recomputedBy(p))});
+        rows.push_back({kRematPolicyChoices.name(p), analysis.cost(analysis.recomputedBy(p))});
       for (auto &[name, cost] : rows)
         printRow(os, name, cost);
       if (activationBudget >= 0) {

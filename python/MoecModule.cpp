@@ -478,9 +478,22 @@ PYBIND11_MODULE(_moec, m) {
         r.source = source, r.isPath = isPath;
         r.hfConfig = hfConfig, r.hfLayer = hfLayer, r.hfDtype = hfDtype;
         r.entry = entry, r.pipeline = pipeline, r.targetCpu = targetCpu;
-        r.options.backward = backward, r.options.routingGrad = routingGrad;
-        r.options.remat = remat, r.options.activationBudget = activationBudget;
-        r.options.mesh = mesh, r.options.epDispatch = epDispatch;
+        // The choices parsed by the tables moec's options are made of.
+        auto choose = [](const auto &table, const std::string &text, const std::string &name,
+                         auto &out) {
+          if (std::string why = parseChoiceOption(table, text, name, pythonSpelling, out);
+              !why.empty())
+            throw ArgumentError(why);
+        };
+        if (!backward.empty()) {
+          mlir::moe::BackwardLoss loss;
+          choose(mlir::moe::kBackwardLossChoices, backward, "backward", loss);
+          r.options.backward = loss;
+        }
+        choose(mlir::moe::kRematPolicyChoices, remat, "remat", r.options.remat);
+        choose(mlir::moe::kEpDispatchChoices, epDispatch, "ep-dispatch", r.options.epDispatch);
+        r.options.routingGrad = routingGrad, r.options.activationBudget = activationBudget;
+        r.options.mesh = mesh;
         r.options.capacityFactor = capacityFactor, r.options.capacityRound = capacityRound;
         std::optional<mlir::moe::strategy::GmmStrategy> strategy =
             mlir::moe::strategy::parseGmmStrategy(gmmStrategy);

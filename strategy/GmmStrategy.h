@@ -8,6 +8,7 @@
 #ifndef MOEC_STRATEGY_GMMSTRATEGY_H
 #define MOEC_STRATEGY_GMMSTRATEGY_H
 
+#include "passes/Choice.h"
 #include "strategy/GmmTiling.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -19,6 +20,16 @@
 namespace mlir::moe::strategy {
 
 enum class GmmStrategy { microkernel, microkernelAmx, microkernelAvx512Bf16, microkernelFma, reference };
+inline constexpr ChoiceTable<GmmStrategy, 5> kGmmStrategyChoices{{
+    {GmmStrategy::microkernel, "microkernel",
+     "tiled, fused kernels of the kinds the target has (AMX, AVX512_BF16, VNNI, FMA)"},
+    {GmmStrategy::microkernelAmx, "microkernel-amx",
+     "AMX tiles whatever the target (checked at run time), else as microkernel"},
+    {GmmStrategy::microkernelAvx512Bf16, "microkernel-avx512bf16",
+     "every bf16 group on AVX512_BF16 dot products (the target must have them)"},
+    {GmmStrategy::microkernelFma, "microkernel-fma", "the AVX-512 FMA register tiles only"},
+    {GmmStrategy::reference, "reference", "row-at-a-time loops, no fusion"},
+}};
 
 /// The values of a command-line option or pass option of type GmmStrategy.
 llvm::cl::ValuesClass gmmStrategyValues();
@@ -43,11 +54,6 @@ std::optional<PackedKinds> packedKindsFor(GmmStrategy s, const MachineModel &mac
 
 } // namespace mlir::moe::strategy
 
-namespace llvm {
-// Pass options print their value (moe-opt --dump-pass-pipeline).
-inline raw_ostream &operator<<(raw_ostream &os, mlir::moe::strategy::GmmStrategy s) {
-  return os << mlir::moe::strategy::gmmStrategyName(s);
-}
-} // namespace llvm
+MOE_CHOICE_PARSER(mlir::moe::strategy::GmmStrategy, mlir::moe::strategy::kGmmStrategyChoices)
 
 #endif // MOEC_STRATEGY_GMMSTRATEGY_H

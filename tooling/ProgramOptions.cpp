@@ -18,14 +18,11 @@ using namespace moec;
 std::string moec::commandLineSpelling(const std::string &name) { return "--" + name; }
 
 std::string moec::programOptionsRefusal(const ProgramOptions &o, OptionSpelling spell) {
-  if (!o.backward.empty() && o.backward != "mean-square" && o.backward != "cotangent")
-    return spell("backward") + " must be mean-square or cotangent (got '" + o.backward + "')";
-  if (!mlir::moe::parseRematPolicy(o.remat))
-    return spell("remat") + " must be none, expert_mlp, combine or auto (got '" + o.remat + "')";
   if (o.activationBudget && *o.activationBudget < 0)
     return spell("activation-budget") + " must be a number of bytes (got " +
            std::to_string(*o.activationBudget) + ")";
-  if (o.backward.empty() && (o.remat != "none" || o.activationBudget || o.routingGrad))
+  if (!o.backward &&
+      (o.remat != mlir::moe::RematPolicy::none || o.activationBudget || o.routingGrad))
     return spell("remat") + ", " + spell("activation-budget") + " and " + spell("routing-grad") +
            " apply to the backward: give " + spell("backward") + " too";
   if (!o.mesh.empty())
@@ -68,18 +65,26 @@ std::string moec::selectTarget(const std::string &targetCpu, const GmmChoices &g
 }
 
 mlir::LogicalResult moec::prepareProgram(mlir::ModuleOp module, const ProgramOptions &o) {
-  if (!o.mesh.empty()) {
-    std::string partition = "moe-partition{mesh=" + o.mesh + " ep-dispatch=" + o.epDispatch +
-                            " capacity-factor=" + std::to_string(o.capacityFactor) +
-                            " capacity-round=" + std::to_string(o.capacityRound) + "}";
-    if (mlir::failed(lowerModule(module, partition)))
-      return mlir::failure();
-  }
-  if (o.backward.empty())
+  if (o.mesh.empty() && !o.backward)
     return mlir::success();
-  return lowerModule(module, "moe-generate-backward{loss=" + o.backward +
-                                 (o.routingGrad ? " routing-grad=true" : "") +
-                                 "},func.func(moe-remat{policy=" + o.remat +
-                                 " activation-budget=" + std::to_string(o.activationBudget.value_or(-1)) +
-                                 "})");
+  mlir::PassManager pm(module.getContext());
+  if (!o.mesh.empty()) {
+    mlir::moe::MoePartitionOptions partition;
+    partition.meshOption = o.mesh;
+    partition.epDispatch = o.epDispatch;
+    partition.capacityFactor = o.capacityFactor;
+    partition.capacityRound = o.capacityRound;
+    pm.addPass(mlir::moe::createMoePartition(partition));
+  }
+  if (o.backward) {
+    mlir::moe::MoeGenerateBackwardOptions backward;
+    backward.loss = *o.backward;
+    backward.routingGrad = o.routingGrad;
+    pm.addPass(mlir::moe::createMoeGenerateBackward(backward));
+    mlir::moe::MoeRematOptions remat;
+    remat.policy = o.remat;
+    remat.activationBudget = o.activationBudget.value_or(-1);
+    pm.addNestedPass<mlir::func::FuncOp>(mlir::moe::createMoeRemat(remat));
+  }
+  return runPassManager(module, pm);
 }

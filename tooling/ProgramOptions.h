@@ -11,6 +11,7 @@
 #define MOEC_TOOLING_PROGRAMOPTIONS_H
 
 #include "compiler/Compiler.h"
+#include "passes/Choices.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
@@ -24,15 +25,28 @@ namespace moec {
 struct ProgramOptions {
   /// "data=2,expert=2": partition each block function (empty: one device).
   std::string mesh;
-  std::string epDispatch = "compact";
+  mlir::moe::EpDispatch epDispatch = mlir::moe::EpDispatch::compact;
   double capacityFactor = 0;
   int64_t capacityRound = 1;
-  /// "mean-square" or "cotangent": add <f>_forward_backward (empty: none).
-  std::string backward;
+  /// Add <f>_forward_backward for this loss (none: no backward).
+  std::optional<mlir::moe::BackwardLoss> backward;
   bool routingGrad = false;
-  std::string remat = "none";
+  mlir::moe::RematPolicy remat = mlir::moe::RematPolicy::none;
   std::optional<int64_t> activationBudget; // bytes; none: no budget
 };
+
+/// `text` as a value of `table`'s choice into `out`; "" or the message
+/// (option `name` as `spell` writes it must be ... (got '...')).
+template <typename Enum, size_t N>
+std::string parseChoiceOption(const mlir::moe::ChoiceTable<Enum, N> &table,
+                              const std::string &text, const std::string &name,
+                              std::string (*spell)(const std::string &), Enum &out) {
+  if (std::optional<Enum> value = table.parse(text)) {
+    out = *value;
+    return "";
+  }
+  return spell(name) + " must be " + table.list() + " (got '" + text + "')";
+}
 
 /// How a tool spells option `name` ("backward", "activation-budget", ...)
 /// in its messages: "--backward" for the command-line tools,
@@ -40,8 +54,8 @@ struct ProgramOptions {
 using OptionSpelling = std::string (*)(const std::string &name);
 std::string commandLineSpelling(const std::string &name);
 
-/// Why `options` cannot be used, or "": an unknown backward or remat
-/// policy, a negative budget, remat options without a backward.
+/// Why `options` cannot be used, or "": a negative budget, remat options
+/// without a backward, a mesh that does not parse.
 std::string programOptionsRefusal(const ProgramOptions &options,
                                   OptionSpelling spell = commandLineSpelling);
 

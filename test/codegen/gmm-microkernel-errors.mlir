@@ -6,7 +6,7 @@
 // RUN: not moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering=tuning-table=%t.bad -moe-lower-to-loops 2>&1 | FileCheck %s --check-prefix=BADLINE
 
 // KEY: error: gmm tiling 'mr=6,kz=3': unknown key 'kz' (expected mr, nv, kc, nc, mc)
-// STRATEGY: for the --gmm-strategy option: Cannot find option named 'fastest'!
+// STRATEGY: for the --gmm-strategy option: must be microkernel, microkernel-amx, microkernel-avx512bf16, microkernel-fma or reference (got 'fastest')
 // TABLE: error: cannot read tuning table '{{.*}}.missing': No such file or directory
 // BADLINE: error: {{.*}}.bad:1: nc=40 must be a multiple of the register tile's 48 columns
 

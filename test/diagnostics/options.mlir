@@ -14,7 +14,7 @@
 
 // The gmm options: once for the whole program, not once per gmm.
 // RUN: not moec %s -o %t/x.o --gmm-strategy fastest 2>&1 | FileCheck %s --check-prefix=STRATEGY %{nocrash}
-// STRATEGY: moec: for the --gmm-strategy option: Cannot find option named 'fastest'!
+// STRATEGY: moec: for the --gmm-strategy option: must be microkernel, microkernel-amx, microkernel-avx512bf16, microkernel-fma or reference (got 'fastest')
 // RUN: not moec run %s --random-inputs --gmm-tiling mr=six 2>&1 | FileCheck %s --check-prefix=TILING %{nocrash}
 // TILING: moec: error: gmm tiling 'mr=six': 'mr=six' is not key=positive integer
 // RUN: not moec %s -o %t/x.o --gmm-tiling mr=6,nv=99 2>&1 | FileCheck %s --check-prefix=REGISTERS %{nocrash}
@@ -25,8 +25,11 @@
 // The same through moe-opt's pass options: one error.
 // RUN: not moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering=gmm-tiling=mr=six --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=PASS-TILING %{nocrash}
 // PASS-TILING: options.mlir:0:0: error: gmm tiling 'mr=six': 'mr=six' is not key=positive integer
-// RUN: not moe-opt %s -moe-remat=policy=cheapest --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=PASS-POLICY %{nocrash}
-// PASS-POLICY: error: moe-remat: unknown policy 'cheapest' (expected none, expert_mlp, combine or auto)
+// A choice pass option's parser prints the message; MLIR's pipeline parser
+// then adds an empty "<unknown>:0: error:" of its own (upstream passes'
+// enum options do the same), so only crashes are excluded here.
+// RUN: not moe-opt %s -moe-remat=policy=cheapest --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=PASS-POLICY --implicit-check-not="Stack dump" --implicit-check-not=Assertion
+// PASS-POLICY: moe-opt: for the --policy option: must be none, expert_mlp, combine or auto (got 'cheapest')
 
 // Pipelines that do not parse or name no pass.
 // RUN: not moec %s -o %t/x.o --pass-pipeline='moe-expand-block,moe-nope' 2>&1 | FileCheck %s --check-prefix=NOPASS %{nocrash}
@@ -37,7 +40,7 @@
 
 // moec's own choices.
 // RUN: not moec %s -o %t/x.o --backward squared 2>&1 | FileCheck %s --check-prefix=BACKWARD %{nocrash}
-// BACKWARD: moec: error: --backward must be mean-square or cotangent (got 'squared')
+// BACKWARD: moec: for the --backward option: must be mean-square or cotangent (got 'squared')
 // RUN: not moec %s -o %t/x.o --remat expert_mlp 2>&1 | FileCheck %s --check-prefix=REMAT %{nocrash}
 // REMAT: moec: error: --remat, --activation-budget and --routing-grad apply to the backward: give --backward too
 // RUN: not moec run %s --random-inputs --iters 0 2>&1 | FileCheck %s --check-prefix=ITERS %{nocrash}
@@ -45,7 +48,7 @@
 // RUN: not moec run %s --random-inputs --launcher ssh 2>&1 | FileCheck %s --check-prefix=LAUNCHER %{nocrash}
 // LAUNCHER: moec: error: --launcher must be inprocess or mpi (got 'ssh')
 // RUN: not moec run %s --random-inputs --mesh expert=2 --ep-dispatch broadcast 2>&1 | FileCheck %s --check-prefix=DISPATCH %{nocrash}
-// DISPATCH: options.mlir:{{[0-9]+}}:1: error: moe-partition: unknown ep-dispatch 'broadcast' (dense, compact, ring or a2a)
+// DISPATCH: moec: for the --ep-dispatch option: must be dense, compact, ring or a2a (got 'broadcast')
 // RUN: not moec run %s --random-inputs --ep-dispatch dense 2>&1 | FileCheck %s --check-prefix=NOMESH %{nocrash}
 // RUN: not moec %s -o %t/x.o --capacity-factor 1.5 2>&1 | FileCheck %s --check-prefix=NOMESH %{nocrash}
 // NOMESH: moec: error: --ep-dispatch, --capacity-factor and --capacity-round apply to a partitioned block: give --mesh too (e.g. --mesh expert=2)

@@ -23,7 +23,7 @@
 // RUN: not moe-bench --parallel-mode dp --stage-timing --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=PSTAGES
 
 // PMODE: moe-bench: error: --parallel-mode must be none, dp, ep or auto (got 'tp')
-// DISPATCH: moe-bench: error: --ep-dispatch must be dense, compact, ring or a2a (got 'scatter')
+// DISPATCH: moe-bench: for the --ep-dispatch option: must be dense, compact, ring or a2a (got 'scatter')
 // EPMESH: moe-bench: error: --parallel-mode ep needs an expert axis of size > 1 in --mesh
 // DPMESH: moe-bench: error: --parallel-mode dp splits tokens only: give a mesh without an expert axis
 // AXIS: moe-bench: error: --mesh 'model=2': moe-bench partitions over data and expert (got 'model')
@@ -71,4 +71,4 @@
 // The gmm strategy is moec's enum: its values in the message, the same name.
 // RUN: not moe-bench --gmm-strategy fastest 2>&1 | FileCheck %s --check-prefix=STRATEGY
 // RUN: not moe-bench --backend fastest 2>&1 | FileCheck %s --check-prefix=STRATEGY
-// STRATEGY: moe-bench: for the --gmm-strategy option: Cannot find option named 'fastest'!
+// STRATEGY: moe-bench: for the --gmm-strategy option: must be microkernel, microkernel-amx, microkernel-avx512bf16, microkernel-fma or reference (got 'fastest')

@@ -29,9 +29,9 @@
 // JSON-SAME: "remat": "none", "kept_bytes": {{[0-9]+}}, "recomputed_flops": 0
 // JSON: "remat": "expert_mlp", "kept_bytes": {{[0-9]+}}, "recomputed_flops": 408576
 
-// POLICY: moe-bench: error: --remat-mode: 'bogus' is not none, expert_mlp, combine or auto
-// BUDGET: moe-bench: error: --remat-mode auto needs --activation-budget BYTES
-// FORWARD: moe-bench: error: --remat-mode and --activation-budget apply to --bench-pass forward_backward
+// POLICY: moe-bench: for the --remat option: must be none, expert_mlp, combine or auto (got 'bogus')
+// BUDGET: moe-bench: error: --remat auto needs --activation-budget BYTES
+// FORWARD: moe-bench: error: --remat and --activation-budget apply to --bench-pass forward_backward
 // STAGES: moe-bench: error: --stage-timing and --queue-mode prequeue time the forward's stages; use them with --bench-pass forward
 // TIGHT: moe-bench: error: moe-remat: no choice keeps @moe_block_forward_backward within 10 bytes for the backward; the least it can keep is {{[0-9]+}} bytes
 // NEGATIVE: moe-bench: error: --activation-budget must be a number of bytes (got -5)

@@ -33,7 +33,7 @@
 // COT-NEXT: out1: 6x8xf32
 // LIB-DAG: llvm.func @block_forward_backward(
 // LIB-DAG: llvm.func @block(
-// BAD: moec: error: --backward must be mean-square or cotangent (got 'hinge')
+// BAD: moec: for the --backward option: must be mean-square or cotangent (got 'hinge')
 func.func @block(%x: tensor<?x8xf32>, %logits: tensor<?x3xf32>, %w13: tensor<3x8x10xf32>,
                  %w2: tensor<3x5x8xf32>) -> tensor<?x8xf32> {
   %y = moe.block %x logits(%logits : tensor<?x3xf32>) gate_up(%w13 : tensor<3x8x10xf32>)

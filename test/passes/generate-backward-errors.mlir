@@ -2,7 +2,7 @@
 // RUN: not moe-opt %s -moe-generate-backward=loss=hinge 2>&1 | FileCheck %s --check-prefix=LOSS
 // RUN: not moe-opt %s -moe-generate-backward=functions=missing 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// LOSS: error: moe-generate-backward: unknown loss 'hinge' (expected mean-square or cotangent)
+// LOSS: moe-opt: for the --loss option: must be mean-square or cotangent (got 'hinge')
 // MISSING: error: moe-generate-backward: no function @missing
 
 // expected-error @+1 {{moe-generate-backward: @two must return one [tokens, hidden] tensor, the block output}}

@@ -13,7 +13,7 @@
 // SIZE: error: moe-partition: mesh 'data=0': mesh axis 'data' needs a size >= 1 (got '0')
 // TWICE: error: moe-partition: mesh 'expert=2,expert=2': mesh axis 'expert' given twice
 // MODEL: error: moe-partition: the mesh model=2 splits the model axis; tensor (model) parallelism is not partitioned yet (give model=1)
-// DISPATCH: error: moe-partition: unknown ep-dispatch 'scatter' (dense, compact, ring or a2a)
+// DISPATCH: moe-opt: for the --ep-dispatch option: must be dense, compact, ring or a2a (got 'scatter')
 // DENSECAP: error: moe-partition: ep-dispatch=dense computes every row; a capacity factor applies to compact, ring and a2a
 // TOKENS: error: moe-partition: the token count (64) does not split evenly over 3 shards
 // NOMESH: error: moe-partition: give the mesh (mesh=data=2,expert=2) or declare exactly one shard.grid with moe.axes

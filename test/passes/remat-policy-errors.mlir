@@ -11,6 +11,6 @@ func.func @block(%x: tensor<32x16xf32>, %logits: tensor<32x4xf32>, %w13: tensor<
          down(%w2 : tensor<4x12x16xf32>) top 2 : tensor<32x16xf32>
   return %y : tensor<32x16xf32>
 }
-// POLICY: remat-policy-errors.mlir:8:1: error: moe-remat: unknown policy 'bogus' (expected none, expert_mlp, combine or auto)
+// POLICY: moe-opt: for the --policy option: must be none, expert_mlp, combine or auto (got 'bogus')
 // BUDGET: remat-policy-errors.mlir:8:1: error: moe-remat: policy auto needs activation-budget=BYTES
 // NEGATIVE: remat-policy-errors.mlir:8:1: error: moe-remat: activation-budget must be a number of bytes (got -7)

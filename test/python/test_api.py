@@ -167,7 +167,7 @@ def test_compile_errors_carry_the_diagnostics(tmp_path):
             moec.compile(source)
     with pytest.raises(moec.ArgumentError, match="entry= 'g' is not a public function"):
         moec.compile(BLOCK, entry="g")
-    with pytest.raises(moec.CompileError, match="moe-partition: unknown ep-dispatch 'scatter'"):
+    with pytest.raises(moec.ArgumentError, match=r"ep_dispatch= must be dense, compact, ring or a2a \(got 'scatter'\)"):
         moec.compile(BLOCK, mesh="expert=2", ep_dispatch="scatter")
     with pytest.raises(moec.ArgumentError, match="gmm strategy|gmm-strategy|strategy"):
         moec.compile(BLOCK, gmm_strategy="fastest")

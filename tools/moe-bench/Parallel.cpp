@@ -47,8 +47,6 @@ std::string moebench::choosePlan(const std::string &mode, const std::string &dis
                                  const Machine &m, Plan &plan) {
   if (mode != "none" && mode != "dp" && mode != "ep" && mode != "auto")
     return "--parallel-mode must be none, dp, ep or auto (got '" + mode + "')";
-  if (dispatch != "dense" && dispatch != "compact" && dispatch != "ring" && dispatch != "a2a")
-    return "--ep-dispatch must be dense, compact, ring or a2a (got '" + dispatch + "')";
   if (mode == "none") {
     if (mesh.given)
       return "--mesh needs --parallel-mode dp, ep or auto";

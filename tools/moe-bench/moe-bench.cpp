@@ -124,13 +124,19 @@ cl::opt<std::string> benchPass("bench-pass",
                                cl::desc("forward | forward_backward (loss mean(y^2) and its "
                                         "gradients, routing fixed; FLOPs 3x the forward's)"),
                                cl::init("forward"), cl::cat(category));
-cl::opt<std::string> rematMode("remat-mode",
-                               cl::desc("forward_backward: none | expert_mlp | combine | auto, or "
-                                        "a comma list of them, each compiled and measured"),
-                               cl::init("none"), cl::cat(category));
+// moec's --remat, spelled once (passes/Choices.h); here a comma list, each
+// compiled and measured. --remat-mode, its older name, stays an alias.
+cl::list<mlir::moe::RematPolicy> rematPolicies(
+    "remat",
+    cl::desc("--bench-pass forward_backward: what the backward recomputes, or a comma list, "
+             "each compiled and measured (default none):"),
+    mlir::moe::kRematPolicyChoices.values(), cl::CommaSeparated, cl::cat(category));
+cl::alias rematModeAlias("remat-mode", cl::desc("Alias for --remat"), cl::aliasopt(rematPolicies),
+                         cl::CommaSeparated,
+                         cl::cat(category));
 cl::opt<int64_t> activationBudget("activation-budget",
                                   cl::desc("Bytes the backward may keep from the forward "
-                                           "(--remat-mode auto picks under it)"),
+                                           "(--remat auto picks under it)"),
                                   cl::init(-1), cl::cat(category));
 cl::opt<std::string> queueMode("queue-mode", cl::desc("full | prequeue | both"),
                                cl::init("full"), cl::cat(category));
@@ -169,8 +175,13 @@ cl::opt<std::string> parallelMode(
              "split over expert shards (--ep-dispatch), or the plan the cost model predicts "
              "fastest for --devices"),
     cl::init("none"), cl::cat(category));
-cl::opt<std::string> epDispatch("ep-dispatch", cl::desc("dense | compact | ring | a2a"),
-                                cl::init("compact"), cl::cat(category));
+// moec's --ep-dispatch, spelled once (passes/Choices.h).
+cl::opt<mlir::moe::EpDispatch> epDispatch(
+    "ep-dispatch", cl::desc("How expert shards exchange rows (--parallel-mode ep):"),
+    mlir::moe::kEpDispatchChoices.values(), cl::init(mlir::moe::EpDispatch::compact),
+    cl::cat(category));
+/// The dispatch's spelling, for plans and reports.
+std::string epDispatchName() { return mlir::moe::kEpDispatchChoices.name(epDispatch).str(); }
 cl::opt<std::string> meshText("mesh",
                               cl::desc("data=2,expert=2 (default: data=N for dp, expert=N for "
                                        "ep, N = --devices)"),
@@ -506,28 +517,23 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
   if (benchPass != "forward" && benchPass != "forward_backward")
     return "--bench-pass must be forward or forward_backward (got '" + benchPass + "')";
   policies.clear();
-  SmallVector<StringRef> items;
-  StringRef(rematMode).split(items, ',', -1, false);
-  for (StringRef item : items) {
-    if (!mlir::moe::parseRematPolicy(item.trim()))
-      return "--remat-mode: '" + item.str() + "' is not none, expert_mlp, combine or auto";
-    policies.push_back(item.trim().str());
-  }
+  for (mlir::moe::RematPolicy policy : rematPolicies)
+    policies.push_back(mlir::moe::kRematPolicyChoices.name(policy).str());
   if (policies.empty())
-    return "--remat-mode is empty";
+    policies.push_back("none");
   if (activationBudget.getNumOccurrences() && activationBudget < 0)
     return "--activation-budget must be a number of bytes (got " +
            std::to_string(activationBudget) + ")";
   if (benchPass == "forward") {
     if (policies != std::vector<std::string>{"none"} || activationBudget >= 0)
-      return "--remat-mode and --activation-budget apply to --bench-pass forward_backward";
+      return "--remat and --activation-budget apply to --bench-pass forward_backward";
     policies = {""};
   } else {
     if (stageTiming || queueMode != "full")
       return "--stage-timing and --queue-mode prequeue time the forward's stages; "
              "use them with --bench-pass forward";
     if (llvm::is_contained(policies, "auto") && activationBudget < 0)
-      return "--remat-mode auto needs --activation-budget BYTES";
+      return "--remat auto needs --activation-budget BYTES";
   }
   for (auto [name, v] : {std::pair{"tokens", int64_t(tokens)}, {"hidden", hidden},
                          {"mlp-dim", mlpDim}, {"experts", experts}})
@@ -727,7 +733,7 @@ int main(int argc, char **argv) {
     return w;
   };
   Plan plan;
-  if (std::string why = choosePlan(predictOnly ? std::string("auto") : std::string(parallelMode), epDispatch, mesh,
+  if (std::string why = choosePlan(predictOnly ? std::string("auto") : std::string(parallelMode), epDispatchName(), mesh,
                                    devices, workloadFor(ks.front(), fractions.front()), machine, plan);
       !why.empty())
     return fail(why);

@@ -117,11 +117,12 @@ cl::opt<std::string> passPipeline(cl::cat(moecCategory),
              "'moe-expand-block,moe-to-llvm' (nested under builtin.module)"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
-cl::opt<std::string> backward(cl::cat(moecCategory), 
+// Given or not (getNumOccurrences): without it, no backward.
+cl::opt<mlir::moe::BackwardLoss> backward(cl::cat(moecCategory), 
     "backward",
-    cl::desc("Add <f>_forward_backward for each block function first (moe-generate-backward): "
-             "mean-square (returns mean(y^2) and the gradients) or cotangent (takes dL/dy)"),
-    cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+    cl::desc("Add <f>_forward_backward for each block function first (moe-generate-backward):"),
+    mlir::moe::kBackwardLossChoices.values(), cl::sub(cl::SubCommand::getTopLevel()),
+    cl::sub(runCommand));
 
 cl::opt<bool> routingGrad(cl::cat(moecCategory), 
     "routing-grad",
@@ -129,11 +130,11 @@ cl::opt<bool> routingGrad(cl::cat(moecCategory),
              "the logits (or the router weight) get a gradient (default: routing fixed)"),
     cl::init(false), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
-cl::opt<std::string> remat(cl::cat(moecCategory), 
+cl::opt<mlir::moe::RematPolicy> remat(cl::cat(moecCategory), 
     "remat",
-    cl::desc("With --backward: what the backward recomputes instead of keeping (moe-remat): "
-             "none (default), expert_mlp, combine, or auto (needs --activation-budget)"),
-    cl::init("none"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+    cl::desc("With --backward: what the backward recomputes instead of keeping (moe-remat):"),
+    mlir::moe::kRematPolicyChoices.values(), cl::init(mlir::moe::RematPolicy::none),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 // Given or not (getNumOccurrences): no value stands for "none".
 cl::opt<int64_t> activationBudget(cl::cat(moecCategory), "activation-budget",
     cl::desc("With --backward: bytes the backward may keep from the forward (auto picks "
@@ -167,10 +168,11 @@ cl::opt<std::string> meshOption(cl::cat(moecCategory),
     cl::desc("Partition each block function for this mesh first (moe-partition), e.g. "
              "data=2, expert=2 or data=2,expert=2; `moec run` then runs every shard"),
     cl::init(""), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
-cl::opt<std::string> epDispatch(cl::cat(moecCategory), 
+cl::opt<mlir::moe::EpDispatch> epDispatch(cl::cat(moecCategory), 
     "ep-dispatch",
-    cl::desc("With --mesh and an expert axis: dense, compact (default), ring or a2a"),
-    cl::init("compact"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
+    cl::desc("With --mesh and an expert axis, how the expert shards exchange rows:"),
+    mlir::moe::kEpDispatchChoices.values(), cl::init(mlir::moe::EpDispatch::compact),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 cl::opt<double> capacityFactor(cl::cat(moecCategory), 
     "capacity-factor",
     cl::desc("With --mesh: compact/a2a buffer rows = cf x the fair share (default 0: room "
@@ -186,7 +188,8 @@ ProgramOptions programOptions() {
   o.epDispatch = epDispatch;
   o.capacityFactor = capacityFactor;
   o.capacityRound = capacityRound;
-  o.backward = backward;
+  if (backward.getNumOccurrences())
+    o.backward = backward.getValue();
   o.routingGrad = routingGrad;
   o.remat = remat;
   if (activationBudget.getNumOccurrences())
@@ -753,7 +756,7 @@ int checkOptions() {
   // already differentiated (or on lowered code). Both are refused with the
   // command that gives the documented form (docs/training.md).
   if (StringRef(passPipeline).contains("moe-generate-backward") ||
-      (!backward.empty() && StringRef(passPipeline).contains("moe-quantize")))
+      (backward.getNumOccurrences() && StringRef(passPipeline).contains("moe-quantize")))
     return fail("--pass-pipeline runs after --backward's moe-generate-backward, so it may not "
                 "differentiate the block, nor quantize one being trained; for the int8 training "
                 "form, "
