@@ -25,6 +25,7 @@
 #include "runtime/ShardedRun.h"
 #include "tooling/LoadProgram.h"
 #include "tooling/ProgramOptions.h"
+#include "tooling/ToolChoices.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -302,9 +303,12 @@ std::unique_ptr<Program> Program::compile(const CompileRequest &r) {
     source.text = r.source;
   source.hfConfig = r.hfConfig, source.hfLayer = r.hfLayer;
   if (!r.hfConfig.empty()) {
-    if (r.hfDtype != "f32" && r.hfDtype != "bf16")
-      throw ArgumentError("dtype= must be f32 or bf16 (got '" + r.hfDtype + "')");
-    source.hfDtype = dtypeOfTag(r.hfDtype);
+    FloatType type = FloatType::bf16;
+    if (std::string why =
+            parseChoiceOption(kFloatTypeChoices, r.hfDtype, "dtype", pythonSpelling, type);
+        !why.empty())
+      throw ArgumentError(why);
+    source.hfDtype = dtypeOf(type);
   }
   LoadedProgram loaded = loadProgram(&context, sourceMgr, source);
   if (!loaded.module) {

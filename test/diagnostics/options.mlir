@@ -46,7 +46,9 @@
 // RUN: not moec run %s --random-inputs --iters 0 2>&1 | FileCheck %s --check-prefix=ITERS %{nocrash}
 // ITERS: moec: error: --iters must be at least 1
 // RUN: not moec run %s --random-inputs --launcher ssh 2>&1 | FileCheck %s --check-prefix=LAUNCHER %{nocrash}
-// LAUNCHER: moec: error: --launcher must be inprocess or mpi (got 'ssh')
+// LAUNCHER: moec: for the --launcher option: must be inprocess or mpi (got 'ssh')
+// RUN: not moec run --hf-config %s --dtype f16 --random-inputs 2>&1 | FileCheck %s --check-prefix=DTYPE %{nocrash}
+// DTYPE: moec: for the --dtype option: must be f32 or bf16 (got 'f16')
 // RUN: not moec run %s --random-inputs --mesh expert=2 --ep-dispatch broadcast 2>&1 | FileCheck %s --check-prefix=DISPATCH %{nocrash}
 // DISPATCH: moec: for the --ep-dispatch option: must be dense, compact, ring or a2a (got 'broadcast')
 // RUN: not moec run %s --random-inputs --ep-dispatch dense 2>&1 | FileCheck %s --check-prefix=NOMESH %{nocrash}

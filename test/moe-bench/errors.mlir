@@ -30,7 +30,7 @@
 // DIVIDE: moe-bench: error: the expert axis (7) must divide the experts (60)
 // NOMODE: moe-bench: error: --mesh needs --parallel-mode dp, ep or auto
 // LAUNCH: moe-bench: error: --launcher mpi runs a sharded block: give --parallel-mode dp, ep or auto
-// LAUNCHER: moe-bench: error: --launcher must be inprocess or mpi (got 'slurm')
+// LAUNCHER: moe-bench: for the --launcher option: must be inprocess or mpi (got 'slurm')
 // LINK: moe-bench: error: --link-gbps must be >= 0 (got -1.000000)
 // DEVICES: moe-bench: error: --devices must be >= 1 (got 0)
 // MESHSIZE: moe-bench: error: --mesh 'expert=x': 'expert=x' is not axis=size with size >= 1

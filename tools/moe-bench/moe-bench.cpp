@@ -13,6 +13,7 @@
 #include "Parallel.h"
 #include "tooling/Peak.h"
 #include "tooling/ThreadsOption.h"
+#include "tooling/ToolChoices.h"
 #include "Program.h"
 #include "Quant.h"
 #include "Session.h"
@@ -145,7 +146,12 @@ cl::opt<bool> stageTiming("stage-timing", cl::desc("Time pack, up, down, combine
 cl::opt<int> iters("iters", cl::desc("Timed runs (the median is reported)"), cl::init(5),
                    cl::cat(category));
 cl::opt<int> warmup("warmup", cl::desc("Untimed runs first"), cl::init(1), cl::cat(category));
-cl::opt<std::string> dtype("dtype", cl::desc("f32 | bf16"), cl::init("f32"), cl::cat(category));
+// moec's --dtype, spelled once (tooling/ToolChoices.h).
+cl::opt<moec::FloatType> dtype("dtype", cl::desc("The block's activations and weights:"),
+                               moec::kFloatTypeChoices.values(), cl::init(moec::FloatType::f32),
+                               cl::cat(category));
+/// The type's spelling, for reports and the sweep's points.
+std::string dtypeName() { return moec::kFloatTypeChoices.name(dtype).str(); }
 cl::opt<unsigned> seed("seed", cl::desc("Seed of inputs and routing"), cl::init(0),
                        cl::cat(category));
 // --threads is read before cl::ParseCommandLineOptions: a library linked in
@@ -188,10 +194,11 @@ cl::opt<std::string> meshText("mesh",
                               cl::init(""), cl::cat(category));
 cl::opt<int64_t> devices("devices", cl::desc("Shards of dp, ep and auto without --mesh"),
                          cl::init(2), cl::cat(category));
-cl::opt<std::string> launcher("launcher",
-                              cl::desc("inprocess (threads of this process) | mpi (this process "
-                                       "is one rank under mpirun)"),
-                              cl::init("inprocess"), cl::cat(category));
+// moec run's --launcher, spelled once (tooling/ToolChoices.h).
+cl::opt<moec::Launcher> launcher("launcher", cl::desc("How a sharded block's shards run:"),
+                                 moec::kLauncherChoices.values(),
+                                 cl::init(moec::Launcher::inprocess), cl::cat(category));
+std::string launcherName() { return moec::kLauncherChoices.name(launcher).str(); }
 cl::opt<unsigned> collectiveTimeout("collective-timeout-ms",
                                     cl::desc("How long a shard waits for its peers in a "
                                              "collective before the run stops with an error"),
@@ -359,7 +366,7 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
     const Result &r = results[i];
     os << "    {\"distribution\": \"" << r.distribution << "\", \"mode\": \"" << r.mode
        << "\", \"pass\": \"" << benchPass << "\", \"impl\": \"" << r.impl << "\", \"backend\": \""
-       << backendName() << "\", \"dtype\": \"" << dtype << "\", \"tokens\": " << tokens
+       << backendName() << "\", \"dtype\": \"" << dtypeName() << "\", \"tokens\": " << tokens
        << ", \"hidden\": " << hidden << ", \"mlp_dim\": " << mlpDim << ", \"experts\": "
        << experts << ", \"topk\": " << r.k << ", \"shared_expert_dim\": " << r.shared
        << ", \"family\": " << (r.family.empty() ? "null" : "\"" + r.family + "\"")
@@ -373,7 +380,7 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
        << ", \"peak_pct\": " << r.peakPct << ", \"compile_s\": " << r.compileS;
     if (!r.parallel.empty())
       os << ", \"parallel\": \"" << r.parallel << "\", \"mesh\": \"" << r.mesh
-         << "\", \"shards\": " << r.shards << ", \"launcher\": \"" << launcher
+         << "\", \"shards\": " << r.shards << ", \"launcher\": \"" << launcherName()
          << "\", \"predicted_s\": " << r.predictedS
          << ", \"comm_bytes_counted\": " << r.commCountedBytes
          << ", \"comm_bytes_modelled\": " << r.commModelledBytes
@@ -460,8 +467,7 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
                      oneOf(packStrategy, {"argsort", "tuple_sort", "counting"},
                            "routing-pack-strategy"),
                      oneOf(distribution, {"random", "runs", "both"}, "distribution"),
-                     oneOf(queueMode, {"full", "prequeue", "both"}, "queue-mode"),
-                     oneOf(dtype, {"f32", "bf16"}, "dtype")})
+                     oneOf(queueMode, {"full", "prequeue", "both"}, "queue-mode")})
     if (!check.empty())
       return check;
   if (std::string why = QuantChoice{quantMode, quantWeightScales}.validate(); !why.empty())
@@ -560,7 +566,7 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
     if (k < 1 || k > experts)
       return "top-k " + std::to_string(k) + " must be in 1.." + std::to_string(experts);
   // The weights must fit in memory, with the activations.
-  int64_t bytes = dtype == "bf16" ? 2 : 4;
+  int64_t bytes = dtype == moec::FloatType::bf16 ? 2 : 4;
   int64_t kMax = *std::max_element(ks.begin(), ks.end());
   // forward_backward: the weights' gradients too, and the backward's rows.
   double copies = benchPass == "forward_backward" ? 2 : 1;
@@ -672,8 +678,8 @@ int main(int argc, char **argv) {
   bool amxInt8Code = quant.realInt8() && kinds->amxInt8 && amxTilesGranted();
   bool vnniCode = quant.realInt8() && !amxInt8Code && kinds->avx512Vnni;
   bool int8Code = amxInt8Code || vnniCode;
-  bool amxCode = !int8Code && dtype == "bf16" && kinds->amxBf16 && amxTilesGranted();
-  bool dotCode = !int8Code && !amxCode && dtype == "bf16" && kinds->avx512Bf16;
+  bool amxCode = !int8Code && dtype == moec::FloatType::bf16 && kinds->amxBf16 && amxTilesGranted();
+  bool dotCode = !int8Code && !amxCode && dtype == moec::FloatType::bf16 && kinds->avx512Bf16;
   auto measurePeak = [&] {
     if (amxInt8Code)
       return measureAmxInt8PeakGops(threads);
@@ -709,8 +715,6 @@ int main(int argc, char **argv) {
   machine.tgmmHalfRateRows = tgmmHalfRateRows;
   machine.linkGBps = linkGBps > 0 ? double(linkGBps) : measureCopyGBps();
   machine.linkLatencyUs = linkLatencyUs;
-  if (launcher != "inprocess" && launcher != "mpi")
-    return fail("--launcher must be inprocess or mpi (got '" + launcher + "')");
   MeshRequest mesh;
   if (std::string why = parseMesh(meshText, mesh); !why.empty())
     return fail(why);
@@ -721,12 +725,12 @@ int main(int argc, char **argv) {
   if (parallelMode == "none" && !predictOnly)
     meshDevices = 1;
   machine.coresPerShard =
-      launcher == "mpi" ? threads : std::max<int64_t>(1, int64_t(threads) / meshDevices);
+      launcher == moec::Launcher::mpi ? threads : std::max<int64_t>(1, int64_t(threads) / meshDevices);
   // The block at top-k `k` and null fraction `nullFraction` (< 0: none).
   auto workloadFor = [&](int64_t k, double nullFraction) {
     Workload w;
     w.tokens = tokens, w.hidden = hidden, w.mlp = mlpDim, w.experts = experts, w.topk = k;
-    w.shared = sharedDim, w.elementBytes = dtype == "bf16" ? 2 : 4;
+    w.shared = sharedDim, w.elementBytes = dtype == moec::FloatType::bf16 ? 2 : 4;
     w.training = benchPass == "forward_backward";
     w.nullFraction = std::max(0.0, nullFraction);
     w.nullDraws = nullFraction >= 0;
@@ -762,12 +766,12 @@ int main(int argc, char **argv) {
   if (sharded && quant.enabled())
     return fail("--quant-mode runs the single-device block: int8 on a mesh is not supported "
                 "yet (give it without --parallel-mode)");
-  if (!sharded && launcher == "mpi")
+  if (!sharded && launcher == moec::Launcher::mpi)
     return fail("--launcher mpi runs a sharded block: give --parallel-mode dp, ep or auto");
   moec::ShardComm *mpiComm = nullptr;
 #ifdef MOEC_HAVE_MPI
   std::unique_ptr<moec::MpiComm> mpi;
-  if (launcher == "mpi") {
+  if (launcher == moec::Launcher::mpi) {
     std::string error;
     mpi = moec::MpiComm::create(meshShape(plan), std::chrono::milliseconds(collectiveTimeout),
                                 error);
@@ -784,7 +788,7 @@ int main(int argc, char **argv) {
       return fail(why);
   }
 #else
-  if (launcher == "mpi")
+  if (launcher == moec::Launcher::mpi)
     return fail("--launcher mpi: this moe-bench was built without MPI (scripts/setup.sh "
                 "installs Open MPI)");
 #endif
@@ -814,7 +818,7 @@ int main(int argc, char **argv) {
     BlockConfig c;
     c.tokens = tokens, c.hidden = hidden, c.mlp = mlpDim, c.experts = experts, c.topk = k;
     c.shared = sharedDim, c.sharedFused = sharedFused, c.impl = impl;
-    c.packStrategy = packStrategy, c.dtype = dtype;
+    c.packStrategy = packStrategy, c.dtype = dtypeName();
     c.nullFraction = nullFraction, c.nullMode = nullRoutingMode;
     c.renormalize = renormalizeRealAfterNull;
     std::string error;
@@ -839,7 +843,7 @@ int main(int argc, char **argv) {
     }
 
     // Weights and tokens, shared by the distributions.
-    moec::DType dt = dtype == "bf16" ? moec::DType::BF16 : moec::DType::F32;
+    moec::DType dt = dtype == moec::FloatType::bf16 ? moec::DType::BF16 : moec::DType::F32;
     std::map<std::string, moec::Buffer> pool;
     pool["x"] = moec::Buffer(dt, {c.tokens, c.hidden});
     fillUniform(pool["x"], seed * 7 + 1, 1.0f);
@@ -999,7 +1003,7 @@ int main(int argc, char **argv) {
                        "hidden=%lld mlp_dim=%lld experts=%lld topk=%lld shared_expert_dim=%lld%s "
                        "pack=%s threads=%u iters=%d warmup=%d compile_s=%.2f\n",
                        dist.c_str(), benchPass.c_str(), impl.c_str(), backendName().c_str(),
-                       dtype.c_str(), (long long)c.tokens, (long long)c.hidden,
+                       dtypeName().c_str(), (long long)c.tokens, (long long)c.hidden,
                        (long long)c.mlp, (long long)c.experts, (long long)k,
                        (long long)c.shared, c.shared && c.sharedFused ? " shared_fused" : "",
                        packStrategy.c_str(), unsigned(threads), int(iters), int(warmup),
@@ -1104,8 +1108,8 @@ int main(int argc, char **argv) {
         if (quant.enabled()) {
           // The f32 block on the same inputs (bf16 ones widened exactly).
           std::map<std::string, moec::Buffer> widened;
-          std::map<std::string, moec::Buffer> &referencePool = dtype == "f32" ? pool : widened;
-          if (dtype != "f32")
+          std::map<std::string, moec::Buffer> &referencePool = dtype == moec::FloatType::f32 ? pool : widened;
+          if (dtype != moec::FloatType::f32)
             for (const std::string &name : referenceArgs)
               widened[name] = widenToF32(pool[name]);
           std::vector<std::string> referenceResults;
@@ -1285,7 +1289,7 @@ int main(int argc, char **argv) {
                                  "predicted_s={4:F4} comm_mib_counted={5:F3} "
                                  "comm_mib_modelled={6:F3} shard_tflops_min={7:F4} "
                                  "shard_tflops_max={8:F4}",
-                                 r.parallel, r.mesh, r.shards, launcher, r.predictedS,
+                                 r.parallel, r.mesh, r.shards, launcherName(), r.predictedS,
                                  r.commCountedBytes / 1048576.0,
                                  r.commModelledBytes / 1048576.0, r.shardTflopsMin,
                                  r.shardTflopsMax)
@@ -1308,7 +1312,7 @@ int main(int argc, char **argv) {
                          dist.c_str(), mode.c_str(), benchPass.c_str(), impl.c_str(),
                          backendName().c_str(), (long long)k, r.nullTarget,
                          nullRealized, (long long)nulls,
-                         (long long)real, r.tflops, r.tokensPerS, dtype.c_str(), r.peakPct,
+                         (long long)real, r.tflops, r.tokensPerS, dtypeName().c_str(), r.peakPct,
                          rematFields.c_str());
         outs().flush();
         results.push_back(r);

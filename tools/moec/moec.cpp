@@ -24,6 +24,7 @@
 #include "passes/Remat.h"
 #include "tooling/LoadProgram.h"
 #include "tooling/ProgramOptions.h"
+#include "tooling/ToolChoices.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -100,11 +101,11 @@ cl::opt<int64_t> hfLayer(cl::cat(moecCategory), "layer",
                          cl::desc("With --hf-config: the layer (default: the first MoE layer)"),
                          cl::init(kFirstMoeLayer), cl::sub(cl::SubCommand::getTopLevel()),
                          cl::sub(runCommand));
-cl::opt<std::string> hfDtype(cl::cat(moecCategory), "dtype",
-                             cl::desc("With --hf-config: f32 or bf16 (default) activations "
-                                      "and weights (checkpoint tensors are converted)"),
-                             cl::init("bf16"), cl::sub(cl::SubCommand::getTopLevel()),
-                             cl::sub(runCommand));
+cl::opt<FloatType> hfDtype(cl::cat(moecCategory), "dtype",
+                          cl::desc("With --hf-config: the activations' and weights' type "
+                                   "(checkpoint tensors are converted):"),
+                          kFloatTypeChoices.values(), cl::init(FloatType::bf16),
+                          cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 cl::opt<std::string> hfWeights(cl::cat(moecCategory), 
     "weights",
     cl::desc("moec run --hf-config: the checkpoint (model.safetensors, its "
@@ -234,11 +235,10 @@ cl::opt<unsigned> iters(cl::cat(moecCategory), "iters", cl::desc("Times to run (
                         cl::init(1), cl::sub(runCommand));
 cl::opt<std::string> outputDir(cl::cat(moecCategory), "output-dir", cl::desc("Directory for out<i>.npy"),
                                cl::init(""), cl::sub(runCommand));
-cl::opt<std::string> launcher(cl::cat(moecCategory), 
-    "launcher",
-    cl::desc("How a per-shard program's shards run: inprocess (threads of this process, the "
-             "default) or mpi (this process is one rank of `mpirun -np N moec run ...`)"),
-    cl::init("inprocess"), cl::sub(runCommand));
+cl::opt<Launcher> launcher(cl::cat(moecCategory), "launcher",
+                           cl::desc("How a per-shard program's shards run:"),
+                           kLauncherChoices.values(), cl::init(Launcher::inprocess),
+                           cl::sub(runCommand));
 cl::opt<unsigned> collectiveTimeout(cl::cat(moecCategory), 
     "collective-timeout-ms",
     cl::desc("How long a shard waits in a collective for its peers before the run fails"),
@@ -452,9 +452,7 @@ int run(mlir::ModuleOp module) {
   // A per-shard function (moe-partition) takes and returns the full
   // tensors here: the host cuts and assembles them by the mesh layout.
   std::optional<MeshLayout> layout = meshLayout(module, shardSig->name);
-  if (launcher != "inprocess" && launcher != "mpi")
-    return fail("--launcher must be inprocess or mpi (got '" + launcher + "')");
-  if (launcher == "mpi" && !layout)
+  if (launcher == Launcher::mpi && !layout)
     return fail("--launcher mpi runs a per-shard program: give --mesh (or compile one "
                 "partitioned with moe-partition)");
   std::optional<FunctionSignature> sig =
@@ -465,7 +463,7 @@ int run(mlir::ModuleOp module) {
       mode = p.str();
 #ifdef MOEC_HAVE_MPI
   std::unique_ptr<MpiComm> mpi;
-  if (launcher == "mpi") {
+  if (launcher == Launcher::mpi) {
     mpi = MpiComm::create(layout->shape, std::chrono::milliseconds(collectiveTimeout), error);
     if (!mpi)
       return fail("--launcher mpi with the mesh " + layout->str() + ": " + error);
@@ -474,7 +472,7 @@ int run(mlir::ModuleOp module) {
     mpiRank = mpi.get();
   }
 #else
-  if (launcher == "mpi")
+  if (launcher == Launcher::mpi)
     return fail("--launcher mpi: this moec was built without MPI (install libopenmpi-dev "
                 "and rebuild; scripts/setup.sh does)");
 #endif
@@ -534,7 +532,7 @@ int run(mlir::ModuleOp module) {
     if (!checkpoint)
       return fail(error);
     std::vector<Buffer> weights;
-    if (!loadHfWeights(*hfBlock, *checkpoint, hfDtype == "bf16" ? DType::BF16 : DType::F32,
+    if (!loadHfWeights(*hfBlock, *checkpoint, dtypeOf(hfDtype),
                        weights, error))
       return fail(error);
     args.insert(args.begin() + 1, std::make_move_iterator(weights.begin()),
@@ -574,7 +572,7 @@ int run(mlir::ModuleOp module) {
   // libomp reads it when a thread's first parallel loop starts: in-process
   // shards share the threads (each shard thread is one of libomp's roots).
   unsigned ompThreads = threads;
-  if (layout && launcher == "inprocess") {
+  if (layout && launcher == Launcher::inprocess) {
     unsigned total = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
     ompThreads = std::max<unsigned>(1, total / layout->ranks());
   }
@@ -619,7 +617,7 @@ int run(mlir::ModuleOp module) {
                                "dimensions are allocated during the run)"
                              : "")
            << "\n";
-  if (std::string refusal = memoryRefusal(plan, args, layout, launcher == "mpi"); !refusal.empty())
+  if (std::string refusal = memoryRefusal(plan, args, layout, launcher == Launcher::mpi); !refusal.empty())
     return fail(refusal);
 
   // Compiled before the first run, so that the runs' peak RSS over the RSS
@@ -748,8 +746,6 @@ int checkOptions() {
   if (hfConfig.empty() && (hfLayer.getNumOccurrences() || hfDtype.getNumOccurrences() ||
                            hfWeights.getNumOccurrences()))
     return fail("--layer, --dtype and --weights apply to --hf-config");
-  if (hfDtype != "f32" && hfDtype != "bf16")
-    return fail("--dtype must be f32 or bf16 (got '" + hfDtype + "')");
   // --backward differentiates the block before --pass-pipeline runs: an
   // moe-quantize there would give the float block's gradient, not the int8
   // training form, and moe-generate-backward there would run on a block
@@ -838,7 +834,7 @@ int main(int argc, char **argv) {
   if (hfConfig.empty())
     source.path = inputFile;
   source.hfConfig = hfConfig, source.hfLayer = hfLayer;
-  source.hfDtype = hfDtype == "bf16" ? DType::BF16 : DType::F32;
+  source.hfDtype = dtypeOf(hfDtype);
   LoadedProgram loaded = loadProgram(&context, sourceMgr, source);
   if (!loaded.module)
     return loaded.error.empty() ? 1 : fail(loaded.error);

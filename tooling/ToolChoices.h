@@ -1,0 +1,36 @@
+//===- ToolChoices.h - the tools' own choice options, spelled once -*- C++ -*-===//
+//
+// Choices moec, moe-bench and the Python module share that no pass reads
+// (passes/Choices.h has the passes'): how a sharded program's shards run,
+// and the element type of a block built from a model or by moe-bench.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEC_TOOLING_TOOLCHOICES_H
+#define MOEC_TOOLING_TOOLCHOICES_H
+
+#include "passes/Choice.h"
+#include "runtime/Buffer.h"
+
+namespace moec {
+
+enum class Launcher { inprocess, mpi };
+inline constexpr mlir::moe::ChoiceTable<Launcher, 2> kLauncherChoices{{
+    {Launcher::inprocess, "inprocess", "every shard a thread of this process"},
+    {Launcher::mpi, "mpi", "this process is one rank under mpirun -np N"},
+}};
+
+/// Activations and weights: f32 or bf16.
+enum class FloatType { f32, bf16 };
+inline constexpr mlir::moe::ChoiceTable<FloatType, 2> kFloatTypeChoices{{
+    {FloatType::f32, "f32", "32-bit floats"},
+    {FloatType::bf16, "bf16", "bfloat16 (products accumulate in f32)"},
+}};
+
+inline DType dtypeOf(FloatType t) { return t == FloatType::bf16 ? DType::BF16 : DType::F32; }
+
+} // namespace moec
+
+MOE_CHOICE_PARSER(moec::Launcher, moec::kLauncherChoices)
+MOE_CHOICE_PARSER(moec::FloatType, moec::kFloatTypeChoices)
+
+#endif // MOEC_TOOLING_TOOLCHOICES_H
