@@ -1219,7 +1219,15 @@ static ParseResult parseBlockKnobs(OpAsmParser &parser, NamedAttrList &attrs) {
     return parser.emitError(parser.getCurrentLocation())
            << "expected 'top K' (the keywords after the operands, in any order: "
            << knobKeywordList() << ")";
-  return parser.parseOptionalAttrDict(attrs);
+  // A knob written in the {...} dictionary instead, e.g. {groups = "x"}, is
+  // checked as the declarative format's parser checks inherent attributes:
+  // with properties, a wrongly typed one would otherwise be dropped and the
+  // verifier would read a null attribute.
+  llvm::SMLoc dictLoc = parser.getCurrentLocation();
+  if (parser.parseOptionalAttrDict(attrs))
+    return failure();
+  return BlockOp::verifyInherentAttrs(OperationName(BlockOp::getOperationName(), ctx), attrs,
+                                      [&] { return parser.emitError(dictLoc); });
 }
 
 static void printBlockKnobs(OpAsmPrinter &printer, Operation *op, DictionaryAttr attrs) {

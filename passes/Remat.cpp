@@ -235,8 +235,8 @@ struct Remat : moe::impl::MoeRematBase<Remat> {
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
     // The option's parser accepts only the spellings of kRematPolicyChoices.
-    RematPolicy chosen = policy;
-    StringRef policyName = kRematPolicyChoices.name(chosen);
+    RematPolicy requested = policy;
+    StringRef policyName = kRematPolicyChoices.name(requested);
     if (activationBudget < -1) {
       fn.emitError() << "moe-remat: activation-budget must be a number of bytes (got "
                      << static_cast<int64_t>(activationBudget) << ")";
@@ -245,14 +245,14 @@ struct Remat : moe::impl::MoeRematBase<Remat> {
     if (!fn->hasAttr(kGradientArgsAttrName))
       return; // not a forward_backward function
     RematAnalysis analysis(fn);
-    if (!analysis.hasBoundary() && chosen != RematPolicy::none) {
+    if (!analysis.hasBoundary() && requested != RematPolicy::none) {
       fn.emitError() << "moe-remat: @" << fn.getSymName()
                      << " has no backward ops (moe.adjoint); run moe-generate-backward first";
       return signalPassFailure();
     }
     DenseSet<Value> values;
     RematCost cost;
-    if (chosen == RematPolicy::automatic) {
+    if (requested == RematPolicy::automatic) {
       if (activationBudget < 0) {
         fn.emitError() << "moe-remat: policy auto needs activation-budget=BYTES";
         return signalPassFailure();
@@ -271,7 +271,7 @@ struct Remat : moe::impl::MoeRematBase<Remat> {
       }
       values = std::move(*chosen);
     } else {
-      values = analysis.recomputedBy(chosen);
+      values = analysis.recomputedBy(requested);
       cost = analysis.cost(values);
       if (activationBudget >= 0 && !cost.dynamic && cost.keptBytes > activationBudget) {
         fn.emitError() << "moe-remat: policy " << policyName << " keeps " << cost.keptBytes

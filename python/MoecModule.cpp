@@ -499,12 +499,9 @@ PYBIND11_MODULE(_moec, m) {
         r.options.routingGrad = routingGrad, r.options.activationBudget = activationBudget;
         r.options.mesh = mesh;
         r.options.capacityFactor = capacityFactor, r.options.capacityRound = capacityRound;
-        std::optional<mlir::moe::strategy::GmmStrategy> strategy =
-            mlir::moe::strategy::parseGmmStrategy(gmmStrategy);
-        if (!strategy)
-          throw ArgumentError("unknown gmm_strategy '" + gmmStrategy + "' (expected " +
-                              mlir::moe::strategy::gmmStrategyList() + ")");
-        r.gmm.strategy = *strategy, r.gmm.tiling = gmmTiling, r.gmm.tuningTable = tuningTable;
+        choose(mlir::moe::strategy::kGmmStrategyChoices, gmmStrategy, "gmm-strategy",
+               r.gmm.strategy);
+        r.gmm.tiling = gmmTiling, r.gmm.tuningTable = tuningTable;
         r.tuningTableFromEnv = tuningTableFromEnv;
         r.collectiveTimeoutMs = collectiveTimeoutMs;
         py::gil_scoped_release release; // compiling takes seconds
@@ -524,7 +521,12 @@ PYBIND11_MODULE(_moec, m) {
         auto l = readHfLayer(config, layer, error);
         if (!l)
           throw CheckpointError(error);
-        return describeLayer(*l, dtypeOfTag(dtype));
+        FloatType type = FloatType::bf16;
+        if (std::string why =
+                parseChoiceOption(kFloatTypeChoices, dtype, "dtype", pythonSpelling, type);
+            !why.empty())
+          throw ArgumentError(why);
+        return describeLayer(*l, dtypeOf(type));
       },
       py::arg("config"), py::arg("layer"), py::arg("dtype"));
 

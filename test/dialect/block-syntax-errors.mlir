@@ -47,3 +47,12 @@ func.func @float_expected(%x: tensor<?x64xf32>, %l: tensor<?x8xf32>, %w13: tenso
   %y = moe.block %x logits(%l : tensor<?x8xf32>) gate_up(%w13 : tensor<8x64x32xf32>) down(%w2 : tensor<8x16x64xf32>) top 2 routed_scaling fast : tensor<?x64xf32>
   return
 }
+
+// -----
+
+// A knob in the attribute dictionary is checked as the keyword form is.
+func.func @knob_in_dictionary(%x: tensor<?x64xf32>, %l: tensor<?x8xf32>, %w13: tensor<8x64x32xf32>, %w2: tensor<8x16x64xf32>) {
+  // expected-error @+1 {{'groups' failed to satisfy constraint: 64-bit signless integer attribute}}
+  %y = moe.block %x logits(%l : tensor<?x8xf32>) gate_up(%w13 : tensor<8x64x32xf32>) down(%w2 : tensor<8x16x64xf32>) top 2 {groups = "x"} : tensor<?x64xf32>
+  return
+}

@@ -2,13 +2,14 @@
 // each remat policy, with what each keeps for the backward and recomputes
 // (the numbers moe-remat-report prints for this shape), the time ratio to
 // none beside the ratio its recomputed FLOPs predict, and the RESULT line.
-// RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --bench-pass forward_backward --remat-mode none,expert_mlp,combine,auto --activation-budget 60000 --iters 1 --warmup 0 --threads 2 --peak-gflops 100 --json %t.json | FileCheck %s
+// --remat-mode is --remat's older name (an alias, comma lists too): the bad-policy line uses it.
+// RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --bench-pass forward_backward --remat none,expert_mlp,combine,auto --activation-budget 60000 --iters 1 --warmup 0 --threads 2 --peak-gflops 100 --json %t.json | FileCheck %s
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --remat-mode bogus 2>&1 | FileCheck %s --check-prefix=POLICY
-// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --remat-mode auto 2>&1 | FileCheck %s --check-prefix=BUDGET
-// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --remat-mode expert_mlp 2>&1 | FileCheck %s --check-prefix=FORWARD
+// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --remat auto 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --remat expert_mlp 2>&1 | FileCheck %s --check-prefix=FORWARD
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --stage-timing 2>&1 | FileCheck %s --check-prefix=STAGES
-// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --bench-pass forward_backward --remat-mode auto --activation-budget -5 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --bench-pass forward_backward --remat auto --activation-budget -5 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --bench-pass forward_backward --remat-mode auto --activation-budget 10 --iters 1 --peak-gflops 100 2>&1 | FileCheck %s --check-prefix=TIGHT
 
 // A = 128 rows: none keeps rows 16384 B, h 24576, a 12288, y 8192 and the

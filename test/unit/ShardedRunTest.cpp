@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <numeric>
+#include <set>
 
 using namespace moec;
 using namespace std::chrono_literals;
@@ -23,7 +24,10 @@ using namespace std::chrono_literals;
 namespace {
 
 /// The generated code's encoding of a collective's mesh axes: 4 bits each,
-/// the first in the lowest bits, ended by 0xF.
+/// the first in the lowest bits, ended by 0xF. Written out here on purpose,
+/// apart from abi::encodeAxes, so that the test checks the encoding both
+/// sides share rather than the function they share (AbiEncoding below
+/// checks that function against this).
 int64_t axesCode(std::vector<int64_t> axes) {
   int64_t code = 0xF;
   for (auto it = axes.rbegin(); it != axes.rend(); ++it)
@@ -38,6 +42,41 @@ int64_t axesCode(std::vector<int64_t> axes) {
 // Data parallel over `data`, experts over `expert` (2x2): x [4, 3] split by
 // rows over data; each rank adds its expert index to its rows, psums over
 // expert, gathers over data, and sends one row to each expert peer.
+// Every name codegen can call is in the runtime's symbol map, and the
+// shared axes encoding is the one the runtime decodes.
+TEST(RuntimeAbi, EveryEntryPointCodegenNamesIsInTheSymbolMap) {
+  std::set<std::string> symbols;
+  for (const auto &[name, address] : shardRuntimeSymbols()) {
+    EXPECT_NE(address, nullptr) << name;
+    symbols.insert(name);
+  }
+  namespace abi = ::moec::abi;
+  using abi::Collective, abi::Element;
+  int named = 0;
+  for (Collective c : {Collective::AllReduceSum, Collective::ReduceScatterSum,
+                       Collective::AllGather, Collective::AllToAll})
+    for (Element e : {Element::F32, Element::BF16, Element::I32})
+      if (const char *name = abi::entryPoint(c, e)) {
+        EXPECT_TRUE(symbols.count(name)) << name;
+        ++named;
+      }
+  EXPECT_EQ(named, 10); // sums of f32 and bf16, copies of all three
+  EXPECT_TRUE(symbols.count(abi::meshCoordinateEntryPoint()));
+  EXPECT_TRUE(symbols.count(abi::countDroppedRowsEntryPoint()));
+}
+
+TEST(RuntimeAbi, AxesEncodingRoundTrips) {
+  for (std::vector<int64_t> axes : std::vector<std::vector<int64_t>>{
+           {}, {0}, {1, 0}, {2, 0, 1}, {14, 3, 0, 7, 1, 2, 4, 5, 6, 8, 9, 10, 11, 12, 13}}) {
+    namespace abi = ::moec::abi;
+    int64_t code = abi::encodeAxes(axes.data(), int(axes.size()));
+    EXPECT_EQ(code, axesCode(axes));
+    for (size_t i = 0; i < axes.size(); ++i)
+      EXPECT_EQ(abi::decodeAxis(code, int(i)), axes[i]);
+    EXPECT_EQ(abi::decodeAxis(code, int(axes.size())), abi::kAxesEnd);
+  }
+}
+
 TEST(ShardedRun, GeneratedCodeCollectivesOnA2x2Mesh) {
   MeshLayout layout;
   layout.axisNames = {"data", "expert"};
