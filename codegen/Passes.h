@@ -40,7 +40,7 @@ struct ToLLVMOptions : public PassPipelineOptions<ToLLVMOptions> {
                                 llvm::cl::init("")};
   Option<strategy::GmmStrategy> gmmStrategy{*this, "gmm-strategy",
                                             llvm::cl::desc("which kernel kinds the gmms may use"),
-                                            strategy::gmmStrategyValues(),
+                                            strategy::kGmmStrategyChoices.values(),
                                             llvm::cl::init(strategy::GmmStrategy::microkernel)};
   Option<std::string> gmmTiling{*this, "gmm-tiling",
                                 llvm::cl::desc("gmm tiles, e.g. mr=6,nv=4,kc=256,nc=256,mc=192"),

@@ -1,24 +1,10 @@
-//===- GmmStrategy.cpp - the gmm-strategy choice, spelled once -------------===//
+//===- GmmStrategy.cpp - the kernel kinds a gmm strategy compiles in -------===//
 
 #include "strategy/GmmStrategy.h"
 
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir::moe::strategy;
-
-llvm::cl::ValuesClass mlir::moe::strategy::gmmStrategyValues() {
-  return kGmmStrategyChoices.values();
-}
-
-llvm::StringRef mlir::moe::strategy::gmmStrategyName(GmmStrategy s) {
-  return kGmmStrategyChoices.name(s);
-}
-
-std::optional<GmmStrategy> mlir::moe::strategy::parseGmmStrategy(llvm::StringRef name) {
-  return kGmmStrategyChoices.parse(name);
-}
-
-std::string mlir::moe::strategy::gmmStrategyList() { return kGmmStrategyChoices.list(); }
 
 std::optional<PackedKinds> mlir::moe::strategy::packedKindsFor(GmmStrategy s, const MachineModel &machine,
                                                                llvm::StringRef cpu, std::string &error) {

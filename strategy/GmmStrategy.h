@@ -31,15 +31,6 @@ inline constexpr ChoiceTable<GmmStrategy, 5> kGmmStrategyChoices{{
     {GmmStrategy::reference, "reference", "row-at-a-time loops, no fusion"},
 }};
 
-/// The values of a command-line option or pass option of type GmmStrategy.
-llvm::cl::ValuesClass gmmStrategyValues();
-/// The spelling of `s` (`microkernel-amx`, ...).
-llvm::StringRef gmmStrategyName(GmmStrategy s);
-/// The strategy spelled `name`, if one is.
-std::optional<GmmStrategy> parseGmmStrategy(llvm::StringRef name);
-/// "microkernel, microkernel-amx, ... or reference": for messages.
-std::string gmmStrategyList();
-
 /// The packed kernel kinds a strategy compiles in on a machine: bf16 on AMX
 /// tiles or AVX512_BF16 dot products (else the FMA tiles over widened
 /// rows), int8 on AMX tiles or AVX512-VNNI (else exact i32 vectors).

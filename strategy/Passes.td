@@ -66,7 +66,7 @@ def MoeSelectLowering : Pass<"moe-select-lowering", "::mlir::ModuleOp"> {
     Option<"gmmStrategy", "gmm-strategy", "::mlir::moe::strategy::GmmStrategy",
            "::mlir::moe::strategy::GmmStrategy::microkernel",
            "which kernel kinds the gmms may use",
-           "::mlir::moe::strategy::gmmStrategyValues()">,
+           "::mlir::moe::strategy::kGmmStrategyChoices.values()">,
     Option<"gmmTiling", "gmm-tiling", "std::string", "\"\"",
            "tiles for every gmm, e.g. mr=6,nv=4,kc=256,nc=256,mc=192">,
     Option<"tuningTable", "tuning-table", "std::string", "\"\"",

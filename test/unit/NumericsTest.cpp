@@ -518,6 +518,33 @@ TEST_P(Gradients, MatchFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(Blocks, Gradients, ::testing::Range<size_t>(0, gradientConfigs().size()));
 
+/// Parses `source` (one public function), lowers it with moe-to-llvm and
+/// runs it on `inputs`: its results, or none with `error` saying which step
+/// failed.
+std::optional<std::vector<Buffer>> compileAndRun(const std::string &source,
+                                                 std::vector<Buffer> &inputs,
+                                                 std::string &error) {
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  if (!module) {
+    error = "the program does not parse";
+    return std::nullopt;
+  }
+  auto sig = entrySignature(*module, "", error);
+  if (!sig)
+    return std::nullopt;
+  if (mlir::failed(lowerModule(*module))) {
+    error = "moe-to-llvm failed";
+    return std::nullopt;
+  }
+  auto jit = JitProgram::create(*module, error);
+  if (!jit)
+    return std::nullopt;
+  return jit->run(*sig, inputs, error);
+}
+
 // moe.route on its own: ids exactly (including the ids of nulled slots,
 // which the block's output cannot show), weights to float precision.
 TEST(RouteNumerics, IdsAndWeightsMatchReference) {
@@ -549,20 +576,10 @@ TEST(RouteNumerics, IdsAndWeightsMatchReference) {
     reference::RouteConfig rc{c.k, c.sigmoid, c.overAll, c.renormalize, c.nulls, c.untilNull};
     reference::Routing expected = reference::route(logits.values, T, c.columns, rc);
 
-    mlir::DialectRegistry registry;
-    registerCompilerDialects(registry);
-    mlir::MLIRContext context(registry);
-    auto module = mlir::parseSourceString<mlir::ModuleOp>(src.str(), &context);
-    ASSERT_TRUE(module);
-    std::string error;
-    auto sig = entrySignature(*module, "", error);
-    ASSERT_TRUE(sig) << error;
-    ASSERT_TRUE(mlir::succeeded(lowerModule(*module)));
-    auto jit = JitProgram::create(*module, error);
-    ASSERT_TRUE(jit) << error;
     std::vector<Buffer> inputs;
     inputs.push_back(std::move(logits.buffer));
-    auto results = jit->run(*sig, inputs, error);
+    std::string error;
+    std::optional<std::vector<Buffer>> results = compileAndRun(src.str(), inputs, error);
     ASSERT_TRUE(results) << error;
     for (int64_t i = 0; i < T * c.k; ++i) {
       ASSERT_EQ((*results)[0].as<int32_t>()[i], expected.ids[i]) << "slot " << i;
@@ -612,21 +629,11 @@ TEST(RouteNumerics, SaturatedRouterGradientMatchesDoublePrecision) {
     std::vector<double> expected = reference::routeBackward(
         reference::toF64(logits.values), T, c.columns, rc, reference::toF64(dweights.values));
 
-    mlir::DialectRegistry registry;
-    registerCompilerDialects(registry);
-    mlir::MLIRContext context(registry);
-    auto module = mlir::parseSourceString<mlir::ModuleOp>(src.str(), &context);
-    ASSERT_TRUE(module);
-    std::string error;
-    auto sig = entrySignature(*module, "", error);
-    ASSERT_TRUE(sig) << error;
-    ASSERT_TRUE(mlir::succeeded(lowerModule(*module)));
-    auto jit = JitProgram::create(*module, error);
-    ASSERT_TRUE(jit) << error;
     std::vector<Buffer> inputs;
     inputs.push_back(std::move(dweights.buffer));
     inputs.push_back(std::move(logits.buffer));
-    auto results = jit->run(*sig, inputs, error);
+    std::string error;
+    std::optional<std::vector<Buffer>> results = compileAndRun(src.str(), inputs, error);
     ASSERT_TRUE(results) << error;
     // Per token: relative to that token's largest gradient, which is itself
     // near e^-20 times ds in the softmax cases.

@@ -110,12 +110,12 @@ cl::opt<std::string> impl("impl", cl::desc("baseline | fused_w13 | preweight | s
 // its older name, stays an alias.
 cl::opt<mlir::moe::strategy::GmmStrategy> gmmStrategy(
     "gmm-strategy", cl::desc("Which gmm kernel kinds the code may use"),
-    cl::init(mlir::moe::strategy::GmmStrategy::microkernel), mlir::moe::strategy::gmmStrategyValues(),
+    cl::init(mlir::moe::strategy::GmmStrategy::microkernel), mlir::moe::strategy::kGmmStrategyChoices.values(),
     cl::cat(category));
 cl::alias backendAlias("backend", cl::desc("Alias for --gmm-strategy"), cl::aliasopt(gmmStrategy),
                        cl::cat(category));
 /// The strategy's spelling, for the report lines (backend=...).
-std::string backendName() { return mlir::moe::strategy::gmmStrategyName(gmmStrategy).str(); }
+std::string backendName() { return mlir::moe::strategy::kGmmStrategyChoices.name(gmmStrategy).str(); }
 cl::opt<std::string> packStrategy("routing-pack-strategy",
                                   cl::desc("argsort | tuple_sort | counting"),
                                   cl::init("argsort"), cl::cat(category));

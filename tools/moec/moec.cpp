@@ -144,7 +144,7 @@ cl::opt<int64_t> activationBudget(cl::cat(moecCategory), "activation-budget",
 
 cl::opt<mlir::moe::strategy::GmmStrategy> gmmStrategy(cl::cat(moecCategory), 
     "gmm-strategy", cl::desc("Which kernel kinds moe.gmm may use (moe-select-lowering):"),
-    mlir::moe::strategy::gmmStrategyValues(), cl::init(mlir::moe::strategy::GmmStrategy::microkernel),
+    mlir::moe::strategy::kGmmStrategyChoices.values(), cl::init(mlir::moe::strategy::GmmStrategy::microkernel),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 cl::opt<std::string> gmmTiling(cl::cat(moecCategory), 
     "gmm-tiling", cl::desc("gmm tiles for every gmm, e.g. mr=6,nv=4,kc=256,nc=256,mc=192 "
