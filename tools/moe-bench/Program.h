@@ -4,6 +4,7 @@
 #define MOEC_TOOLS_MOEBENCH_PROGRAM_H
 
 #include "runtime/HfLayer.h"
+#include "tooling/ToolChoices.h"
 
 #include <cstdint>
 #include <string>
@@ -17,7 +18,7 @@ struct BlockConfig {
   bool sharedFused = false;
   std::string impl = "fused_w13"; // baseline | fused_w13 | preweight | scatter
   std::string packStrategy = "argsort";
-  std::string dtype = "f32"; // f32 | bf16
+  moec::FloatType dtype = moec::FloatType::f32;
   // Benchmark null routing: a fraction >= 0 adds the draws [T, K] argument
   // after the logits and routes through moe.null_slots.
   double nullFraction = -1;
@@ -35,7 +36,7 @@ struct BlockConfig {
   bool fusedW13() const { return impl != "baseline"; }
   bool preweight() const { return impl == "preweight"; }
   bool scatter() const { return impl == "scatter"; }
-  std::string element() const { return dtype == "bf16" ? "bf16" : "f32"; }
+  std::string element() const { return moec::kFloatTypeChoices.name(dtype).str(); }
 };
 
 /// Sets `c.layer` to `family`'s form (moec::familyLayer): its routing

@@ -79,7 +79,7 @@ std::vector<GmmTiling> secondRound(const GmmTiling &best) {
 
 bool moebench::tuneGmmTiles(const TuneRequest &request, std::string &error) {
   const BlockConfig &c = request.config;
-  int64_t bytes = c.dtype == "bf16" ? 2 : 4;
+  int64_t bytes = c.dtype == moec::FloatType::bf16 ? 2 : 4;
   int64_t groupRows = std::max<int64_t>(1, c.tokens * c.topk / c.experts);
   int64_t experts = std::min<int64_t>(c.experts, 4);
   bool terminal = isatty(2);
@@ -94,7 +94,7 @@ bool moebench::tuneGmmTiles(const TuneRequest &request, std::string &error) {
     std::string source = gmmProgram(shape, experts, groupRows, c.element());
     double flops = 2.0 * experts * groupRows * shape.depth * (up ? 2 * shape.width : shape.width);
 
-    moec::DType dt = c.dtype == "bf16" ? moec::DType::BF16 : moec::DType::F32;
+    moec::DType dt = moec::dtypeOf(c.dtype);
     std::map<std::string, moec::Buffer> pool;
     pool["a"] = moec::Buffer(dt, {experts * groupRows, shape.depth});
     pool["w"] = moec::Buffer(dt, {experts, shape.depth, up ? 2 * shape.width : shape.width});

@@ -818,7 +818,7 @@ int main(int argc, char **argv) {
     BlockConfig c;
     c.tokens = tokens, c.hidden = hidden, c.mlp = mlpDim, c.experts = experts, c.topk = k;
     c.shared = sharedDim, c.sharedFused = sharedFused, c.impl = impl;
-    c.packStrategy = packStrategy, c.dtype = dtypeName();
+    c.packStrategy = packStrategy, c.dtype = dtype;
     c.nullFraction = nullFraction, c.nullMode = nullRoutingMode;
     c.renormalize = renormalizeRealAfterNull;
     std::string error;
@@ -843,7 +843,7 @@ int main(int argc, char **argv) {
     }
 
     // Weights and tokens, shared by the distributions.
-    moec::DType dt = dtype == moec::FloatType::bf16 ? moec::DType::BF16 : moec::DType::F32;
+    moec::DType dt = moec::dtypeOf(dtype);
     std::map<std::string, moec::Buffer> pool;
     pool["x"] = moec::Buffer(dt, {c.tokens, c.hidden});
     fillUniform(pool["x"], seed * 7 + 1, 1.0f);
@@ -932,7 +932,7 @@ int main(int argc, char **argv) {
     std::unique_ptr<Compiled> reference;
     if (quant.enabled()) {
       BlockConfig f32 = c;
-      f32.dtype = "f32";
+      f32.dtype = moec::FloatType::f32;
       double referenceCompileS = 0;
       reference = Compiled::build(blockProgram(f32), gmm, referenceCompileS, error,
                                   benchPass == "forward_backward" ? "moe-generate-backward" : "");
