@@ -706,6 +706,38 @@ BlockGradients moec::reference::blockBackward(const std::vector<double> &x,
   return backwardImpl(x, routing, s, w, k, dy);
 }
 
+std::vector<int8_t> moec::reference::clampSides(const std::vector<float> &x, const Routing &routing,
+                                                const BlockShape &s, const BlockWeights &w, int64_t k) {
+  if (!s.gptOss)
+    return {};
+  int64_t H = s.hidden, M = s.mlp, E = s.experts;
+  Uses uses = checkBlock(s, w, "clampSides");
+  std::vector<int8_t> sides;
+  for (int64_t t = 0; t < s.tokens; ++t)
+    for (int64_t slot = 0; slot < k; ++slot) {
+      int64_t e = routing.ids[t * k + slot];
+      if (e < 0 || e >= E)
+        continue;
+      double inScale = s.weightInput ? routing.weights[t * k + slot] : 1.0;
+      for (int64_t j = 0; j < M; ++j) {
+        // The pre-activations as mlp() computes them.
+        double g = 0, u = 0;
+        for (int64_t h = 0; h < H; ++h) {
+          double xin = inScale * double(x[t * H + h]);
+          g += xin * double(expertGateUp(w.w13, w.w1, w.w3, s, e, h, j, /*up=*/false));
+          u += xin * double(expertGateUp(w.w13, w.w1, w.w3, s, e, h, j, /*up=*/true));
+        }
+        if (uses.b13) {
+          g += double(w.b13[e * 2 * M + gateUpColumn(s, j, /*up=*/false)]);
+          u += double(w.b13[e * 2 * M + gateUpColumn(s, j, /*up=*/true)]);
+        }
+        sides.push_back(int8_t(g > s.limit));
+        sides.push_back(int8_t(u > s.limit ? 1 : u < -s.limit ? -1 : 0));
+      }
+    }
+  return sides;
+}
+
 double moec::reference::meanSquare(const std::vector<double> &y) {
   double sum = 0;
   for (double v : y)

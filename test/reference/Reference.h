@@ -146,6 +146,14 @@ std::vector<double> block(const std::vector<double> &x, const Routing &routing,
                           const BlockShape &shape, const BlockWeightsF64 &w,
                           int64_t k);
 
+/// Which side of its clamps each routed pre-activation of the gpt_oss
+/// activation is on, per assignment and column: the gate above the limit
+/// (1) or not (0), then the up below -limit (-1), inside (0) or above (1).
+/// The loss has a kink where one changes: a finite difference whose step
+/// changes them measures no derivative. Empty without gpt_oss.
+std::vector<int8_t> clampSides(const std::vector<float> &x, const Routing &routing,
+                               const BlockShape &shape, const BlockWeights &w, int64_t k);
+
 /// The gradients of a loss L(y) of the block's output, routing fixed.
 struct BlockGradients {
   std::vector<double> x; // dL/dx [T, H]
