@@ -53,7 +53,7 @@
 // DISPATCH: moec: for the --ep-dispatch option: must be dense, compact, ring or a2a (got 'broadcast')
 // RUN: not moec run %s --random-inputs --ep-dispatch dense 2>&1 | FileCheck %s --check-prefix=NOMESH %{nocrash}
 // RUN: not moec %s -o %t/x.o --capacity-factor 1.5 2>&1 | FileCheck %s --check-prefix=NOMESH %{nocrash}
-// NOMESH: moec: error: --ep-dispatch, --capacity-factor and --capacity-round apply to a partitioned block: give --mesh too (e.g. --mesh expert=2)
+// NOMESH: moec: error: --ep-dispatch, --capacity-factor and --capacity-round apply to a partitioned block: give --mesh (e.g. --mesh expert=2) or --parallel-mode too
 // Quantizing or differentiating in --pass-pipeline with --backward would
 // not give the int8 training form: refused, naming the command that does.
 // RUN: not moec run %s --random-inputs --backward mean-square --pass-pipeline 'moe-quantize{mode=int8},moe-to-llvm' 2>&1 | FileCheck %s --check-prefix=QUANT-BACKWARD %{nocrash}

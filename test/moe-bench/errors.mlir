@@ -22,11 +22,11 @@
 // RUN: not moe-bench --parallel-mode ep --mesh expert=x --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=MESHSIZE
 // RUN: not moe-bench --parallel-mode dp --stage-timing --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=PSTAGES
 
-// PMODE: moe-bench: error: --parallel-mode must be none, dp, ep or auto (got 'tp')
+// PMODE: moe-bench: for the --parallel-mode option: must be none, dp, ep or auto (got 'tp')
 // DISPATCH: moe-bench: for the --ep-dispatch option: must be dense, compact, ring or a2a (got 'scatter')
 // EPMESH: moe-bench: error: --parallel-mode ep needs an expert axis of size > 1 in --mesh
 // DPMESH: moe-bench: error: --parallel-mode dp splits tokens only: give a mesh without an expert axis
-// AXIS: moe-bench: error: --mesh 'model=2': moe-bench partitions over data and expert (got 'model')
+// AXIS: moe-bench: error: --mesh 'model=2': the parallel plans partition over data and expert (got 'model')
 // DIVIDE: moe-bench: error: the expert axis (7) must divide the experts (60)
 // NOMODE: moe-bench: error: --mesh needs --parallel-mode dp, ep or auto
 // LAUNCH: moe-bench: error: --launcher mpi runs a sharded block: give --parallel-mode dp, ep or auto

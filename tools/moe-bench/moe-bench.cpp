@@ -9,8 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CostModel.h"
-#include "Parallel.h"
+#include "tooling/AutoParallel.h"
 #include "tooling/Peak.h"
 #include "tooling/ThreadsOption.h"
 #include "tooling/ToolChoices.h"
@@ -53,6 +52,9 @@
 
 using namespace llvm;
 using namespace moebench;
+// The parallel plans and their cost model (tooling/ParallelPlan.h).
+using moec::Machine, moec::MeshRequest, moec::Plan, moec::Prediction, moec::ShardWork,
+    moec::Workload;
 using moec::amxTilesGranted;
 using moec::measureAmxBf16PeakGflops;
 using moec::measureAmxInt8PeakGops;
@@ -175,12 +177,10 @@ cl::opt<std::string> dumpRouting("dump-routing",
                                           "here (what bench/ gives the peers)"),
                                  cl::init(""), cl::cat(category));
 
-cl::opt<std::string> parallelMode(
-    "parallel-mode",
-    cl::desc("none | dp | ep | auto: run on one device, tokens split over data shards, experts "
-             "split over expert shards (--ep-dispatch), or the plan the cost model predicts "
-             "fastest for --devices"),
-    cl::init("none"), cl::cat(category));
+// moec's --parallel-mode, spelled once (tooling/ToolChoices.h).
+cl::opt<moec::ParallelMode> parallelMode(
+    "parallel-mode", cl::desc("How the block runs (auto: for --devices):"),
+    moec::kParallelModeChoices.values(), cl::init(moec::ParallelMode::none), cl::cat(category));
 // moec's --ep-dispatch, spelled once (passes/Choices.h).
 cl::opt<mlir::moe::EpDispatch> epDispatch(
     "ep-dispatch", cl::desc("How expert shards exchange rows (--parallel-mode ep):"),
@@ -713,16 +713,16 @@ int main(int argc, char **argv) {
   machine.coreGflops = coreGflops > 0 ? double(coreGflops) : 0.75 * peak / threads;
   machine.halfRateRows = halfRateRows;
   machine.tgmmHalfRateRows = tgmmHalfRateRows;
-  machine.linkGBps = linkGBps > 0 ? double(linkGBps) : measureCopyGBps();
+  machine.linkGBps = linkGBps > 0 ? double(linkGBps) : moec::measureCopyGBps();
   machine.linkLatencyUs = linkLatencyUs;
   MeshRequest mesh;
-  if (std::string why = parseMesh(meshText, mesh); !why.empty())
+  if (std::string why = moec::parseMesh(meshText, mesh); !why.empty())
     return fail(why);
   if (devices < 1)
     return fail("--devices must be >= 1 (got " + std::to_string(devices) + ")");
   // The devices the plans share: the cores per shard follow from them.
   int64_t meshDevices = mesh.given ? mesh.devices() : devices;
-  if (parallelMode == "none" && !predictOnly)
+  if (parallelMode == moec::ParallelMode::none && !predictOnly)
     meshDevices = 1;
   machine.coresPerShard =
       launcher == moec::Launcher::mpi ? threads : std::max<int64_t>(1, int64_t(threads) / meshDevices);
@@ -737,24 +737,14 @@ int main(int argc, char **argv) {
     return w;
   };
   Plan plan;
-  if (std::string why = choosePlan(predictOnly ? std::string("auto") : std::string(parallelMode), epDispatchName(), mesh,
+  if (std::string why = moec::choosePlan(predictOnly ? moec::ParallelMode::automatic : parallelMode.getValue(), epDispatch, mesh,
                                    devices, workloadFor(ks.front(), fractions.front()), machine, plan);
       !why.empty())
     return fail(why);
   bool sharded = plan.mode != "none";
-  if (parallelMode == "auto" || predictOnly) {
-    outs() << format("model: core %.1f GFLOP/s x %lld per shard (half rate at %.0f rows per "
-                     "expert, tgmm at %.0f), link %.1f GB/s, %.1f us per step\n",
-                     machine.coreGflops, (long long)machine.coresPerShard, machine.halfRateRows,
-                     machine.tgmmHalfRateRows, machine.linkGBps, machine.linkLatencyUs);
-    for (const Plan &candidate : candidatePlans(workloadFor(ks.front(), fractions.front()), meshDevices)) {
-      Prediction p = predict(workloadFor(ks.front(), fractions.front()), candidate, machine);
-      outs() << format("model: %-32s %9.4f s (compute %.4f s, comm %.4f s, %.2f MiB per shard, "
-                       "%lld collectives)%s\n",
-                       candidate.str().c_str(), p.totalS(), p.computeS, p.commS,
-                       p.commBytes / 1048576.0, (long long)p.collectives,
-                       candidate.str() == plan.str() ? "  <- fastest" : "");
-    }
+  if (parallelMode == moec::ParallelMode::automatic || predictOnly) {
+    moec::describePredictions(outs(), workloadFor(ks.front(), fractions.front()), machine,
+                              meshDevices, plan);
     if (predictOnly)
       return 0;
   }
@@ -773,10 +763,10 @@ int main(int argc, char **argv) {
   std::unique_ptr<moec::MpiComm> mpi;
   if (launcher == moec::Launcher::mpi) {
     std::string error;
-    mpi = moec::MpiComm::create(meshShape(plan), std::chrono::milliseconds(collectiveTimeout),
+    mpi = moec::MpiComm::create(moec::meshShape(plan), std::chrono::milliseconds(collectiveTimeout),
                                 error);
     if (!mpi)
-      return fail("--launcher mpi with the mesh " + meshOption(plan) + ": " + error);
+      return fail("--launcher mpi with the mesh " + moec::planMesh(plan) + ": " + error);
     mpiComm = mpi.get();
     outs().flush();
     mpi->quietUnlessRankZero();
@@ -904,8 +894,8 @@ int main(int argc, char **argv) {
       if (quant.enabled())
         prepare = quant.pipeline(!policy.empty()) + (policy.empty() ? "" : ",");
       if (sharded)
-        prepare = "moe-partition{mesh=" + meshOption(plan) + " ep-dispatch=" +
-                  (plan.mode == "dp" ? std::string("compact") : plan.mode.substr(3)) +
+        prepare = "moe-partition{mesh=" + moec::planMesh(plan) + " ep-dispatch=" +
+                  mlir::moe::kEpDispatchChoices.name(moec::planDispatch(plan)).str() +
                   " capacity-factor=" + std::to_string(capacityFactor) + " functions=moe_block}" +
                   (policy.empty() ? "" : ",");
       if (!policy.empty()) {
@@ -1151,7 +1141,7 @@ int main(int argc, char **argv) {
                          flops / med / 1e9, r.peakPct);
 
         if (!sharded && mode == "full") {
-          Prediction predicted = predict(workloadFor(k, nullFraction), plan, machine);
+          Prediction predicted = moec::predict(workloadFor(k, nullFraction), plan, machine);
           outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
                            "%.4f s: measured/predicted %.2f\n",
                            predicted.totalS(), predicted.computeS, predicted.commS, med,
@@ -1162,9 +1152,9 @@ int main(int argc, char **argv) {
           // expert tokens) over its median time; the traffic of the busiest
           // shard, counted by the runtime and modelled.
           Workload w = workloadFor(k, nullFraction);
-          Prediction predicted = predict(w, plan, machine);
+          Prediction predicted = moec::predict(w, plan, machine);
           const moec::MeshLayout *layout = block->layout(entry);
-          std::vector<ShardWork> work = shardWork(plan, *layout, pool["ids"].as<int32_t>(), w);
+          std::vector<ShardWork> work = moec::shardWork(plan, *layout, pool["ids"].as<int32_t>(), w);
           double passes = training ? 3 : 1, counted = 0, routed = 0, dropped = 0;
           r.shardTflopsMin = 1e30;
           for (size_t rk = 0; rk < rankStats.size(); ++rk) {
@@ -1185,7 +1175,7 @@ int main(int argc, char **argv) {
                              rk, t * 1e3, (long long)work[rk].rows, shardFlops * 1e-9, tf,
                              (long long)cc.calls, cc.bytesSent / 1048576.0);
           }
-          r.parallel = plan.mode, r.mesh = meshOption(plan), r.shards = rankStats.size();
+          r.parallel = plan.mode, r.mesh = moec::planMesh(plan), r.shards = rankStats.size();
           r.predictedS = predicted.totalS();
           r.commCountedBytes = counted, r.commModelledBytes = predicted.commBytes;
           outs() << format("comm: busiest shard %.3f MiB counted, %.3f MiB modelled per call\n",

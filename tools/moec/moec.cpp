@@ -22,6 +22,7 @@
 #include "compiler/ShardedCall.h"
 #include "dialect/MoeDialect.h"
 #include "passes/Remat.h"
+#include "tooling/AutoParallel.h"
 #include "tooling/LoadProgram.h"
 #include "tooling/ProgramOptions.h"
 #include "tooling/ToolChoices.h"
@@ -183,6 +184,12 @@ cl::opt<int64_t> capacityRound(cl::cat(moecCategory),
     "capacity-round", cl::desc("With --capacity-factor: round capacities up to a multiple"),
     cl::init(1), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 
+cl::opt<ParallelMode> parallelMode(cl::cat(moecCategory),
+    "parallel-mode",
+    cl::desc("Partition each block for a plan (none: --mesh as given), for --mesh's device "
+             "count, else #moe.target's threads, else --threads, else the cores:"),
+    kParallelModeChoices.values(), cl::init(ParallelMode::none),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 ProgramOptions programOptions() {
   ProgramOptions o;
   o.mesh = meshOption;
@@ -732,6 +739,47 @@ int run(mlir::ModuleOp module) {
     set.push_back(file.get());
   return moec::publishOutputs(set, error) ? 0 : fail(error);
 }
+
+/// --parallel-mode: the plan for the program's block (tooling/ParallelPlan.h;
+/// auto asks the cost model, measuring this host), written into `options`
+/// as the mesh and dispatch moe-partition takes; "" or why not. The plan
+/// (and with auto the model's predictions) go to the run's report, or to
+/// stderr when compiling (stdout may be the output).
+std::string planParallel(mlir::ModuleOp module, ProgramOptions &options) {
+  std::string error;
+  // A dynamic token count is the run's: --dim's, or the x input's rows.
+  int64_t tokens = 0;
+  if (runCommand && randomInputs)
+    tokens = dynamicSize;
+  else if (runCommand && !inputs.empty())
+    if (std::optional<NpyArray> x = readNpy(inputs.front(), error); x && !x->shape.empty())
+      tokens = x->shape.front();
+  std::optional<Workload> workload =
+      blockWorkload(module, options.backward.has_value(), tokens, error);
+  if (!workload)
+    return error;
+  MeshRequest mesh;
+  if (std::string why = parseMesh(meshOption, mesh); !why.empty())
+    return why;
+  int64_t shards = mesh.given ? mesh.devices() : defaultDevices(module, threads);
+  Machine machine;
+  if (parallelMode == ParallelMode::automatic)
+    machine = measureHostMachine(threads, shards, launcher == Launcher::mpi);
+  Plan plan;
+  if (std::string why =
+          choosePlan(parallelMode, epDispatch, mesh, shards, *workload, machine, plan);
+      !why.empty())
+    return why;
+  raw_ostream &os = runCommand ? outs() : errs();
+  if (parallelMode == ParallelMode::automatic)
+    describePredictions(os, *workload, machine, shards, plan);
+  os << "parallel: " << plan.str() << " (--parallel-mode "
+     << kParallelModeChoices.name(parallelMode) << ")\n";
+  options.mesh = plan.mode == "none" ? std::string() : planMesh(plan);
+  if (plan.mode != "none")
+    options.epDispatch = planDispatch(plan);
+  return "";
+}
 } // namespace
 
 /// The options that do not depend on the program, checked before it is
@@ -761,10 +809,11 @@ int checkOptions() {
                 "-moe-generate-backward=loss=mean-square -o q.mlir, then moec run q.mlir "
                 "--entry <block>_forward_backward");
   // They would be silently ignored: only moe-partition reads them.
-  if (meshOption.empty() && (epDispatch.getNumOccurrences() || capacityFactor.getNumOccurrences() ||
-                             capacityRound.getNumOccurrences()))
+  if (meshOption.empty() && parallelMode == ParallelMode::none &&
+      (epDispatch.getNumOccurrences() || capacityFactor.getNumOccurrences() ||
+       capacityRound.getNumOccurrences()))
     return fail("--ep-dispatch, --capacity-factor and --capacity-round apply to a partitioned "
-                "block: give --mesh too (e.g. --mesh expert=2)");
+                "block: give --mesh (e.g. --mesh expert=2) or --parallel-mode too");
   if (std::string why = programOptionsRefusal(programOptions()); !why.empty())
     return fail(why);
   if (std::string why = selectTarget(targetCpu, gmmChoices(), /*runHere=*/bool(runCommand),
@@ -805,7 +854,12 @@ void hideUnrelatedOptions() {
     for (auto &entry : cl::getRegisteredOptions(*sub)) {
       cl::Option *option = entry.second;
       bool own = llvm::is_contained(option->Categories, &moecCategory);
-      if (!own && !llvm::is_contained(shown, entry.first))
+      if (own)
+        continue;
+      // MLIR's shown options join moec's list: one section, not three.
+      if (entry.first.starts_with("mlir-") && llvm::is_contained(shown, entry.first))
+        option->addCategory(moecCategory);
+      else if (!llvm::is_contained(shown, entry.first))
         option->setHiddenFlag(cl::Hidden);
     }
 }
@@ -841,7 +895,11 @@ int main(int argc, char **argv) {
   mlir::OwningOpRef<mlir::ModuleOp> module = std::move(loaded.module);
   hfBlock = loaded.hfLayer;
   programHash = loaded.textHash;
-  if (mlir::failed(prepareProgram(*module, programOptions())))
+  ProgramOptions options = programOptions();
+  if (parallelMode != ParallelMode::none)
+    if (std::string why = planParallel(*module, options); !why.empty())
+      return fail(why);
+  if (mlir::failed(prepareProgram(*module, options)))
     return 1;
   return runCommand ? run(*module) : compile(*module);
 }

@@ -15,14 +15,14 @@
 // shards (small groups at small batch) while EP keeps them whole.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOEC_TOOLS_MOEBENCH_COSTMODEL_H
-#define MOEC_TOOLS_MOEBENCH_COSTMODEL_H
+#ifndef MOEC_TOOLING_COSTMODEL_H
+#define MOEC_TOOLING_COSTMODEL_H
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace moebench {
+namespace moec {
 
 /// The machine: what one core computes and what a link moves.
 struct Machine {
@@ -70,6 +70,6 @@ Prediction predict(const Workload &w, const Plan &p, const Machine &m);
 /// tokens) are left out.
 std::vector<Plan> candidatePlans(const Workload &w, int64_t devices);
 
-} // namespace moebench
+} // namespace moec
 
 #endif

@@ -1,6 +1,6 @@
-//===- Parallel.cpp - moe-bench's parallel modes --------------------------===//
+//===- ParallelPlan.cpp - how a block runs on a mesh ----------------------===//
 
-#include "Parallel.h"
+#include "tooling/ParallelPlan.h"
 
 #include "runtime/MeshShape.h"
 
@@ -12,9 +12,9 @@
 #include <cstring>
 #include <vector>
 
-using namespace moebench;
+using namespace moec;
 
-std::string moebench::parseMesh(const std::string &text, MeshRequest &mesh) {
+std::string moec::parseMesh(const std::string &text, MeshRequest &mesh) {
   mesh = MeshRequest();
   if (text.empty())
     return "";
@@ -36,33 +36,31 @@ std::string moebench::parseMesh(const std::string &text, MeshRequest &mesh) {
     else if (name.trim() == "expert")
       mesh.expert = size;
     else
-      return "--mesh '" + text + "': moe-bench partitions over data and expert (got '" +
+      return "--mesh '" + text + "': the parallel plans partition over data and expert (got '" +
              name.trim().str() + "')";
   }
   return "";
 }
 
-std::string moebench::choosePlan(const std::string &mode, const std::string &dispatch,
-                                 const MeshRequest &mesh, int64_t devices, const Workload &w,
-                                 const Machine &m, Plan &plan) {
-  if (mode != "none" && mode != "dp" && mode != "ep" && mode != "auto")
-    return "--parallel-mode must be none, dp, ep or auto (got '" + mode + "')";
-  if (mode == "none") {
+std::string moec::choosePlan(ParallelMode mode, mlir::moe::EpDispatch dispatch,
+                             const MeshRequest &mesh, int64_t devices, const Workload &w,
+                             const Machine &m, Plan &plan) {
+  if (mode == ParallelMode::none) {
     if (mesh.given)
       return "--mesh needs --parallel-mode dp, ep or auto";
     plan = {"none", 1, 1};
     return "";
   }
   int64_t data = mesh.data, expert = mesh.expert;
-  if (!mesh.given && mode == "dp")
+  if (!mesh.given && mode == ParallelMode::dp)
     data = devices;
-  if (!mesh.given && mode == "ep")
+  if (!mesh.given && mode == ParallelMode::ep)
     expert = devices;
-  if (mode == "dp" && expert != 1)
+  if (mode == ParallelMode::dp && expert != 1)
     return "--parallel-mode dp splits tokens only: give a mesh without an expert axis";
-  if (mode == "ep" && expert == 1)
+  if (mode == ParallelMode::ep && expert == 1)
     return "--parallel-mode ep needs an expert axis of size > 1 in --mesh";
-  if (mode == "auto") {
+  if (mode == ParallelMode::automatic) {
     // Among the plans for as many devices as the mesh (or --devices) has.
     int64_t d = mesh.given ? mesh.devices() : devices;
     std::vector<Plan> plans = candidatePlans(w, d);
@@ -74,14 +72,23 @@ std::string moebench::choosePlan(const std::string &mode, const std::string &dis
     });
     return "";
   }
-  plan = {mode == "dp" ? "dp" : "ep-" + dispatch, data, expert};
+  plan = {mode == ParallelMode::dp
+              ? std::string("dp")
+              : "ep-" + mlir::moe::kEpDispatchChoices.name(dispatch).str(),
+          data, expert};
   if (w.experts % expert)
     return "the expert axis (" + std::to_string(expert) + ") must divide the experts (" +
            std::to_string(w.experts) + ")";
   return "";
 }
 
-std::string moebench::meshOption(const Plan &plan) {
+mlir::moe::EpDispatch moec::planDispatch(const Plan &plan) {
+  if (plan.mode == "dp")
+    return mlir::moe::EpDispatch::compact;
+  return *mlir::moe::kEpDispatchChoices.parse(llvm::StringRef(plan.mode).drop_front(3));
+}
+
+std::string moec::planMesh(const Plan &plan) {
   std::string data = "data=" + std::to_string(plan.data);
   std::string expert = "expert=" + std::to_string(plan.expert);
   if (plan.expert == 1)
@@ -89,7 +96,7 @@ std::string moebench::meshOption(const Plan &plan) {
   return plan.data == 1 ? expert : data + "," + expert;
 }
 
-std::vector<int64_t> moebench::meshShape(const Plan &plan) {
+std::vector<int64_t> moec::meshShape(const Plan &plan) {
   if (plan.expert == 1)
     return {plan.data};
   if (plan.data == 1)
@@ -97,7 +104,7 @@ std::vector<int64_t> moebench::meshShape(const Plan &plan) {
   return {plan.data, plan.expert};
 }
 
-std::vector<ShardWork> moebench::shardWork(const Plan &plan, const moec::MeshLayout &layout,
+std::vector<ShardWork> moec::shardWork(const Plan &plan, const moec::MeshLayout &layout,
                                            const int32_t *ids, const Workload &w) {
   auto axis = [&](const char *name) -> int64_t {
     auto it = std::find(layout.axisNames.begin(), layout.axisNames.end(), name);
@@ -124,7 +131,7 @@ std::vector<ShardWork> moebench::shardWork(const Plan &plan, const moec::MeshLay
   return work;
 }
 
-double moebench::measureCopyGBps() {
+double moec::measureCopyGBps() {
   size_t bytes = 64u << 20;
   std::vector<char> a(bytes, 1), b(bytes, 0);
   double best = 0;

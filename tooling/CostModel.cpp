@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-using namespace moebench;
+using namespace moec;
 
 std::string Plan::str() const {
   return mode + " on data=" + std::to_string(data) + ",expert=" + std::to_string(expert);
@@ -15,7 +15,7 @@ namespace {
 double away(int64_t d) { return d > 1 ? double(d - 1) / double(d) : 0.0; }
 } // namespace
 
-Prediction moebench::predict(const Workload &w, const Plan &p, const Machine &m) {
+Prediction moec::predict(const Workload &w, const Plan &p, const Machine &m) {
   Prediction r;
   const double T = double(w.tokens), H = double(w.hidden), M = double(w.mlp),
                E = double(w.experts), S = double(w.shared);
@@ -112,7 +112,7 @@ Prediction moebench::predict(const Workload &w, const Plan &p, const Machine &m)
   return r;
 }
 
-std::vector<Plan> moebench::candidatePlans(const Workload &w, int64_t devices) {
+std::vector<Plan> moec::candidatePlans(const Workload &w, int64_t devices) {
   if (devices <= 1)
     return {Plan{"none", 1, 1}};
   std::vector<Plan> plans;

@@ -1,0 +1,82 @@
+//===- AutoParallel.cpp - a module's block through the parallel plans -----===//
+
+#include "tooling/AutoParallel.h"
+
+#include "dialect/MoeDialect.h"
+#include "dialect/MoeOps.h"
+#include "tooling/Peak.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/Format.h"
+
+#include <algorithm>
+#include <thread>
+
+using namespace moec;
+
+std::optional<Workload> moec::blockWorkload(mlir::ModuleOp module, bool training,
+                                            int64_t tokens, std::string &error) {
+  llvm::SmallVector<mlir::moe::BlockOp> blocks;
+  module.walk([&](mlir::moe::BlockOp block) { blocks.push_back(block); });
+  if (blocks.size() != 1) {
+    error = "--parallel-mode plans one moe.block; the program has " +
+            std::to_string(blocks.size()) + " (give --mesh for a fixed plan)";
+    return std::nullopt;
+  }
+  mlir::moe::BlockOp block = blocks.front();
+  auto x = mlir::cast<mlir::RankedTensorType>(block.getX().getType());
+  Workload w;
+  w.tokens = x.getDimSize(0), w.hidden = x.getDimSize(1);
+  if (mlir::ShapedType::isDynamic(w.tokens) && tokens > 0)
+    w.tokens = tokens;
+  w.mlp = block.getExpertDim(), w.experts = block.getNumExperts();
+  w.topk = int64_t(block.getK()), w.shared = block.getSharedDim();
+  for (int64_t size : {w.tokens, w.hidden, w.mlp, w.experts, w.shared})
+    if (mlir::ShapedType::isDynamic(size)) {
+      error = mlir::ShapedType::isDynamic(w.tokens)
+                  ? "--parallel-mode plans for a token count, and the block's is dynamic: "
+                    "run it (moec run takes the count from --dim or the x input), or give "
+                    "--mesh for a fixed plan"
+                  : "--parallel-mode plans a block of static sizes (this one's are dynamic): "
+                    "give --mesh for a fixed plan";
+      return std::nullopt;
+    }
+  w.elementBytes = x.getElementType().isBF16() ? 2 : 4;
+  w.training = training;
+  w.nullDraws = bool(block.getNullDraws());
+  if (std::optional<llvm::APFloat> f = block.getNullFraction())
+    w.nullFraction = f->convertToDouble();
+  return w;
+}
+
+int64_t moec::defaultDevices(mlir::ModuleOp module, unsigned threads) {
+  if (auto target = module->getAttrOfType<mlir::moe::TargetAttr>(mlir::moe::kTargetAttrName))
+    if (target.getThreads() > 0)
+      return target.getThreads();
+  return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
+Machine moec::measureHostMachine(unsigned threads, int64_t devices, bool mpi) {
+  unsigned total = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  Machine m;
+  m.coresPerShard = mpi ? total : std::max<int64_t>(1, int64_t(total) / devices);
+  m.coreGflops = 0.75 * measureFp32PeakGflops(total, 0.1) / total;
+  m.linkGBps = measureCopyGBps();
+  return m;
+}
+
+void moec::describePredictions(llvm::raw_ostream &os, const Workload &w, const Machine &m,
+                               int64_t devices, const Plan &chosen) {
+  os << llvm::format("model: core %.1f GFLOP/s x %lld per shard (half rate at %.0f rows per "
+                     "expert, tgmm at %.0f), link %.1f GB/s, %.1f us per step\n",
+                     m.coreGflops, (long long)m.coresPerShard, m.halfRateRows,
+                     m.tgmmHalfRateRows, m.linkGBps, m.linkLatencyUs);
+  for (const Plan &candidate : candidatePlans(w, devices)) {
+    Prediction p = predict(w, candidate, m);
+    os << llvm::format("model: %-32s %9.4f s (compute %.4f s, comm %.4f s, %.2f MiB per shard, "
+                       "%lld collectives)%s\n",
+                       candidate.str().c_str(), p.totalS(), p.computeS, p.commS,
+                       p.commBytes / 1048576.0, (long long)p.collectives,
+                       candidate.str() == chosen.str() ? "  <- fastest" : "");
+  }
+}

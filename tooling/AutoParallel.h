@@ -1,0 +1,45 @@
+//===- AutoParallel.h - a module's block through the parallel plans -*- C++ -*-===//
+//
+// What moec needs to choose a parallel plan for a program (moe-bench builds
+// its workload from its flags): the cost model's view of the module's
+// moe.block, this host's rates as the model sees them, and the model's
+// prediction of every candidate, printed the same way by both tools.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEC_TOOLING_AUTOPARALLEL_H
+#define MOEC_TOOLING_AUTOPARALLEL_H
+
+#include "tooling/ParallelPlan.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+
+namespace moec {
+
+/// The cost model's workload of the module's one moe.block (`training`:
+/// its forward_backward is what runs; `tokens` > 0: the token count of a
+/// block whose x has a dynamic one, the run's); nullopt and `error` when the
+/// module has no block or several, or a size is still dynamic.
+std::optional<Workload> blockWorkload(mlir::ModuleOp module, bool training, int64_t tokens,
+                                      std::string &error);
+
+/// The shards' device count a plan is chosen for when none is given: the
+/// module's #moe.target thread hint, else `threads` (0: every core).
+int64_t defaultDevices(mlir::ModuleOp module, unsigned threads);
+
+/// This host as the model sees it, measured now: `threads` threads over
+/// `devices` in-process shards (under MPI each shard has them all), a
+/// core's gmm rate 0.75 of its FP32 FMA peak, the link a large memcpy.
+Machine measureHostMachine(unsigned threads, int64_t devices, bool mpi);
+
+/// The model's lines: the machine, then every candidate plan for `devices`
+/// with its predicted time, `chosen` marked.
+void describePredictions(llvm::raw_ostream &os, const Workload &w, const Machine &m,
+                         int64_t devices, const Plan &chosen);
+
+} // namespace moec
+
+#endif // MOEC_TOOLING_AUTOPARALLEL_H
