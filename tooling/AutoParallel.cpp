@@ -59,7 +59,7 @@ int64_t moec::defaultDevices(mlir::ModuleOp module, unsigned threads) {
 Machine moec::measureHostMachine(unsigned threads, int64_t devices, bool mpi) {
   unsigned total = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
   Machine m;
-  m.coresPerShard = mpi ? total : std::max<int64_t>(1, int64_t(total) / devices);
+  m.coresPerShard = threadsPerShard(total, devices, mpi ? Launcher::mpi : Launcher::inprocess);
   m.coreGflops = 0.75 * measureFp32PeakGflops(total, 0.1) / total;
   m.linkGBps = measureCopyGBps();
   return m;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 using namespace moec;
@@ -129,6 +130,13 @@ std::vector<ShardWork> moec::shardWork(const Plan &plan, const moec::MeshLayout 
     work.push_back(s);
   }
   return work;
+}
+
+unsigned moec::threadsPerShard(unsigned threads, int64_t shards, Launcher launcher) {
+  unsigned total = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  if (launcher == Launcher::mpi)
+    return total;
+  return std::max<unsigned>(1, total / unsigned(std::max<int64_t>(1, shards)));
 }
 
 double moec::measureCopyGBps() {

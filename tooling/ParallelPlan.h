@@ -53,6 +53,10 @@ struct ShardWork {
 std::vector<ShardWork> shardWork(const Plan &plan, const moec::MeshLayout &layout,
                                  const int32_t *ids, const Workload &w);
 
+/// The threads each shard's parallel loops get of `threads` (0: every
+/// core): in-process shards share them, an MPI rank has them all.
+unsigned threadsPerShard(unsigned threads, int64_t shards, Launcher launcher);
+
 /// Bytes per second of a large memcpy on this machine, 1e9: the link of
 /// in-process shards (their collectives copy through shared memory).
 double measureCopyGBps();

@@ -11,6 +11,7 @@
 
 #include "tooling/AutoParallel.h"
 #include "tooling/Peak.h"
+#include "tooling/RunLauncher.h"
 #include "tooling/ThreadsOption.h"
 #include "tooling/ToolChoices.h"
 #include "Program.h"
@@ -31,9 +32,6 @@
 #include "runtime/RunTimeChecks.h"
 #include "runtime/ShardComm.h"
 #include "runtime/Npy.h"
-#ifdef MOEC_HAVE_MPI
-#include "runtime/MpiComm.h"
-#endif
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -271,17 +269,8 @@ cl::opt<bool> predictOnly("predict-only",
                                    "--devices and stop (nothing is compiled or run)"),
                           cl::cat(category));
 
-/// This process's rank of an MPI run, once it has one: from then on a
-/// failure ends the whole run (MpiComm::abort names the rank and the
-/// message), instead of leaving the other ranks to wait for it.
-moec::ShardComm *mpiRank = nullptr;
-
-int fail(const std::string &message) {
-  if (mpiRank)
-    mpiRank->abort(message);
-  errs() << "moe-bench: error: " << message << "\n";
-  return 2;
-}
+/// moe-bench's failure (tooling/RunLauncher.h: under MPI it ends every rank).
+int fail(const std::string &message) { return moec::failRun(message); }
 
 double median(std::vector<double> v) {
   if (v.empty())
@@ -594,6 +583,7 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  moec::setFailingTool("moe-bench", 2);
   moec::keepFreedMemory();
   moec::setRunTimeErrorToolName("moe-bench");
   // A run-time error (runtime/RunTimeChecks.h, MemoryGuard.h) ends the
@@ -631,7 +621,7 @@ int main(int argc, char **argv) {
   std::vector<double> fractions;     // null fractions (-1: no null routing)
   if (std::string why = validate(ks, policies, fractions); !why.empty())
     return fail(why);
-  setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  moec::setCodeThreads(threads);
 
   moec::GmmChoices gmm;
   gmm.strategy = gmmStrategy;
@@ -724,8 +714,7 @@ int main(int argc, char **argv) {
   int64_t meshDevices = mesh.given ? mesh.devices() : devices;
   if (parallelMode == moec::ParallelMode::none && !predictOnly)
     meshDevices = 1;
-  machine.coresPerShard =
-      launcher == moec::Launcher::mpi ? threads : std::max<int64_t>(1, int64_t(threads) / meshDevices);
+  machine.coresPerShard = moec::threadsPerShard(threads, meshDevices, launcher);
   // The block at top-k `k` and null fraction `nullFraction` (< 0: none).
   auto workloadFor = [&](int64_t k, double nullFraction) {
     Workload w;
@@ -758,34 +747,23 @@ int main(int argc, char **argv) {
                 "yet (give it without --parallel-mode)");
   if (!sharded && launcher == moec::Launcher::mpi)
     return fail("--launcher mpi runs a sharded block: give --parallel-mode dp, ep or auto");
-  moec::ShardComm *mpiComm = nullptr;
-#ifdef MOEC_HAVE_MPI
-  std::unique_ptr<moec::MpiComm> mpi;
+  std::unique_ptr<moec::ShardComm> mpi;
   if (launcher == moec::Launcher::mpi) {
     std::string error;
-    mpi = moec::MpiComm::create(moec::meshShape(plan), std::chrono::milliseconds(collectiveTimeout),
-                                error);
+    mpi = moec::startMpiRank(moec::meshShape(plan), moec::planMesh(plan),
+                             std::chrono::milliseconds(collectiveTimeout), error);
     if (!mpi)
-      return fail("--launcher mpi with the mesh " + moec::planMesh(plan) + ": " + error);
-    mpiComm = mpi.get();
-    outs().flush();
-    mpi->quietUnlessRankZero();
-    mpiRank = mpiComm;
+      return fail(error);
     // Every rank benchmarks the same block the same way: its inputs come
     // from the options (--seed), so the command lines must agree.
-    std::vector<std::string> lines = moec::commandLineDescription(rawArgs);
-    if (std::string why = mpi->agreeOnRun(lines); !why.empty())
+    if (std::string why = moec::agreeOnRun(*mpi, rawArgs); !why.empty())
       return fail(why);
   }
-#else
-  if (launcher == moec::Launcher::mpi)
-    return fail("--launcher mpi: this moe-bench was built without MPI (scripts/setup.sh "
-                "installs Open MPI)");
-#endif
+  moec::ShardComm *mpiComm = mpi.get();
   if (sharded) {
     // Each in-process shard runs its share of the threads (libomp reads
     // this when a shard thread's first parallel loop starts).
-    setenv("OMP_NUM_THREADS", std::to_string(machine.coresPerShard).c_str(), 1);
+    moec::setCodeThreads(unsigned(machine.coresPerShard));
     outs() << "parallel: " << plan.str() << ", " << plan.data * plan.expert
            << (mpiComm ? " MPI processes" : " shards in-process") << ", "
            << machine.coresPerShard << " thread(s) each\n";

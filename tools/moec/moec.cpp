@@ -25,6 +25,7 @@
 #include "tooling/AutoParallel.h"
 #include "tooling/LoadProgram.h"
 #include "tooling/ProgramOptions.h"
+#include "tooling/RunLauncher.h"
 #include "tooling/ToolChoices.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -40,9 +41,6 @@
 #include "runtime/ShardComm.h"
 #include "runtime/ShardedRun.h"
 #include "runtime/ThreadLimit.h"
-#ifdef MOEC_HAVE_MPI
-#include "runtime/MpiComm.h"
-#endif
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -286,22 +284,13 @@ bool resetPeakRss() {
   return !os.has_error();
 }
 
-/// This process's rank of an MPI run, once it has one: from then on a
-/// failure ends the whole run (MpiComm::abort names the rank and the
-/// message), instead of leaving the other ranks to wait for it.
-ShardComm *mpiRank = nullptr;
 /// What every rank of an MPI run must agree on: the command line and the
 /// program's text.
 std::vector<std::string> commandLine;
 uint64_t programHash = 0;
 
-int fail(const std::string &message) {
-  outs().flush(); // what was printed before the error comes before it
-  if (mpiRank)
-    mpiRank->abort(message);
-  errs() << "moec: error: " << message << "\n";
-  return 1;
-}
+/// moec's failure (tooling/RunLauncher.h: under MPI it ends every rank).
+int fail(const std::string &message) { return failRun(message); }
 
 /// The linker turns an object into a shared library; the system compiler
 /// driver knows the platform's crt files and libm.
@@ -468,21 +457,13 @@ int run(mlir::ModuleOp module) {
   if (auto *fn = module.lookupSymbol(shardSig->name))
     if (auto p = fn->getAttrOfType<mlir::StringAttr>(mlir::moe::kParallelAttrName))
       mode = p.str();
-#ifdef MOEC_HAVE_MPI
-  std::unique_ptr<MpiComm> mpi;
+  std::unique_ptr<ShardComm> mpi;
   if (launcher == Launcher::mpi) {
-    mpi = MpiComm::create(layout->shape, std::chrono::milliseconds(collectiveTimeout), error);
+    mpi = startMpiRank(layout->shape, layout->str(), std::chrono::milliseconds(collectiveTimeout),
+                       error);
     if (!mpi)
-      return fail("--launcher mpi with the mesh " + layout->str() + ": " + error);
-    outs().flush();
-    mpi->quietUnlessRankZero();
-    mpiRank = mpi.get();
+      return fail(error);
   }
-#else
-  if (launcher == Launcher::mpi)
-    return fail("--launcher mpi: this moec was built without MPI (install libopenmpi-dev "
-                "and rebuild; scripts/setup.sh does)");
-#endif
   if (randomInputs && !inputs.empty())
     return fail("give either --input files or --random-inputs, not both");
   // With --weights, arguments 1..W are the checkpoint's; the others (x,
@@ -549,22 +530,20 @@ int run(mlir::ModuleOp module) {
   }
   if (!sig->checkInputs(args, error))
     return fail(error);
-#ifdef MOEC_HAVE_MPI
   // Every rank runs the same program with the same options on the same
   // inputs, or none runs: different --dim or --seed per rank (an appfile)
   // made collectives of different sizes; different files, mixed inputs.
   if (mpi) {
-    std::vector<std::string> lines = commandLineDescription(
-        std::vector<std::string>(commandLine.begin() + 1, commandLine.end()));
-    lines.push_back("program text hash " + std::to_string(programHash));
+    std::vector<std::string> lines = {"program text hash " + std::to_string(programHash)};
     for (size_t i = 0; i < args.size(); ++i)
       lines.push_back("input " + std::to_string(i) + " " + shapeString(args[i].shape()) + "x" +
                       dtypeName(args[i].dtype()) + " content hash " +
                       std::to_string(args[i].contentHash()));
-    if (std::string why = mpi->agreeOnRun(lines); !why.empty())
+    if (std::string why = agreeOnRun(
+            *mpi, std::vector<std::string>(commandLine.begin() + 1, commandLine.end()), lines);
+        !why.empty())
       return fail(why);
   }
-#endif
 
   if (auto tm = hostTargetMachine(error))
     outs() << "target: " << describeHostTarget(*tm) << "\n";
@@ -578,13 +557,11 @@ int run(mlir::ModuleOp module) {
   outs().SetUnbuffered();
   // libomp reads it when a thread's first parallel loop starts: in-process
   // shards share the threads (each shard thread is one of libomp's roots).
-  unsigned ompThreads = threads;
-  if (layout && launcher == Launcher::inprocess) {
-    unsigned total = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
-    ompThreads = std::max<unsigned>(1, total / layout->ranks());
-  }
-  if (ompThreads > 0)
-    setenv("OMP_NUM_THREADS", std::to_string(ompThreads).c_str(), /*overwrite=*/1);
+  // Without --threads one device (or MPI rank) keeps libomp's default.
+  if (layout && launcher == Launcher::inprocess)
+    setCodeThreads(threadsPerShard(threads, layout->ranks(), launcher));
+  else if (threads > 0)
+    setCodeThreads(threads);
   if (mlir::Operation *fn = module.lookupSymbol(sig->name))
     if (auto remat = fn->getAttrOfType<mlir::DictionaryAttr>(mlir::moe::kRematAttrName))
       outs() << "remat: policy " << remat.getAs<mlir::StringAttr>("policy").getValue()
@@ -642,10 +619,7 @@ int run(mlir::ModuleOp module) {
   std::vector<RankStats> rankStats;
   if (layout) {
     int64_t ranks = layout->ranks();
-    ShardComm *mpiComm = nullptr;
-#ifdef MOEC_HAVE_MPI
-    mpiComm = mpi.get();
-#endif
+    ShardComm *mpiComm = mpi.get();
     auto local = localShardInputs(args, *layout, mpiComm, error);
     if (!local)
       return fail(error);
@@ -718,10 +692,8 @@ int run(mlir::ModuleOp module) {
 
   if (outputDir.empty())
     return 0;
-#ifdef MOEC_HAVE_MPI
   if (mpi && mpi->rank() != 0)
     return 0;
-#endif
   if (auto ec = sys::fs::create_directories(outputDir))
     return fail(outputDir + ": " + ec.message());
   // All files or none, published as one set (runtime/AtomicFile.h).
@@ -866,6 +838,7 @@ void hideUnrelatedOptions() {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  setFailingTool("moec", 1);
   commandLine.assign(argv, argv + argc);
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
