@@ -12,6 +12,7 @@
 #include "tooling/AutoParallel.h"
 #include "tooling/Peak.h"
 #include "tooling/RunLauncher.h"
+#include "tooling/RunReport.h"
 #include "tooling/ThreadsOption.h"
 #include "tooling/ToolChoices.h"
 #include "Program.h"
@@ -272,13 +273,7 @@ cl::opt<bool> predictOnly("predict-only",
 /// moe-bench's failure (tooling/RunLauncher.h: under MPI it ends every rank).
 int fail(const std::string &message) { return moec::failRun(message); }
 
-double median(std::vector<double> v) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double median(const std::vector<double> &v) { return moec::medianOf(v); }
 
 /// The seeds' routing distributions (semantics doc, section 5), as logits.
 moec::Buffer makeLogits(const std::string &dist, int64_t T, int64_t E, std::mt19937_64 &rng) {
@@ -959,10 +954,8 @@ int main(int argc, char **argv) {
       double nullRealized = double(nulls) / double(c.tokens * k);
       if (!dumpRouting.empty()) {
         std::string dir = dumpRouting + "/" + dist + "-top" + std::to_string(k);
-        if (auto ec = sys::fs::create_directories(dir))
-          return fail("cannot create '" + dir + "': " + ec.message());
-        if (!moec::writeNpy(dir + "/ids.npy", pool["ids"], error) ||
-            !moec::writeNpy(dir + "/weights.npy", pool["w"], error))
+        if (!moec::writeNpyFiles(dir, {{"ids.npy", &pool["ids"]}, {"weights.npy", &pool["w"]}},
+                                 error))
           return fail(error);
         outs() << "routing: written to " << dir << "\n";
       }
@@ -1133,7 +1126,7 @@ int main(int argc, char **argv) {
           Prediction predicted = moec::predict(w, plan, machine);
           const moec::MeshLayout *layout = block->layout(entry);
           std::vector<ShardWork> work = moec::shardWork(plan, *layout, pool["ids"].as<int32_t>(), w);
-          double passes = training ? 3 : 1, counted = 0, routed = 0, dropped = 0;
+          double passes = training ? 3 : 1;
           r.shardTflopsMin = 1e30;
           for (size_t rk = 0; rk < rankStats.size(); ++rk) {
             // Rows a capacity dropped are not computed.
@@ -1146,8 +1139,6 @@ int main(int argc, char **argv) {
             r.shardTflopsMin = std::min(r.shardTflopsMin, tf);
             r.shardTflopsMax = std::max(r.shardTflopsMax, tf);
             const moec::CommCounters &cc = rankStats[rk].comm;
-            counted = std::max(counted, double(cc.bytesSent));
-            routed += cc.localRows, dropped += cc.droppedRows;
             outs() << format("shard %zu: median %.2f ms, %lld rows, %.2f GFLOP, %.4f TF/s; "
                              "%lld collectives, %.3f MiB sent\n",
                              rk, t * 1e3, (long long)work[rk].rows, shardFlops * 1e-9, tf,
@@ -1155,6 +1146,8 @@ int main(int argc, char **argv) {
           }
           r.parallel = plan.mode, r.mesh = moec::planMesh(plan), r.shards = rankStats.size();
           r.predictedS = predicted.totalS();
+          moec::CommTotals comm = moec::commTotals(rankStats);
+          double counted = double(comm.busiestBytes);
           r.commCountedBytes = counted, r.commModelledBytes = predicted.commBytes;
           outs() << format("comm: busiest shard %.3f MiB counted, %.3f MiB modelled per call\n",
                            counted / 1048576.0, predicted.commBytes / 1048576.0);
@@ -1162,10 +1155,8 @@ int main(int argc, char **argv) {
                            "%.4f s: measured/predicted %.2f\n",
                            predicted.totalS(), predicted.computeS, predicted.commS, med,
                            med / predicted.totalS());
-          if (routed > 0)
-            outs() << format("dropped: %lld of %lld routed rows (%.2f%%) past the expert "
-                             "capacity per call\n",
-                             (long long)dropped, (long long)routed, 100.0 * dropped / routed);
+          if (std::string dropped = moec::droppedRowsLine(comm, " per call"); !dropped.empty())
+            outs() << dropped << "\n";
         }
 
         if (stageTiming && mode == "full") {

@@ -26,6 +26,7 @@
 #include "tooling/LoadProgram.h"
 #include "tooling/ProgramOptions.h"
 #include "tooling/RunLauncher.h"
+#include "tooling/RunReport.h"
 #include "tooling/ToolChoices.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -650,34 +651,17 @@ int run(mlir::ModuleOp module) {
       return fail(error);
     seconds.push_back(std::chrono::duration<double>(stop - start).count());
   }
-  std::sort(seconds.begin(), seconds.end());
-  double median = seconds[seconds.size() / 2];
+  double median = medianOf(seconds);
 
-  for (size_t i = 0; i < results->size(); ++i) {
-    const Buffer &r = (*results)[i];
-    double sum = 0, sumAbs = 0;
-    for (int64_t e = 0; e < r.numElements(); ++e) {
-      sum += r.at(e);
-      sumAbs += std::fabs(r.at(e));
-    }
-    // A scalar (rank 0, a loss) is just its element type.
-    std::string type = r.shape().empty() ? std::string(dtypeName(r.dtype()))
-                                         : shapeString(r.shape()) + "x" + dtypeName(r.dtype());
-    outs() << "out" << i << ": " << type
-           << " sum " << format("%.6e", sum) << " sum|x| " << format("%.6e", sumAbs) << "\n";
-  }
+  for (size_t i = 0; i < results->size(); ++i)
+    outs() << "out" << i << ": " << bufferSummary((*results)[i]) << "\n";
   if (layout) {
-    int64_t most = 0, calls = 0, routed = 0, dropped = 0;
-    for (const RankStats &r : rankStats) {
-      most = std::max(most, r.comm.bytesSent), calls = std::max(calls, r.comm.calls);
-      routed += r.comm.localRows, dropped += r.comm.droppedRows;
-    }
-    outs() << "comm: " << calls << " collectives, " << format("%.3f", most / 1048576.0)
+    CommTotals comm = commTotals(rankStats);
+    outs() << "comm: " << comm.collectives << " collectives, "
+           << format("%.3f", comm.busiestBytes / 1048576.0)
            << " MiB moved by the busiest shard per run\n";
-    if (routed > 0)
-      outs() << "dropped: " << dropped << " of " << routed << " routed rows ("
-             << format("%.2f", 100.0 * double(dropped) / double(routed))
-             << "%) past the expert capacity, all shards per run\n";
+    if (std::string dropped = droppedRowsLine(comm, ", all shards per run"); !dropped.empty())
+      outs() << dropped << "\n";
   }
   outs() << "time: " << format("%.3f", median * 1e3) << " ms median of " << iters
          << " run" << (iters == 1 ? "" : "s") << "\n";
@@ -694,22 +678,11 @@ int run(mlir::ModuleOp module) {
     return 0;
   if (mpi && mpi->rank() != 0)
     return 0;
-  if (auto ec = sys::fs::create_directories(outputDir))
-    return fail(outputDir + ": " + ec.message());
-  // All files or none, published as one set (runtime/AtomicFile.h).
-  std::vector<std::unique_ptr<moec::PendingOutput>> files;
-  for (size_t i = 0; i < results->size(); ++i) {
-    auto file = moec::PendingOutput::create(resultPath(i), error);
-    if (!file)
-      return fail(error);
-    if (!file->append(npyFileBytes((*results)[i]), error))
-      return fail(resultPath(i) + ": " + error);
-    files.push_back(std::move(file));
-  }
-  std::vector<moec::PendingOutput *> set;
-  for (auto &file : files)
-    set.push_back(file.get());
-  return moec::publishOutputs(set, error) ? 0 : fail(error);
+  // All files or none, published as one set.
+  std::vector<std::pair<std::string, const Buffer *>> files;
+  for (size_t i = 0; i < results->size(); ++i)
+    files.push_back({"out" + std::to_string(i) + ".npy", &(*results)[i]});
+  return writeNpyFiles(outputDir, files, error) ? 0 : fail(error);
 }
 
 /// --parallel-mode: the plan for the program's block (tooling/ParallelPlan.h;
