@@ -2,7 +2,7 @@
 //
 // The choices moe-opt's pass options, moec, moe-bench and the Python module
 // share (passes/Choice.h): moe-partition's ep-dispatch, moe-remat's policy,
-// moe-generate-backward's loss.
+// moe-generate-backward's loss, moe-quantize's mode and weight scales.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEC_PASSES_CHOICES_H
@@ -38,10 +38,27 @@ inline constexpr ChoiceTable<BackwardLoss, 2> kBackwardLossChoices{{
     {BackwardLoss::cotangent, "cotangent", "take dL/dy and return the gradients"},
 }};
 
+/// What moe-quantize makes int8 (semantics doc, section 7).
+enum class QuantMode { int8, int8Routed, fakeInt8 };
+inline constexpr ChoiceTable<QuantMode, 3> kQuantModeChoices{{
+    {QuantMode::int8, "int8", "routed gmms and the shared expert's matmuls on int8 kernels"},
+    {QuantMode::int8Routed, "int8_routed", "the routed gmms only (the shared expert in float)"},
+    {QuantMode::fakeInt8, "fake_int8", "int8 rounding, float kernels (quantize and dequantize)"},
+}};
+
+/// moe-quantize's weight scales: one per expert or per output channel.
+enum class QuantWeightScales { expert, channel };
+inline constexpr ChoiceTable<QuantWeightScales, 2> kQuantWeightScalesChoices{{
+    {QuantWeightScales::expert, "expert", "one scale per expert (per weight matrix)"},
+    {QuantWeightScales::channel, "channel", "one scale per expert output channel"},
+}};
+
 } // namespace mlir::moe
 
 MOE_CHOICE_PARSER(mlir::moe::EpDispatch, mlir::moe::kEpDispatchChoices)
 MOE_CHOICE_PARSER(mlir::moe::RematPolicy, mlir::moe::kRematPolicyChoices)
 MOE_CHOICE_PARSER(mlir::moe::BackwardLoss, mlir::moe::kBackwardLossChoices)
+MOE_CHOICE_PARSER(mlir::moe::QuantMode, mlir::moe::kQuantModeChoices)
+MOE_CHOICE_PARSER(mlir::moe::QuantWeightScales, mlir::moe::kQuantWeightScalesChoices)
 
 #endif // MOEC_PASSES_CHOICES_H

@@ -223,11 +223,11 @@ def MoeQuantize : Pass<"moe-quantize", "::mlir::ModuleOp"> {
     rounding, float gradient for the weights).
   }];
   let options = [
-    Option<"mode", "mode", "std::string", "\"int8\"",
-           "int8 (routed and shared matmuls), int8_routed, or fake_int8 "
-           "(quantize and dequantize in float)">,
-    Option<"weightScales", "weight-scales", "std::string", "\"channel\"",
-           "one scale per expert (expert) or per expert output channel (channel)">,
+    Option<"mode", "mode", "::mlir::moe::QuantMode", "::mlir::moe::QuantMode::int8",
+           "what becomes int8", "::mlir::moe::kQuantModeChoices.values()">,
+    Option<"weightScales", "weight-scales", "::mlir::moe::QuantWeightScales",
+           "::mlir::moe::QuantWeightScales::channel", "the weights' int8 scales",
+           "::mlir::moe::kQuantWeightScalesChoices.values()">,
     Option<"hoistWeights", "hoist-weights", "bool", "true",
            "move the weights' quantization into <f>_prepare_weights">,
   ];

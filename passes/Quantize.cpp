@@ -52,11 +52,9 @@ using namespace mlir::moe;
 
 namespace {
 
-enum class Mode { Int8, Int8Routed, FakeInt8 };
-
 struct Quantizer {
   OpBuilder &b;
-  Mode mode;
+  QuantMode mode;
   QuantGranularity granularity;
   OneGroupRows sharedRows;
 
@@ -72,7 +70,7 @@ struct Quantizer {
     b.setInsertionPoint(gmm);
     Location loc = gmm.getLoc();
     Value replacement;
-    if (mode == Mode::FakeInt8) {
+    if (mode == QuantMode::fakeInt8) {
       Value rows = FakeQuantOp::create(b, loc, gmm.getLhs());
       replacement = GmmOp::create(b, loc, rows, fakeWeight(loc, gmm.getRhs()), gmm.getGroupSizes(),
                                   /*rhs_scales=*/Value(), gmm.getBias());
@@ -98,7 +96,7 @@ struct Quantizer {
     Value expert = asOneExpert(b, loc, w);
     Type element = getElementTypeOrSelf(mm.getResult(0).getType());
     Value result;
-    if (mode == Mode::FakeInt8) {
+    if (mode == QuantMode::fakeInt8) {
       Value fake = tensor::CollapseShapeOp::create(b, loc, w.getType(), fakeWeight(loc, expert),
                                                    ArrayRef<ReassociationIndices>{{0, 1}, {2}});
       result = matmulF32(b, loc, FakeQuantOp::create(b, loc, x), fake);
@@ -260,26 +258,12 @@ struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<Mode> parsedMode = llvm::StringSwitch<std::optional<Mode>>(mode)
-                                         .Case("int8", Mode::Int8)
-                                         .Case("int8_routed", Mode::Int8Routed)
-                                         .Case("fake_int8", Mode::FakeInt8)
-                                         .Default(std::nullopt);
-    if (!parsedMode) {
-      module.emitError() << "moe-quantize: unknown mode '" << mode
-                         << "' (expected int8, int8_routed or fake_int8)";
-      return signalPassFailure();
-    }
-    std::optional<QuantGranularity> parsedScales =
-        llvm::StringSwitch<std::optional<QuantGranularity>>(weightScales)
-            .Case("expert", QuantGranularity::per_expert)
-            .Case("channel", QuantGranularity::per_channel)
-            .Default(std::nullopt);
-    if (!parsedScales) {
-      module.emitError() << "moe-quantize: unknown weight-scales '" << weightScales
-                         << "' (expected expert or channel)";
-      return signalPassFailure();
-    }
+    // The options are typed (passes/Choices.h): a wrong spelling never
+    // reaches the pass.
+    QuantGranularity parsedScales = weightScales == QuantWeightScales::expert
+                                        ? QuantGranularity::per_expert
+                                        : QuantGranularity::per_channel;
+    QuantMode quantMode = mode;
 
     SmallVector<func::FuncOp> functions;
     for (auto fn : module.getOps<func::FuncOp>())
@@ -301,7 +285,7 @@ struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
         return signalPassFailure();
 
     OpBuilder b(&getContext());
-    Quantizer quantizer{b, *parsedMode, *parsedScales, {}};
+    Quantizer quantizer{b, quantMode, parsedScales, {}};
     SymbolTable symbols(module);
     for (func::FuncOp fn : functions) {
       SmallVector<GmmOp> gmms;
@@ -312,13 +296,13 @@ struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
           if (!gmm.getTransposeRhs() && isa<FloatType>(rhsElement))
             gmms.push_back(gmm);
         } else if (auto mm = dyn_cast<linalg::MatmulOp>(op)) {
-          if (*parsedMode != Mode::Int8Routed && isSharedExpertMatmul(mm))
+          if (quantMode != QuantMode::int8Routed && isSharedExpertMatmul(mm))
             shared.push_back(mm);
         }
       });
       // int8_routed keeps the shared expert in float; after the grouped
       // fusion it is groups of the routed gmms, which cannot be split.
-      if (*parsedMode == Mode::Int8Routed)
+      if (quantMode == QuantMode::int8Routed)
         for (GmmOp gmm : gmms)
           if (auto groups = gmm->getAttrOfType<IntegerAttr>(kSharedGroupsAttrName)) {
             gmm.emitError() << "moe-quantize: mode=int8_routed keeps the shared expert in "

@@ -1,5 +1,8 @@
 // Bad options: one clear message, exit code 2, nothing run.
 // RUN: not moe-bench --impl fastest 2>&1 | FileCheck %s --check-prefix=IMPL
+// RUN: not moe-bench --routing-pack-strategy bubble 2>&1 | FileCheck %s --check-prefix=PACK
+// RUN: not moe-bench --distribution zipf 2>&1 | FileCheck %s --check-prefix=DIST
+// RUN: not moe-bench --queue-mode half 2>&1 | FileCheck %s --check-prefix=QUEUE
 // RUN: not moe-bench --topk 0 2>&1 | FileCheck %s --check-prefix=TOPK
 // RUN: not moe-bench --topk-list 2,x 2>&1 | FileCheck %s --check-prefix=LIST
 // RUN: not moe-bench --bench-pass backward 2>&1 | FileCheck %s --check-prefix=PASS
@@ -37,10 +40,13 @@
 // PSTAGES: moe-bench: error: --stage-timing and --queue-mode prequeue time a single device's stages; give them without --parallel-mode
 // PTUNE: moe-bench: error: --tune tunes the single-device block: run it without --parallel-mode first
 
-// IMPL: moe-bench: error: --impl must be one of baseline, fused_w13, preweight, scatter (got 'fastest')
+// PACK: moe-bench: for the --routing-pack-strategy option: must be argsort, tuple_sort or counting (got 'bubble')
+// DIST: moe-bench: for the --distribution option: must be random, runs or both (got 'zipf')
+// QUEUE: moe-bench: for the --queue-mode option: must be full, prequeue or both (got 'half')
+// IMPL: moe-bench: for the --impl option: must be baseline, fused_w13, preweight or scatter (got 'fastest')
 // TOPK: moe-bench: error: top-k 0 must be in 1..60
 // LIST: moe-bench: error: --topk-list: 'x' is not an integer
-// PASS: moe-bench: error: --bench-pass must be forward or forward_backward (got 'backward')
+// PASS: moe-bench: for the --bench-pass option: must be forward or forward_backward (got 'backward')
 // THREADS: moe-bench: error: --threads must be a positive integer (got '0')
 // TABLE: moe-bench: error: tuning table '{{.*}}.none' does not exist (make it with --tune)
 // MEMORY: moe-bench: error: this configuration needs about {{[0-9]+}} GB, more than the {{[0-9]+}} GB of memory available: refused before allocating
@@ -55,7 +61,7 @@
 // NULLTWO: moe-bench: error: give one of --null-route-frac, --null-route-frac-list and --null-route-sweep
 // NULLRANGE: moe-bench: error: a null fraction must be in [0, 1] (got 1.500000)
 // NULLLIST: moe-bench: error: --null-route-frac-list: 'half' is not a number
-// NULLMODE: moe-bench: error: --null-routing-mode must be independent or take_until_null (got 'first')
+// NULLMODE: moe-bench: for the --null-routing-mode option: must be independent or take_until_null (got 'first')
 // NULLNONE: moe-bench: error: --null-routing-mode and --renormalize-real-after-null apply to null routing
 
 // int8 flags.
@@ -63,8 +69,8 @@
 // RUN: not moe-bench --quant-mode int8 --quant-weight-scales row 2>&1 | FileCheck %s --check-prefix=QSCALES
 // RUN: not moe-bench --quant-mode int8 --queue-mode prequeue 2>&1 | FileCheck %s --check-prefix=QQUEUE
 // RUN: not moe-bench --quant-mode int8 --parallel-mode ep --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=QMESH
-// QMODE: moe-bench: error: --quant-mode must be one of none, int8, int8_routed, fake_int8 (got 'int4')
-// QSCALES: moe-bench: error: --quant-weight-scales must be expert or channel (got 'row')
+// QMODE: moe-bench: for the --quant-mode option: must be none, int8, int8_routed or fake_int8 (got 'int4')
+// QSCALES: moe-bench: for the --quant-weight-scales option: must be expert or channel (got 'row')
 // QQUEUE: moe-bench: error: --queue-mode prequeue times the float block without its gather; give it without --quant-mode
 // QMESH: moe-bench: error: --quant-mode runs the single-device block: int8 on a mesh is not supported yet (give it without --parallel-mode)
 

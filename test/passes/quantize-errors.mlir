@@ -3,8 +3,10 @@
 // RUN: not moe-opt %s -moe-quantize=weight-scales=row 2>&1 | FileCheck %s --check-prefix=SCALES
 // RUN: moe-opt %s -split-input-file -verify-diagnostics -moe-quantize
 
-// MODE: error: moe-quantize: unknown mode 'int4' (expected int8, int8_routed or fake_int8)
-// SCALES: error: moe-quantize: unknown weight-scales 'row' (expected expert or channel)
+// The options are enums (passes/Choices.h): a wrong value is named with the
+// accepted ones before the pass runs.
+// MODE: moe-opt: for the --mode option: must be int8, int8_routed or fake_int8 (got 'int4')
+// SCALES: moe-opt: for the --weight-scales option: must be expert or channel (got 'row')
 
 func.func @f(%rows: tensor<?x8xf32>, %w: tensor<2x8x8xf32>, %s: tensor<2xi32>) -> tensor<?x8xf32> {
   %h = moe.gmm %rows, %w, %s : tensor<?x8xf32>, tensor<2x8x8xf32>, tensor<2xi32>

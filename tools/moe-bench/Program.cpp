@@ -122,8 +122,8 @@ std::string routingAttrs(const BlockConfig &c) {
   if (c.renormalize || c.layer.renormalize)
     s += " renormalize";
   if (c.nullRouting()) {
-    if (c.nullMode != "independent")
-      s += " null_policy " + c.nullMode;
+    if (c.nullMode != mlir::moe::NullPolicy::independent)
+      s += " null_policy " + kNullPolicyChoices.name(c.nullMode).str();
     s += " null_fraction " + std::to_string(c.nullFraction); // a float literal
   }
   return s + familySelection(c);
@@ -179,7 +179,7 @@ std::string moebench::useLayer(BlockConfig &c, const moec::HfLayer &l, const std
     c.shared = l.shared;
   else if (l.shared == 0)
     return what + " has no shared expert: drop --shared-expert-dim";
-  if ((l.expertBias || l.interleaved) && c.impl != "fused_w13" && c.impl != "scatter")
+  if ((l.expertBias || l.interleaved) && c.impl != Impl::fusedW13 && c.impl != Impl::scatter)
     return what + " keeps gate and up in one interleaved weight with its biases: "
            "--impl fused_w13 or scatter";
   if (l.weightInput && c.preweight())
@@ -217,7 +217,7 @@ std::string moebench::blockProgram(const BlockConfig &c) {
     if (c.layer.sharedGate)
       os << "shared_gate(%swg : " << t.swg << ") ";
   }
-  os << "top " << c.topk << routingAttrs(c) << " pack_strategy " << c.packStrategy;
+  os << "top " << c.topk << routingAttrs(c) << " pack_strategy " << kPackStrategyChoices.name(c.packStrategy).str();
   if (c.scatter())
     os << " combine_strategy scatter";
   if (c.preweight())
@@ -246,7 +246,7 @@ std::string moebench::routeProgram(const BlockConfig &c) {
      << familySelection(c) << " : " << t.logits << "\n";
   if (c.nullRouting())
     os << "  %ids, %w = moe.null_slots %ids0, %w0, %draws fraction "
-       << std::to_string(c.nullFraction) << " experts " << c.experts << " policy " << c.nullMode
+       << std::to_string(c.nullFraction) << " experts " << c.experts << " policy " << kNullPolicyChoices.name(c.nullMode).str()
        << (c.renormalize ? " renormalize" : "") << " : " << t.ids << ", " << t.w << ", "
        << t.draws << "\n"
        << "  return %ids, %w : " << t.ids << ", " << t.w << "\n}\n";
@@ -263,7 +263,7 @@ std::string moebench::stageProgram(const BlockConfig &c) {
   os << "func.func @pack(%x: " << t.x << ", %ids: " << t.ids << ", %w: " << t.w << ") -> "
      << packResults << " {\n"
      << "  %rows, %sw, %perm, %sizes = moe.pack %x, %ids, %w experts " << c.experts
-     << " strategy " << c.packStrategy << " : " << t.x << ", " << t.ids << ", " << t.w << "\n"
+     << " strategy " << kPackStrategyChoices.name(c.packStrategy).str() << " : " << t.x << ", " << t.ids << ", " << t.w << "\n"
      << "  return %sw, %perm, %sizes : " << t.sortedW << ", " << t.perm << ", " << t.sizes
      << "\n}\n";
 

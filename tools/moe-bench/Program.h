@@ -3,6 +3,7 @@
 #ifndef MOEC_TOOLS_MOEBENCH_PROGRAM_H
 #define MOEC_TOOLS_MOEBENCH_PROGRAM_H
 
+#include "BenchChoices.h"
 #include "runtime/HfLayer.h"
 #include "tooling/ToolChoices.h"
 
@@ -16,13 +17,13 @@ struct BlockConfig {
   int64_t tokens = 4096, hidden = 2048, mlp = 1408, experts = 60, topk = 8;
   int64_t shared = 0;
   bool sharedFused = false;
-  std::string impl = "fused_w13"; // baseline | fused_w13 | preweight | scatter
-  std::string packStrategy = "argsort";
+  Impl impl = Impl::fusedW13;
+  mlir::moe::PackStrategy packStrategy = mlir::moe::PackStrategy::argsort;
   moec::FloatType dtype = moec::FloatType::f32;
   // Benchmark null routing: a fraction >= 0 adds the draws [T, K] argument
   // after the logits and routes through moe.null_slots.
   double nullFraction = -1;
-  std::string nullMode = "independent"; // independent | take_until_null
+  mlir::moe::NullPolicy nullMode = mlir::moe::NullPolicy::independent;
   bool renormalize = false;             // the real weights after nulling
 
   // --family: an open model's layer (shared/docs/model-families.md), its
@@ -33,9 +34,9 @@ struct BlockConfig {
 
   bool nullRouting() const { return nullFraction >= 0; }
 
-  bool fusedW13() const { return impl != "baseline"; }
-  bool preweight() const { return impl == "preweight"; }
-  bool scatter() const { return impl == "scatter"; }
+  bool fusedW13() const { return impl != Impl::baseline; }
+  bool preweight() const { return impl == Impl::preweight; }
+  bool scatter() const { return impl == Impl::scatter; }
   std::string element() const { return moec::kFloatTypeChoices.name(dtype).str(); }
 };
 

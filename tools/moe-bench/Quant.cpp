@@ -7,16 +7,8 @@
 
 using namespace moebench;
 
-std::string QuantChoice::validate() const {
-  if (mode != "none" && mode != "int8" && mode != "int8_routed" && mode != "fake_int8")
-    return "--quant-mode must be one of none, int8, int8_routed, fake_int8 (got '" + mode + "')";
-  if (weightScales != "expert" && weightScales != "channel")
-    return "--quant-weight-scales must be expert or channel (got '" + weightScales + "')";
-  return "";
-}
-
 std::string QuantChoice::pipeline(bool training) const {
-  return "moe-quantize{mode=" + mode + " weight-scales=" + weightScales +
+  return "moe-quantize{mode=" + modeName() + " weight-scales=" + scalesName() +
          (training ? " hoist-weights=false" : "") + "}";
 }
 

@@ -9,6 +9,7 @@
 #ifndef MOEC_TOOLS_MOEBENCH_QUANT_H
 #define MOEC_TOOLS_MOEBENCH_QUANT_H
 
+#include "BenchChoices.h"
 #include "runtime/Buffer.h"
 
 #include <map>
@@ -17,16 +18,22 @@
 
 namespace moebench {
 
-/// none, int8, int8_routed or fake_int8.
+/// --quant-mode and --quant-weight-scales: the float block, or moe-quantize's
+/// mode and scales.
 struct QuantChoice {
-  std::string mode = "none";
-  std::string weightScales = "channel"; // expert | channel
+  QuantRun run = QuantRun::none;
+  mlir::moe::QuantWeightScales weightScales = mlir::moe::QuantWeightScales::channel;
 
-  bool enabled() const { return mode != "none"; }
+  bool enabled() const { return run != QuantRun::none; }
   /// int8 arithmetic (the others run float kernels).
-  bool realInt8() const { return mode == "int8" || mode == "int8_routed"; }
-  /// "" when valid, else why not.
-  std::string validate() const;
+  bool realInt8() const { return run == QuantRun::int8 || run == QuantRun::int8Routed; }
+  /// The routed experts only (the shared expert stays float).
+  bool routedOnly() const { return run == QuantRun::int8Routed; }
+  /// For reports: "none", "int8", ...; "channel" or "expert".
+  std::string modeName() const { return kQuantRunChoices.name(run).str(); }
+  std::string scalesName() const {
+    return mlir::moe::kQuantWeightScalesChoices.name(weightScales).str();
+  }
   /// The moe-quantize pass for it; training keeps the weights' quantization
   /// in the function (they change every step).
   std::string pipeline(bool training) const;

@@ -105,8 +105,9 @@ cl::opt<double> familyScaling("routed-scaling",
                               cl::init(0), cl::cat(category));
 cl::opt<bool> sharedFused("shared-fused", cl::desc("Shared expert gate/up as one [H, 2S] weight"),
                           cl::cat(category));
-cl::opt<std::string> impl("impl", cl::desc("baseline | fused_w13 | preweight | scatter"),
-                          cl::init("fused_w13"), cl::cat(category));
+// moe-bench's own choices, spelled once (BenchChoices.h).
+cl::opt<Impl> impl("impl", cl::desc("How the block is written:"), kImplChoices.values(),
+                   cl::init(Impl::fusedW13), cl::cat(category));
 // moec's --gmm-strategy, spelled once (strategy/GmmStrategy.h); --backend,
 // its older name, stays an alias.
 cl::opt<mlir::moe::strategy::GmmStrategy> gmmStrategy(
@@ -117,15 +118,17 @@ cl::alias backendAlias("backend", cl::desc("Alias for --gmm-strategy"), cl::alia
                        cl::cat(category));
 /// The strategy's spelling, for the report lines (backend=...).
 std::string backendName() { return mlir::moe::strategy::kGmmStrategyChoices.name(gmmStrategy).str(); }
-cl::opt<std::string> packStrategy("routing-pack-strategy",
-                                  cl::desc("argsort | tuple_sort | counting"),
-                                  cl::init("argsort"), cl::cat(category));
-cl::opt<std::string> distribution("distribution", cl::desc("random | runs | both"),
-                                  cl::init("random"), cl::cat(category));
-cl::opt<std::string> benchPass("bench-pass",
-                               cl::desc("forward | forward_backward (loss mean(y^2) and its "
-                                        "gradients, routing fixed; FLOPs 3x the forward's)"),
-                               cl::init("forward"), cl::cat(category));
+cl::opt<mlir::moe::PackStrategy> packStrategy(
+    "routing-pack-strategy", cl::desc("How the routing packs the rows:"),
+    kPackStrategyChoices.values(), cl::init(mlir::moe::PackStrategy::argsort), cl::cat(category));
+cl::opt<Distribution> distribution("distribution", cl::desc("The routing's logits:"),
+                                   kDistributionChoices.values(),
+                                   cl::init(Distribution::random), cl::cat(category));
+cl::opt<BenchPass> benchPass("bench-pass",
+                             cl::desc("What is timed (forward_backward: loss mean(y^2), routing "
+                                      "fixed, FLOPs 3x the forward's):"),
+                             kBenchPassChoices.values(), cl::init(BenchPass::forward),
+                             cl::cat(category));
 // moec's --remat, spelled once (passes/Choices.h); here a comma list, each
 // compiled and measured. --remat-mode, its older name, stays an alias.
 cl::list<mlir::moe::RematPolicy> rematPolicies(
@@ -140,8 +143,9 @@ cl::opt<int64_t> activationBudget("activation-budget",
                                   cl::desc("Bytes the backward may keep from the forward "
                                            "(--remat auto picks under it)"),
                                   cl::init(-1), cl::cat(category));
-cl::opt<std::string> queueMode("queue-mode", cl::desc("full | prequeue | both"),
-                               cl::init("full"), cl::cat(category));
+cl::opt<QueueMode> queueMode("queue-mode", cl::desc("What the timed call runs:"),
+                             kQueueModeChoices.values(), cl::init(QueueMode::full),
+                             cl::cat(category));
 cl::opt<bool> stageTiming("stage-timing", cl::desc("Time pack, up, down, combine separately"),
                           cl::cat(category));
 cl::opt<int> iters("iters", cl::desc("Timed runs (the median is reported)"), cl::init(5),
@@ -235,23 +239,29 @@ cl::opt<std::string> nullRouteFracList("null-route-frac-list",
 cl::opt<bool> nullRouteSweep("null-route-sweep",
                              cl::desc("Null fractions 0.1, 0.2, .., 0.9 (the seeds' sweep)"),
                              cl::cat(category));
-cl::opt<std::string> nullRoutingMode("null-routing-mode",
-                                     cl::desc("independent | take_until_null"),
-                                     cl::init("independent"), cl::cat(category));
+cl::opt<mlir::moe::NullPolicy> nullRoutingMode(
+    "null-routing-mode", cl::desc("How null slots are drawn:"), kNullPolicyChoices.values(),
+    cl::init(mlir::moe::NullPolicy::independent), cl::cat(category));
 cl::opt<bool> renormalizeRealAfterNull("renormalize-real-after-null",
                                        cl::desc("Renormalise each token's real weights to sum 1 "
                                                 "after nulling"),
                                        cl::cat(category));
-cl::opt<std::string> quantMode(
+cl::opt<QuantRun> quantMode(
     "quant-mode",
-    cl::desc("none | int8 (routed and shared matmuls on int8 kernels) | int8_routed | fake_int8 "
-             "(int8 rounding, float kernels): the weights are quantized once before the timed "
-             "runs, and the outputs compared with the f32 block's"),
-    cl::init("none"), cl::cat(category));
-cl::opt<std::string> quantWeightScales("quant-weight-scales",
-                                       cl::desc("int8 weight scales: channel (per expert output "
-                                                "column) | expert"),
-                                       cl::init("channel"), cl::cat(category));
+    cl::desc("moe-quantize's mode, the weights quantized once before the timed runs and the "
+             "outputs compared with the f32 block's:"),
+    kQuantRunChoices.values(), cl::init(QuantRun::none), cl::cat(category));
+// moe-quantize's weight-scales, spelled once (passes/Choices.h).
+cl::opt<mlir::moe::QuantWeightScales> quantWeightScales(
+    "quant-weight-scales", cl::desc("int8 weight scales:"),
+    mlir::moe::kQuantWeightScalesChoices.values(),
+    cl::init(mlir::moe::QuantWeightScales::channel), cl::cat(category));
+/// The choices' spellings, for the report lines and the JSON.
+std::string implName() { return kImplChoices.name(impl).str(); }
+std::string packName() { return kPackStrategyChoices.name(packStrategy).str(); }
+std::string passName() { return kBenchPassChoices.name(benchPass).str(); }
+std::string nullModeName() { return kNullPolicyChoices.name(nullRoutingMode).str(); }
+bool isTraining() { return benchPass == BenchPass::forwardBackward; }
 cl::opt<std::string> sweepSpec(
     "sweep",
     cl::desc("Run every point of a grid, one process each: 'axis=v,v; axis=v,..' over tokens, "
@@ -349,13 +359,13 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
   for (size_t i = 0; i < results.size(); ++i) {
     const Result &r = results[i];
     os << "    {\"distribution\": \"" << r.distribution << "\", \"mode\": \"" << r.mode
-       << "\", \"pass\": \"" << benchPass << "\", \"impl\": \"" << r.impl << "\", \"backend\": \""
+       << "\", \"pass\": \"" << passName() << "\", \"impl\": \"" << r.impl << "\", \"backend\": \""
        << backendName() << "\", \"dtype\": \"" << dtypeName() << "\", \"tokens\": " << tokens
        << ", \"hidden\": " << hidden << ", \"mlp_dim\": " << mlpDim << ", \"experts\": "
        << experts << ", \"topk\": " << r.k << ", \"shared_expert_dim\": " << r.shared
        << ", \"family\": " << (r.family.empty() ? "null" : "\"" + r.family + "\"")
        << ", \"threads\": " << threads << ", \"null_target\": " << r.nullTarget
-       << ", \"null_mode\": \"" << nullRoutingMode << "\", \"renormalize_real_after_null\": "
+       << ", \"null_mode\": \"" << nullModeName() << "\", \"renormalize_real_after_null\": "
        << (renormalizeRealAfterNull ? "true" : "false") << ", \"null_realized\": "
        << (r.nullAssignments ? double(r.nullAssignments) / (r.nullAssignments + r.realAssignments) : 0.0)
        << ", \"null_assignments\": " << r.nullAssignments
@@ -370,9 +380,10 @@ std::string jsonOf(const std::vector<Result> &results, double peak) {
          << ", \"comm_bytes_modelled\": " << r.commModelledBytes
          << ", \"shard_tflops_min\": " << r.shardTflopsMin
          << ", \"shard_tflops_max\": " << r.shardTflopsMax;
-    os << ", \"quant\": \"" << quantMode << "\"";
+    os << ", \"quant\": \"" << kQuantRunChoices.name(quantMode).str() << "\"";
     if (!r.relErrors.empty()) {
-      os << ", \"quant_weight_scales\": \"" << quantWeightScales
+      os << ", \"quant_weight_scales\": \""
+         << mlir::moe::kQuantWeightScalesChoices.name(quantWeightScales).str()
          << "\", \"rel_error\": " << jsonNumber(r.relErrors.front().second) << ", \"rel_errors\": {";
       for (size_t e = 0; e < r.relErrors.size(); ++e)
         os << (e ? ", " : "") << "\"" << r.relErrors[e].first << "\": " << jsonNumber(r.relErrors[e].second);
@@ -421,9 +432,6 @@ std::string nullFractions(std::vector<double> &fractions) {
   for (double f : fractions)
     if (!(f >= 0 && f <= 1))
       return "a null fraction must be in [0, 1] (got " + std::to_string(f) + ")";
-  if (nullRoutingMode != "independent" && nullRoutingMode != "take_until_null")
-    return "--null-routing-mode must be independent or take_until_null (got '" +
-           nullRoutingMode + "')";
   if (fractions.empty()) {
     if (nullRoutingMode.getNumOccurrences() || renormalizeRealAfterNull)
       return "--null-routing-mode and --renormalize-real-after-null apply to null routing: "
@@ -436,25 +444,6 @@ std::string nullFractions(std::vector<double> &fractions) {
 std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policies,
                      std::vector<double> &fractions) {
   if (std::string why = nullFractions(fractions); !why.empty())
-    return why;
-  auto oneOf = [](const std::string &v, std::initializer_list<const char *> allowed,
-                  const char *flag) -> std::string {
-    for (const char *a : allowed)
-      if (v == a)
-        return "";
-    std::string list;
-    for (const char *a : allowed)
-      list += std::string(list.empty() ? "" : ", ") + a;
-    return std::string("--") + flag + " must be one of " + list + " (got '" + v + "')";
-  };
-  for (auto check : {oneOf(impl, {"baseline", "fused_w13", "preweight", "scatter"}, "impl"),
-                     oneOf(packStrategy, {"argsort", "tuple_sort", "counting"},
-                           "routing-pack-strategy"),
-                     oneOf(distribution, {"random", "runs", "both"}, "distribution"),
-                     oneOf(queueMode, {"full", "prequeue", "both"}, "queue-mode")})
-    if (!check.empty())
-      return check;
-  if (std::string why = QuantChoice{quantMode, quantWeightScales}.validate(); !why.empty())
     return why;
   if (!hfConfig.empty()) {
     if (!familyName.empty())
@@ -473,10 +462,10 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
     hidden.setValue(layer->hidden), mlpDim.setValue(layer->mlp);
     experts.setValue(layer->experts), topk.setValue(layer->k);
     sharedDim.setValue(layer->shared);
-    if (stageTiming || queueMode != "full")
+    if (stageTiming || queueMode != QueueMode::full)
       return "--hf-config times the layer's block whole: --stage-timing and --queue-mode "
              "prequeue cut the plain block's stages";
-    if (quantMode != "none" && (layer->expertBias || layer->sharedGate || layer->weightInput))
+    if (quantMode != QuantRun::none && (layer->expertBias || layer->sharedGate || layer->weightInput))
       return "--hf-config's " + layer->family + " layer with --quant-mode: its experts' "
              "biases, shared gate or weighted input are not in moe-bench's int8 preparation yet";
   } else if (hfLayerNumber.getNumOccurrences()) {
@@ -491,21 +480,19 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
     std::optional<moec::HfLayer> form = moec::familyLayer(familyName, 1, 1, 1, 1);
     if (!mlir::moe::symbolizeFamily(familyName) || !form)
       return "--family must be one of " + list + " (got '" + familyName + "')";
-    if (stageTiming || queueMode != "full")
+    if (stageTiming || queueMode != QueueMode::full)
       return "--family times the family's block whole: --stage-timing and --queue-mode "
              "prequeue cut the plain block's stages";
-    if (quantMode != "none" && (form->expertBias || form->sharedGate || form->weightInput))
+    if (quantMode != QuantRun::none && (form->expertBias || form->sharedGate || form->weightInput))
       return "--family " + familyName + " with --quant-mode: its experts' biases, shared gate "
              "or weighted input are not in moe-bench's int8 preparation yet";
   } else if (familyGroups || familyTopkGroups || familyScaling) {
     return "--groups, --topk-groups and --routed-scaling apply to --family deepseek_v2 or "
            "deepseek_v3";
   }
-  if (quantMode != "none" && queueMode != "full")
+  if (quantMode != QuantRun::none && queueMode != QueueMode::full)
     return "--queue-mode prequeue times the float block without its gather; give it without "
            "--quant-mode";
-  if (benchPass != "forward" && benchPass != "forward_backward")
-    return "--bench-pass must be forward or forward_backward (got '" + benchPass + "')";
   policies.clear();
   for (mlir::moe::RematPolicy policy : rematPolicies)
     policies.push_back(mlir::moe::kRematPolicyChoices.name(policy).str());
@@ -514,12 +501,12 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
   if (activationBudget.getNumOccurrences() && activationBudget < 0)
     return "--activation-budget must be a number of bytes (got " +
            std::to_string(activationBudget) + ")";
-  if (benchPass == "forward") {
+  if (benchPass == BenchPass::forward) {
     if (policies != std::vector<std::string>{"none"} || activationBudget >= 0)
       return "--remat and --activation-budget apply to --bench-pass forward_backward";
     policies = {""};
   } else {
-    if (stageTiming || queueMode != "full")
+    if (stageTiming || queueMode != QueueMode::full)
       return "--stage-timing and --queue-mode prequeue time the forward's stages; "
              "use them with --bench-pass forward";
     if (llvm::is_contained(policies, "auto") && activationBudget < 0)
@@ -553,13 +540,13 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
   int64_t bytes = dtype == moec::FloatType::bf16 ? 2 : 4;
   int64_t kMax = *std::max_element(ks.begin(), ks.end());
   // forward_backward: the weights' gradients too, and the backward's rows.
-  double copies = benchPass == "forward_backward" ? 2 : 1;
+  double copies = isTraining() ? 2 : 1;
   double need = double(bytes) * copies * (3.0 * experts * hidden * mlpDim + 3.0 * hidden * sharedDim +
                                           tokens * hidden * 3.0) +
                 4.0 * copies * tokens * kMax * (2.0 * mlpDim + 2.0 * hidden);
   // --quant-mode: the prepared int8 weights beside the float ones, and for a
   // bf16 block the f32 copies the reference runs on.
-  if (quantMode != "none") {
+  if (quantMode != QuantRun::none) {
     double weights = 3.0 * experts * hidden * mlpDim + 3.0 * hidden * sharedDim;
     need += weights * (1.0 + (bytes == 2 ? 4.0 : 0.0));
   }
@@ -715,7 +702,7 @@ int main(int argc, char **argv) {
     Workload w;
     w.tokens = tokens, w.hidden = hidden, w.mlp = mlpDim, w.experts = experts, w.topk = k;
     w.shared = sharedDim, w.elementBytes = dtype == moec::FloatType::bf16 ? 2 : 4;
-    w.training = benchPass == "forward_backward";
+    w.training = isTraining();
     w.nullFraction = std::max(0.0, nullFraction);
     w.nullDraws = nullFraction >= 0;
     return w;
@@ -732,7 +719,7 @@ int main(int argc, char **argv) {
     if (predictOnly)
       return 0;
   }
-  if (sharded && (stageTiming || queueMode != "full"))
+  if (sharded && (stageTiming || queueMode != QueueMode::full))
     return fail("--stage-timing and --queue-mode prequeue time a single device's stages; "
                 "give them without --parallel-mode");
   if (sharded && tune)
@@ -764,16 +751,15 @@ int main(int argc, char **argv) {
            << machine.coresPerShard << " thread(s) each\n";
   }
 
+  // "both" is each of the others in turn.
   std::vector<std::string> dists;
-  if (distribution == "both")
-    dists = {"random", "runs"};
-  else
-    dists = {distribution};
+  for (Distribution d : {Distribution::random, Distribution::runs})
+    if (distribution == d || distribution == Distribution::both)
+      dists.push_back(kDistributionChoices.name(d).str());
   std::vector<std::string> modes;
-  if (queueMode == "both")
-    modes = {"full", "prequeue"};
-  else
-    modes = {queueMode};
+  for (QueueMode m : {QueueMode::full, QueueMode::prequeue})
+    if (queueMode == m || queueMode == QueueMode::both)
+      modes.push_back(kQueueModeChoices.name(m).str());
 
   std::vector<Result> results;
   for (int64_t k : ks)
@@ -898,12 +884,12 @@ int main(int argc, char **argv) {
       f32.dtype = moec::FloatType::f32;
       double referenceCompileS = 0;
       reference = Compiled::build(blockProgram(f32), gmm, referenceCompileS, error,
-                                  benchPass == "forward_backward" ? "moe-generate-backward" : "");
+                                  isTraining() ? "moe-generate-backward" : "");
       if (!reference)
         return fail(error);
     }
     std::unique_ptr<Compiled> stages;
-    bool needStages = stageTiming || queueMode != "full";
+    bool needStages = stageTiming || queueMode != QueueMode::full;
     if (needStages && !(stages = Compiled::build(stageProgram(c), gmm, stageCompileS, error,
                                                  quant.enabled() ? quant.pipeline(false) : "")))
       return fail(error);
@@ -963,11 +949,11 @@ int main(int argc, char **argv) {
       outs() << format("run: distribution=%s pass=%s impl=%s backend=%s dtype=%s tokens=%lld "
                        "hidden=%lld mlp_dim=%lld experts=%lld topk=%lld shared_expert_dim=%lld%s "
                        "pack=%s threads=%u iters=%d warmup=%d compile_s=%.2f\n",
-                       dist.c_str(), benchPass.c_str(), impl.c_str(), backendName().c_str(),
+                       dist.c_str(), passName().c_str(), implName().c_str(), backendName().c_str(),
                        dtypeName().c_str(), (long long)c.tokens, (long long)c.hidden,
                        (long long)c.mlp, (long long)c.experts, (long long)k,
                        (long long)c.shared, c.shared && c.sharedFused ? " shared_fused" : "",
-                       packStrategy.c_str(), unsigned(threads), int(iters), int(warmup),
+                       packName().c_str(), unsigned(threads), int(iters), int(warmup),
                        compileS);
       outs() << format("load: assignments=%lld real=%lld null=%lld rows_per_expert min=%lld "
                        "mean=%.1f max=%lld max/mean=%.2f empty_experts=%lld\n",
@@ -979,11 +965,11 @@ int main(int argc, char **argv) {
         outs() << format("null: target %.3f realized %.4f (%s%s); null slots cost no compute, "
                          "FLOPs count the %lld real assignments\n",
                          nullFraction, nullRealized,
-                         nullRoutingMode.c_str(),
+                         nullModeName().c_str(),
                          renormalizeRealAfterNull ? ", real weights renormalised" : "",
                          (long long)real);
       double flops = 6.0 * c.hidden * c.mlp * real + 6.0 * c.tokens * c.hidden * c.shared;
-      bool training = benchPass == "forward_backward";
+      bool training = isTraining();
       if (training)
         flops *= 3;
       std::vector<std::string> fbResults = {"loss", "dx"};
@@ -1025,7 +1011,7 @@ int main(int argc, char **argv) {
           // Once, as a host loading the weights would: the timed calls run
           // @moe_block_prepared on the int8 weights and scales.
           std::vector<std::string> floatWeights =
-              quant.mode == "int8_routed" ? expertWeights : weightNames;
+              quant.routedOnly() ? expertWeights : weightNames;
           double s = prepareWeights(*block, "moe_block", pool, floatWeights, "q", quantized, error);
           if (s < 0)
             return fail(error);
@@ -1036,7 +1022,7 @@ int main(int argc, char **argv) {
             quantBytes += pool[q].numBytes();
           outs() << format("quant: mode=%s weight_scales=%s; weights quantized once in %.1f ms "
                            "(%.1f MiB -> %.1f MiB with scales)\n",
-                           quant.mode.c_str(), quant.weightScales.c_str(), s * 1e3,
+                           quant.modeName().c_str(), quant.scalesName().c_str(), s * 1e3,
                            floatBytes / 1048576.0, quantBytes / 1048576.0);
           entry = "moe_block_prepared";
           blockArgs.erase(std::remove_if(blockArgs.begin(), blockArgs.end(),
@@ -1097,7 +1083,7 @@ int main(int argc, char **argv) {
         for (const std::string &name : fbResults)
           pool.erase(name);
         double med = median(times);
-        r.distribution = dist, r.mode = mode, r.impl = impl, r.k = k;
+        r.distribution = dist, r.mode = mode, r.impl = implName(), r.k = k;
         r.family = c.layer.family, r.shared = c.shared;
         r.remat = variant.policy, r.keptBytes = variant.remat.keptBytes;
         r.recomputedFlops = variant.remat.recomputedFlops;
@@ -1255,20 +1241,20 @@ int main(int argc, char **argv) {
                              .str();
         if (c.nullRouting())
           rematFields += formatv(" null_mode={0} renormalize_real_after_null={1}",
-                                 nullRoutingMode, renormalizeRealAfterNull ? "true" : "false")
+                                 nullModeName(), renormalizeRealAfterNull ? "true" : "false")
                              .str();
-        rematFields += " quant=" + quant.mode;
+        rematFields += " quant=" + quant.modeName();
         if (!c.layer.family.empty())
           rematFields += " family=" + c.layer.family;
         if (!r.relErrors.empty())
-          rematFields += formatv(" quant_weight_scales={0} rel_error={1:E3}", quant.weightScales,
+          rematFields += formatv(" quant_weight_scales={0} rel_error={1:E3}", quant.scalesName(),
                                  r.relErrors.front().second)
                              .str();
         outs() << format("RESULT distribution=%s mode=%s pass=%s impl=%s backend=%s topk=%lld "
                          "null_target=%.4g null_realized=%.4f null_assignments=%lld "
                          "real_assignments=%lld tflops=%.4f tokens_per_s=%.1f dtype=%s "
                          "peak_pct=%.1f%s\n",
-                         dist.c_str(), mode.c_str(), benchPass.c_str(), impl.c_str(),
+                         dist.c_str(), mode.c_str(), passName().c_str(), implName().c_str(),
                          backendName().c_str(), (long long)k, r.nullTarget,
                          nullRealized, (long long)nulls,
                          (long long)real, r.tflops, r.tokensPerS, dtypeName().c_str(), r.peakPct,
