@@ -217,7 +217,8 @@ std::string moebench::blockProgram(const BlockConfig &c) {
     if (c.layer.sharedGate)
       os << "shared_gate(%swg : " << t.swg << ") ";
   }
-  os << "top " << c.topk << routingAttrs(c) << " pack_strategy " << kPackStrategyChoices.name(c.packStrategy).str();
+  os << "top " << c.topk << routingAttrs(c) << " pack_strategy "
+     << kPackStrategyChoices.name(c.packStrategy).str();
   if (c.scatter())
     os << " combine_strategy scatter";
   if (c.preweight())
@@ -246,7 +247,8 @@ std::string moebench::routeProgram(const BlockConfig &c) {
      << familySelection(c) << " : " << t.logits << "\n";
   if (c.nullRouting())
     os << "  %ids, %w = moe.null_slots %ids0, %w0, %draws fraction "
-       << std::to_string(c.nullFraction) << " experts " << c.experts << " policy " << kNullPolicyChoices.name(c.nullMode).str()
+       << std::to_string(c.nullFraction) << " experts " << c.experts << " policy "
+       << kNullPolicyChoices.name(c.nullMode).str()
        << (c.renormalize ? " renormalize" : "") << " : " << t.ids << ", " << t.w << ", "
        << t.draws << "\n"
        << "  return %ids, %w : " << t.ids << ", " << t.w << "\n}\n";
@@ -263,7 +265,8 @@ std::string moebench::stageProgram(const BlockConfig &c) {
   os << "func.func @pack(%x: " << t.x << ", %ids: " << t.ids << ", %w: " << t.w << ") -> "
      << packResults << " {\n"
      << "  %rows, %sw, %perm, %sizes = moe.pack %x, %ids, %w experts " << c.experts
-     << " strategy " << kPackStrategyChoices.name(c.packStrategy).str() << " : " << t.x << ", " << t.ids << ", " << t.w << "\n"
+     << " strategy " << kPackStrategyChoices.name(c.packStrategy).str() << " : " << t.x << ", "
+     << t.ids << ", " << t.w << "\n"
      << "  return %sw, %perm, %sizes : " << t.sortedW << ", " << t.perm << ", " << t.sizes
      << "\n}\n";
 

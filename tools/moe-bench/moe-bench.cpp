@@ -15,8 +15,10 @@
 #include "tooling/RunReport.h"
 #include "tooling/ThreadsOption.h"
 #include "tooling/ToolChoices.h"
+#include "Inputs.h"
 #include "Program.h"
 #include "Quant.h"
+#include "Report.h"
 #include "Session.h"
 #include "Sweep.h"
 #include "dialect/MoeOps.h"
@@ -189,8 +191,6 @@ cl::opt<mlir::moe::EpDispatch> epDispatch(
     "ep-dispatch", cl::desc("How expert shards exchange rows (--parallel-mode ep):"),
     mlir::moe::kEpDispatchChoices.values(), cl::init(mlir::moe::EpDispatch::compact),
     cl::cat(category));
-/// The dispatch's spelling, for plans and reports.
-std::string epDispatchName() { return mlir::moe::kEpDispatchChoices.name(epDispatch).str(); }
 cl::opt<std::string> meshText("mesh",
                               cl::desc("data=2,expert=2 (default: data=N for dp, expert=N for "
                                        "ep, N = --devices)"),
@@ -285,123 +285,365 @@ int fail(const std::string &message) { return moec::failRun(message); }
 
 double median(const std::vector<double> &v) { return moec::medianOf(v); }
 
-/// The seeds' routing distributions (semantics doc, section 5), as logits.
-moec::Buffer makeLogits(const std::string &dist, int64_t T, int64_t E, std::mt19937_64 &rng) {
-  moec::Buffer logits(moec::DType::F32, {T, E});
-  float *l = logits.as<float>();
-  if (dist == "random") {
-    std::normal_distribution<float> n(0, 1);
-    for (int64_t i = 0; i < T * E; ++i)
-      l[i] = n(rng);
-    return logits;
+/// The gmm choices --gmm-strategy, --gmm-tiling, --tuning-table and --tune
+/// make, checked before anything runs; "" or why not.
+std::string gmmChoices(moec::GmmChoices &gmm) {
+  gmm.strategy = gmmStrategy;
+  gmm.tiling = gmmTiling;
+  gmm.tuningTable = tuningTable;
+  if (tune) {
+    if (gmm.tuningTable.empty())
+      gmm.tuningTable = "moec-tuning.txt";
+    if (!gmmTiling.empty())
+      return "--tune searches the tiles; do not give --gmm-tiling with it";
+    if (gmmStrategy == mlir::moe::strategy::GmmStrategy::reference)
+      return "--tune tunes the microkernel strategies' tiles, not the reference loops";
   }
-  // runs: geometric run lengths, each run on a least-loaded expert (not the
-  // previous one), logits N(0, 0.35) plus 6 on the run's expert.
-  double alpha = 0.98, meanRun = std::max(2.0, 1 / (1 - alpha));
-  double p = std::clamp(1 / meanRun, 0.01, 0.9);
-  std::geometric_distribution<int64_t> runLength(p);
-  std::normal_distribution<float> n(0, 0.35f);
-  std::vector<int64_t> load(E, 0);
-  int64_t previous = -1;
-  for (int64_t t = 0; t < T;) {
-    int64_t len = runLength(rng) + 1;
-    int64_t best = -1;
-    for (int64_t e = 0; e < E; ++e)
-      if ((e != previous || E == 1) && (best < 0 || load[e] < load[best]))
-        best = e;
-    for (int64_t i = 0; i < len && t < T; ++i, ++t) {
-      for (int64_t e = 0; e < E; ++e)
-        l[t * E + e] = n(rng) + (e == best ? 6.0f : 0.0f);
-      ++load[best];
-    }
-    previous = best;
+  // The runs after --tune read the table back: a device or FIFO cannot be.
+  if (tune && sys::fs::exists(gmm.tuningTable) && !sys::fs::is_regular_file(gmm.tuningTable))
+    return "--tune --tuning-table " + gmm.tuningTable +
+           ": not a regular file (the runs after the search read the table back)";
+  if (!gmm.tuningTable.empty() && !tune && !sys::fs::exists(gmm.tuningTable))
+    return "tuning table '" + gmm.tuningTable + "' does not exist (make it with --tune)";
+  // A table that is not one (a wrong path) is refused here, once, and
+  // before --tune would replace it.
+  if (!gmm.tuningTable.empty() && gmmTiling.empty() && sys::fs::exists(gmm.tuningTable))
+    if (Error bad = mlir::moe::strategy::checkTuningTable(gmm.tuningTable))
+      return toString(std::move(bad));
+  if (tune) {
+    std::string error;
+    if (!moec::checkOutputFile(gmm.tuningTable, error))
+      return error;
   }
-  return logits;
+  return "";
 }
 
-struct Result {
-  std::string distribution, mode, impl, remat;
-  std::string family; // --family, or empty
-  int64_t shared = 0; // the shared expert's width run
-  int64_t keptBytes = 0, recomputedFlops = 0;
-  int64_t k = 0, realAssignments = 0, nullAssignments = 0;
-  double nullTarget = 0;
-  double seconds = 0, tflops = 0, tokensPerS = 0, peakPct = 0, compileS = 0;
-  std::vector<std::pair<std::string, double>> stages;
-  double upGops = 0, downGops = 0; // --stage-timing: the routed gmms' rates
-  // Sharded runs: the plan, the model's prediction, counted and modelled
-  // bytes of the busiest shard, the slowest and fastest shard's TF/s.
-  std::string parallel, mesh;
-  int64_t shards = 1;
-  double predictedS = 0, commCountedBytes = 0, commModelledBytes = 0;
-  double shardTflopsMin = 0, shardTflopsMax = 0;
-  // --quant-mode: each result's relative error against the f32 block.
-  std::vector<std::pair<std::string, double>> relErrors;
+/// The unit a block's gmms are measured against and its peak: bf16 gmms
+/// against the unit that does most of their work (AMX tiles where used,
+/// else the AVX512_BF16 dot products), int8 gmms the int8 unit's (AMX INT8
+/// tiles where granted, else AVX512-VNNI dot products; one multiply and one
+/// add per product, counted as FLOPs are), all else FP32 FMA (bf16 on the
+/// FMA tiles is widened to f32).
+struct PeakUnit {
+  const char *kind, *unit;
+  double (*measure)(unsigned threads, double seconds);
 };
-
-/// What the peak is of: "FP32 FMA" or "AMX BF16".
-std::string peakKindName = "FP32 FMA";
-
-/// A number for the JSON: null when not finite (an output that is all zero
-/// in f32 but not in int8 has an infinite relative error).
-std::string jsonNumber(double v) {
-  if (!std::isfinite(v))
-    return "null";
-  std::ostringstream os;
-  os << v;
-  return os.str();
+std::optional<PeakUnit> peakUnit(const QuantChoice &quant, std::string &error) {
+  auto kinds = mlir::moe::strategy::packedKindsFor(
+      gmmStrategy, mlir::moe::strategy::MachineModel::target(),
+      mlir::moe::strategy::targetCpuName(), error);
+  if (!kinds)
+    return std::nullopt;
+  bool bf16 = dtype == moec::FloatType::bf16;
+  if (quant.realInt8() && kinds->amxInt8 && amxTilesGranted())
+    return PeakUnit{"AMX INT8", "GOP/s", measureAmxInt8PeakGops};
+  if (quant.realInt8() && kinds->avx512Vnni)
+    return PeakUnit{"AVX512_VNNI", "GOP/s", measureVnniPeakGops};
+  if (bf16 && kinds->amxBf16 && amxTilesGranted())
+    return PeakUnit{"AMX BF16", "GFLOP/s", measureAmxBf16PeakGflops};
+  if (bf16 && kinds->avx512Bf16)
+    return PeakUnit{"AVX512_BF16", "GFLOP/s", measureAvx512Bf16PeakGflops};
+  return PeakUnit{"FP32 FMA", "GFLOP/s", measureFp32PeakGflops};
 }
 
-std::string jsonOf(const std::vector<Result> &results, double peak) {
-  std::ostringstream os;
-  os << "{\n  \"peak_gflops\": " << peak << ",\n  \"peak_kind\": \"" << peakKindName
-     << "\",\n  \"results\": [\n";
-  for (size_t i = 0; i < results.size(); ++i) {
-    const Result &r = results[i];
-    os << "    {\"distribution\": \"" << r.distribution << "\", \"mode\": \"" << r.mode
-       << "\", \"pass\": \"" << passName() << "\", \"impl\": \"" << r.impl << "\", \"backend\": \""
-       << backendName() << "\", \"dtype\": \"" << dtypeName() << "\", \"tokens\": " << tokens
-       << ", \"hidden\": " << hidden << ", \"mlp_dim\": " << mlpDim << ", \"experts\": "
-       << experts << ", \"topk\": " << r.k << ", \"shared_expert_dim\": " << r.shared
-       << ", \"family\": " << (r.family.empty() ? "null" : "\"" + r.family + "\"")
-       << ", \"threads\": " << threads << ", \"null_target\": " << r.nullTarget
-       << ", \"null_mode\": \"" << nullModeName() << "\", \"renormalize_real_after_null\": "
-       << (renormalizeRealAfterNull ? "true" : "false") << ", \"null_realized\": "
-       << (r.nullAssignments ? double(r.nullAssignments) / (r.nullAssignments + r.realAssignments) : 0.0)
-       << ", \"null_assignments\": " << r.nullAssignments
-       << ", \"real_assignments\": " << r.realAssignments << ", \"median_s\": " << r.seconds
-       << ", \"tflops\": " << r.tflops << ", \"tokens_per_s\": " << r.tokensPerS
-       << ", \"peak_pct\": " << r.peakPct << ", \"compile_s\": " << r.compileS;
-    if (!r.parallel.empty())
-      os << ", \"parallel\": \"" << r.parallel << "\", \"mesh\": \"" << r.mesh
-         << "\", \"shards\": " << r.shards << ", \"launcher\": \"" << launcherName()
-         << "\", \"predicted_s\": " << r.predictedS
-         << ", \"comm_bytes_counted\": " << r.commCountedBytes
-         << ", \"comm_bytes_modelled\": " << r.commModelledBytes
-         << ", \"shard_tflops_min\": " << r.shardTflopsMin
-         << ", \"shard_tflops_max\": " << r.shardTflopsMax;
-    os << ", \"quant\": \"" << kQuantRunChoices.name(quantMode).str() << "\"";
-    if (!r.relErrors.empty()) {
-      os << ", \"quant_weight_scales\": \""
-         << mlir::moe::kQuantWeightScalesChoices.name(quantWeightScales).str()
-         << "\", \"rel_error\": " << jsonNumber(r.relErrors.front().second) << ", \"rel_errors\": {";
-      for (size_t e = 0; e < r.relErrors.size(); ++e)
-        os << (e ? ", " : "") << "\"" << r.relErrors[e].first << "\": " << jsonNumber(r.relErrors[e].second);
-      os << "}";
-    }
-    if (!r.remat.empty())
-      os << ", \"remat\": \"" << r.remat << "\", \"kept_bytes\": " << r.keptBytes
-         << ", \"recomputed_flops\": " << r.recomputedFlops;
-    if (!r.stages.empty()) {
-      os << ", \"stages_s\": {";
-      for (size_t s = 0; s < r.stages.size(); ++s)
-        os << (s ? ", " : "") << "\"" << r.stages[s].first << "\": " << r.stages[s].second;
-      os << "}, \"gmm_up_gops\": " << r.upGops << ", \"gmm_down_gops\": " << r.downGops;
-    }
-    os << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+/// --stage-timing: each stage of the block on the previous stage's
+/// results (route on its own: it runs inside the block), medians of
+/// --iters, with the routed gmms' rates against the peak; into `r`.
+/// `real` is the routed rows; `blockSeconds` the whole block's median.
+bool timeStages(const BlockConfig &c, const QuantChoice &quant, Compiled &stages,
+                Compiled &route, std::map<std::string, moec::Buffer> &pool,
+                const std::vector<std::string> &expertWeights,
+                const std::vector<std::string> &routeArgs, int64_t real, double blockSeconds,
+                double peak, const char *peakUnit, Result &r, std::string &error) {
+  // Each stage on the previous stage's results, medians of iters.
+  std::vector<double> tPack, tUp, tDown, tCombine;
+  std::vector<std::string> upArgs = {"x", "perm", "sizes"}, upWeights;
+  for (const std::string &w : expertWeights)
+    if (w != "w2")
+      upWeights.push_back(w);
+  std::vector<std::string> downArgs = {"act", "sizes"};
+  std::string upStage = "up", downStage = "down";
+  if (quant.enabled()) {
+    // The stages' own prepared weights (after the floats' other
+    // arguments, as moe-quantize orders them), made once.
+    if (c.preweight())
+      upArgs.push_back("sw");
+    if (prepareWeights(stages, "up", pool, upWeights, "up_q", upArgs, error) < 0 ||
+        prepareWeights(stages, "down", pool, {"w2"}, "down_q", downArgs, error) < 0)
+      return false;
+    upStage = "up_prepared", downStage = "down_prepared";
+  } else {
+    upArgs.insert(upArgs.end(), upWeights.begin(), upWeights.end());
+    if (c.preweight())
+      upArgs.push_back("sw");
+    downArgs.push_back("w2");
   }
-  os << "  ]\n}\n";
-  return os.str();
+  for (int i = 0; i < warmup + iters; ++i) {
+    double a = stages.call("pack", pool, {"x", "ids", "w"}, {"sw", "perm", "sizes"}, error);
+    double b = a < 0 ? a : stages.call(upStage, pool, upArgs, {"act"}, error);
+    double d = b < 0 ? b : stages.call(downStage, pool, downArgs, {"d"}, error);
+    double e = d < 0 ? d : stages.call("combine", pool, {"d", "perm", "w"}, {"ys"}, error);
+    if (e < 0)
+      return false;
+    if (i >= warmup)
+      tPack.push_back(a), tUp.push_back(b), tDown.push_back(d), tCombine.push_back(e);
+  }
+  pool.erase("act"), pool.erase("d"), pool.erase("ys");
+  for (const std::vector<std::string> *args : {&upArgs, &downArgs})
+    for (const std::string &name : *args)
+      if (StringRef(name).contains("_q"))
+        pool.erase(name);
+  // Route runs inside the block; time it on its own too.
+  std::vector<double> tRoute;
+  for (int i = 0; i < iters; ++i) {
+    double s = route.call("route", pool, routeArgs, {"routeIds", "routeW"}, error);
+    if (s < 0)
+      return false;
+    tRoute.push_back(s);
+  }
+  pool.erase("routeIds"), pool.erase("routeW");
+  double parts[] = {median(tRoute), median(tPack), median(tUp), median(tDown),
+                    median(tCombine)};
+  const char *names[] = {"route", "pack", "up", "down", "combine"};
+  double sum = 0;
+  for (double p : parts)
+    sum += p;
+  std::string line = "stages:";
+  raw_string_ostream ls(line);
+  for (int s = 0; s < 5; ++s) {
+    ls << format(" %s %.2f ms (%.1f%%)", names[s], parts[s] * 1e3, 100 * parts[s] / sum);
+    r.stages.push_back({names[s], parts[s]});
+  }
+  if (c.shared)
+    ls << format(" shared+rest %.2f ms", (blockSeconds - sum) * 1e3);
+  outs() << ls.str() << format("; pack+combine %.1f%% of the stages\n",
+                           100 * (parts[1] + parts[4]) / sum);
+  // The routed gmms alone: up (gate and up, 4HM per row) and down
+  // (2MH per row), over the real rows.
+  double upOps = 4.0 * c.hidden * c.mlp * real, downOps = 2.0 * c.mlp * c.hidden * real;
+  outs() << format("gmm: up %.1f %s, down %.1f %s, %.1f%% and %.1f%% of peak\n",
+                   upOps / parts[2] / 1e9, peakUnit, downOps / parts[3] / 1e9, peakUnit,
+                   100 * upOps / parts[2] / 1e9 / peak, 100 * downOps / parts[3] / 1e9 / peak);
+  r.upGops = upOps / parts[2] / 1e9, r.downGops = downOps / parts[3] / 1e9;
+  return true;
+}
+
+/// A sharded run's report: per shard its useful FLOPs (its experts' real
+/// rows, its shared expert's tokens) over its median time, the busiest
+/// shard's traffic counted by the runtime and modelled, the model's
+/// prediction against the measured `med`, and the rows a capacity dropped;
+/// into `r`.
+void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
+                  const Machine &machine, const moec::MeshLayout &layout, const int32_t *ids,
+                  const std::vector<moec::RankStats> &rankStats,
+                  const std::vector<std::vector<double>> &rankTimes, bool training, double med,
+                  Result &r) {
+  // Per shard: its useful FLOPs (its experts' real rows, its shared
+  // expert tokens) over its median time; the traffic of the busiest
+  // shard, counted by the runtime and modelled.
+    Prediction predicted = moec::predict(w, plan, machine);
+  std::vector<ShardWork> work = moec::shardWork(plan, layout, ids, w);
+  double passes = training ? 3 : 1;
+  r.shardTflopsMin = 1e30;
+  for (size_t rk = 0; rk < rankStats.size(); ++rk) {
+    // Rows a capacity dropped are not computed.
+    if (rankStats[rk].comm.localRows > 0)
+      work[rk].rows = rankStats[rk].comm.localRows - rankStats[rk].comm.droppedRows;
+    double shardFlops = passes * (6.0 * c.hidden * c.mlp * work[rk].rows +
+                                  6.0 * c.hidden * c.shared * work[rk].sharedTokens);
+    double t = median(rankTimes[rk]);
+    double tf = shardFlops / t / 1e12;
+    r.shardTflopsMin = std::min(r.shardTflopsMin, tf);
+    r.shardTflopsMax = std::max(r.shardTflopsMax, tf);
+    const moec::CommCounters &cc = rankStats[rk].comm;
+    outs() << format("shard %zu: median %.2f ms, %lld rows, %.2f GFLOP, %.4f TF/s; "
+                     "%lld collectives, %.3f MiB sent\n",
+                     rk, t * 1e3, (long long)work[rk].rows, shardFlops * 1e-9, tf,
+                     (long long)cc.calls, cc.bytesSent / 1048576.0);
+  }
+  r.parallel = plan.mode, r.mesh = moec::planMesh(plan), r.shards = rankStats.size();
+  r.predictedS = predicted.totalS();
+  moec::CommTotals comm = moec::commTotals(rankStats);
+  double counted = double(comm.busiestBytes);
+  r.commCountedBytes = counted, r.commModelledBytes = predicted.commBytes;
+  outs() << format("comm: busiest shard %.3f MiB counted, %.3f MiB modelled per call\n",
+                   counted / 1048576.0, predicted.commBytes / 1048576.0);
+  outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
+                   "%.4f s: measured/predicted %.2f\n",
+                   predicted.totalS(), predicted.computeS, predicted.commS, med,
+                   med / predicted.totalS());
+  if (std::string dropped = moec::droppedRowsLine(comm, " per call"); !dropped.empty())
+    outs() << dropped << "\n";
+}
+
+/// The machine the cost model sees: --core-gflops (else 0.75 of the
+/// measured `peak` per thread), the half-rate rows, --link-gbps (else the
+/// measured memcpy bandwidth) and its latency; "" or why not.
+std::string machineFor(double peak, Machine &machine) {
+  for (auto [name, value] : {std::pair{"core-gflops", double(coreGflops)},
+                              {"half-rate-rows", halfRateRows},
+                              {"tgmm-half-rate-rows", tgmmHalfRateRows},
+                              {"link-gbps", linkGBps}, {"link-latency-us", linkLatencyUs}})
+    if (value < 0)
+      return std::string("--") + name + " must be >= 0 (got " + std::to_string(value) + ")";
+  machine.coreGflops = coreGflops > 0 ? double(coreGflops) : 0.75 * peak / threads;
+  machine.halfRateRows = halfRateRows;
+  machine.tgmmHalfRateRows = tgmmHalfRateRows;
+  machine.linkGBps = linkGBps > 0 ? double(linkGBps) : moec::measureCopyGBps();
+  machine.linkLatencyUs = linkLatencyUs;
+  return "";
+}
+
+/// The cost model's block at top-k `k` and null fraction `nullFraction`
+/// (< 0: no null routing).
+Workload workloadFor(int64_t k, double nullFraction) {
+  Workload w;
+  w.tokens = tokens, w.hidden = hidden, w.mlp = mlpDim, w.experts = experts, w.topk = k;
+  w.shared = sharedDim, w.elementBytes = dtype == moec::FloatType::bf16 ? 2 : 4;
+  w.training = isTraining();
+  w.nullFraction = std::max(0.0, nullFraction);
+  w.nullDraws = nullFraction >= 0;
+  return w;
+}
+
+/// The block moe-bench builds at top-k `k` and null fraction
+/// `nullFraction` (< 0: none): the sizes and choices of the options, with
+/// --family's or --hf-config's layer; "" or why not.
+std::string configFor(int64_t k, double nullFraction, BlockConfig &c) {
+  c.tokens = tokens, c.hidden = hidden, c.mlp = mlpDim, c.experts = experts, c.topk = k;
+  c.shared = sharedDim, c.sharedFused = sharedFused, c.impl = impl;
+  c.packStrategy = packStrategy, c.dtype = dtype;
+  c.nullFraction = nullFraction, c.nullMode = nullRoutingMode;
+  c.renormalize = renormalizeRealAfterNull;
+  if (!familyName.empty())
+    if (std::string why = applyFamily(c, familyName, familyGroups, familyTopkGroups,
+                                      familyScaling);
+        !why.empty())
+      return why;
+  if (hfLayer)
+    if (std::string why = useLayer(c, *hfLayer,
+                                   "--hf-config's " + hfLayer->family + " layer " +
+                                       std::to_string(hfLayer->layer));
+        !why.empty())
+      return why;
+  return "";
+}
+
+/// The block compiled once per remat policy ("" : the forward), each as
+/// moe-bench times it: through moe-quantize with --quant-mode, partitioned
+/// for `plan` when sharded (null: one device), and with a policy the
+/// forward_backward moe-remat planned.
+struct Variant {
+  std::string policy;
+  std::unique_ptr<Compiled> program;
+  double compileS = 0;
+  RematChoice remat;
+};
+bool compileVariants(const BlockConfig &c, const moec::GmmChoices &gmm,
+                     const std::vector<std::string> &policies, const QuantChoice &quant,
+                     const Plan *plan, std::vector<Variant> &variants, std::string &error) {
+  for (const std::string &policy : policies) {
+    Variant v;
+    v.policy = policy;
+    std::string prepare;
+    if (quant.enabled())
+      prepare = quant.pipeline(!policy.empty()) + (policy.empty() ? "" : ",");
+    if (plan)
+      prepare = "moe-partition{mesh=" + moec::planMesh(*plan) + " ep-dispatch=" +
+                mlir::moe::kEpDispatchChoices.name(moec::planDispatch(*plan)).str() +
+                " capacity-factor=" + std::to_string(capacityFactor) + " functions=moe_block}" +
+                (policy.empty() ? "" : ",");
+    if (!policy.empty()) {
+      // The budget is auto's to meet; the fixed policies are measured as they are.
+      prepare += "moe-generate-backward,func.func(moe-remat{policy=" + policy +
+                (policy == "auto" ? " activation-budget=" + std::to_string(activationBudget)
+                                  : std::string()) +
+                "})";
+    }
+    v.program = Compiled::build(blockProgram(c), gmm, v.compileS, error, prepare);
+    if (!v.program)
+      return false;
+    if (!policy.empty()) {
+      std::optional<RematChoice> remat = v.program->remat("moe_block_forward_backward");
+      if (!remat) {
+        error = "moe-remat left no decision on @moe_block_forward_backward";
+        return false;
+      }
+      v.remat = *remat;
+    }
+    variants.push_back(std::move(v));
+  }
+  return true;
+}
+
+/// How the routing `ids` [T, K] loads the experts: rows per expert (least,
+/// mean, most), experts with none, real and null assignments.
+struct RoutingLoad {
+  int64_t min = 0, max = 0, empty = 0, real = 0, nulls = 0;
+  double mean = 0;
+};
+RoutingLoad routingLoad(const moec::Buffer &idsBuffer, int64_t experts) {
+  std::vector<int64_t> load(experts, 0);
+  RoutingLoad r;
+  const int32_t *ids = idsBuffer.as<int32_t>();
+  for (int64_t i = 0; i < idsBuffer.numElements(); ++i) {
+    if (ids[i] >= 0 && ids[i] < experts)
+      ++load[ids[i]], ++r.real;
+    else
+      ++r.nulls;
+  }
+  r.min = *std::min_element(load.begin(), load.end());
+  r.max = *std::max_element(load.begin(), load.end());
+  r.mean = double(r.real) / double(experts);
+  r.empty = std::count(load.begin(), load.end(), 0);
+  return r;
+}
+
+/// --quant-mode: the f32 block (`reference`) on the same inputs (bf16 ones
+/// widened exactly), each result's relative error against it printed and
+/// kept in `r`.
+bool compareWithF32(Compiled &reference, std::map<std::string, moec::Buffer> &pool,
+                    const std::string &entry, const std::vector<std::string> &referenceArgs,
+                    const std::vector<std::string> &entryResults, Result &r,
+                    std::string &error) {
+  std::map<std::string, moec::Buffer> widened;
+  std::map<std::string, moec::Buffer> &referencePool =
+      dtype == moec::FloatType::f32 ? pool : widened;
+  if (dtype != moec::FloatType::f32)
+    for (const std::string &name : referenceArgs)
+      widened[name] = widenToF32(pool[name]);
+  std::vector<std::string> referenceResults;
+  for (const std::string &name : entryResults)
+    referenceResults.push_back("f32_" + name);
+  if (reference.call(entry == "moe_block_prepared" ? "moe_block" : entry, referencePool,
+                      referenceArgs, referenceResults, error) < 0)
+    return false;
+  std::string line = "quant: relative error against f32:";
+  for (size_t i = 0; i < entryResults.size(); ++i) {
+    double err = relativeError(pool[entryResults[i]], referencePool[referenceResults[i]]);
+    if (err < 0) {
+      error = "--quant-mode: '" + entryResults[i] + "' has another shape than the f32 block's";
+      return false;
+    }
+    r.relErrors.push_back({entryResults[i], err});
+    line += formatv(" {0} {1:E3}", entryResults[i], err).str();
+    referencePool.erase(referenceResults[i]);
+  }
+  outs() << line << "\n";
+  return true;
+}
+
+/// The run's settings every result shares, for the JSON.
+RunInfo runInfo(double peak, const char *peakKind) {
+  RunInfo run;
+  run.pass = passName(), run.backend = backendName(), run.dtype = dtypeName();
+  run.nullMode = nullModeName(), run.launcher = launcherName();
+  run.quant = kQuantRunChoices.name(quantMode).str();
+  run.quantWeightScales = mlir::moe::kQuantWeightScalesChoices.name(quantWeightScales).str();
+  run.peakKind = peakKind, run.peak = peak;
+  run.tokens = tokens, run.hidden = hidden, run.mlp = mlpDim, run.experts = experts;
+  run.threads = threads, run.renormalize = renormalizeRealAfterNull;
+  return run;
 }
 
 /// The null fractions to run: the sweep, the list, the one fraction, or
@@ -606,87 +848,25 @@ int main(int argc, char **argv) {
   moec::setCodeThreads(threads);
 
   moec::GmmChoices gmm;
-  gmm.strategy = gmmStrategy;
-  gmm.tiling = gmmTiling;
-  gmm.tuningTable = tuningTable;
-  if (tune) {
-    if (gmm.tuningTable.empty())
-      gmm.tuningTable = "moec-tuning.txt";
-    if (!gmmTiling.empty())
-      return fail("--tune searches the tiles; do not give --gmm-tiling with it");
-    if (gmmStrategy == mlir::moe::strategy::GmmStrategy::reference)
-      return fail("--tune tunes the microkernel strategies' tiles, not the reference loops");
-  }
-  // The runs after --tune read the table back: a device or FIFO cannot be.
-  if (tune && sys::fs::exists(gmm.tuningTable) && !sys::fs::is_regular_file(gmm.tuningTable))
-    return fail("--tune --tuning-table " + gmm.tuningTable + ": not a regular file (the runs "
-                "after the search read the table back)");
-  if (!gmm.tuningTable.empty() && !tune && !sys::fs::exists(gmm.tuningTable))
-    return fail("tuning table '" + gmm.tuningTable + "' does not exist (make it with --tune)");
-  // A table that is not one (a wrong path) is refused here, once, and
-  // before --tune would replace it.
-  if (!gmm.tuningTable.empty() && gmmTiling.empty() && sys::fs::exists(gmm.tuningTable))
-    if (Error bad = mlir::moe::strategy::checkTuningTable(gmm.tuningTable))
-      return fail(toString(std::move(bad)));
-  if (tune) {
-    std::string error;
-    if (!moec::checkOutputFile(gmm.tuningTable, error))
-      return fail(error);
-  }
-
-  // bf16 gmms are measured against the peak of the unit that does most of
-  // their work: AMX tiles (large groups) where used, else the AVX512_BF16
-  // dot products; all else against FP32 FMA (bf16 on the FMA tiles is
-  // widened to f32).
-  std::string kindsError;
-  auto kinds = mlir::moe::strategy::packedKindsFor(gmmStrategy, mlir::moe::strategy::MachineModel::target(),
-                                                   mlir::moe::strategy::targetCpuName(), kindsError);
-  if (!kinds)
-    return fail(kindsError);
-  // int8 gmms against the int8 unit's: AMX INT8 tiles where granted, else
-  // the AVX512-VNNI dot products (one multiply and one add per product,
-  // counted as FLOPs are).
+  if (std::string why = gmmChoices(gmm); !why.empty())
+    return fail(why);
   QuantChoice quant{quantMode, quantWeightScales};
-  bool amxInt8Code = quant.realInt8() && kinds->amxInt8 && amxTilesGranted();
-  bool vnniCode = quant.realInt8() && !amxInt8Code && kinds->avx512Vnni;
-  bool int8Code = amxInt8Code || vnniCode;
-  bool amxCode = !int8Code && dtype == moec::FloatType::bf16 && kinds->amxBf16 && amxTilesGranted();
-  bool dotCode = !int8Code && !amxCode && dtype == moec::FloatType::bf16 && kinds->avx512Bf16;
-  auto measurePeak = [&] {
-    if (amxInt8Code)
-      return measureAmxInt8PeakGops(threads);
-    if (vnniCode)
-      return measureVnniPeakGops(threads);
-    if (amxCode)
-      return measureAmxBf16PeakGflops(threads);
-    return dotCode ? measureAvx512Bf16PeakGflops(threads) : measureFp32PeakGflops(threads);
-  };
+  std::string kindsError;
+  std::optional<PeakUnit> unit = peakUnit(quant, kindsError);
+  if (!unit)
+    return fail(kindsError);
+  const char *peakKind = unit->kind, *peakUnit = unit->unit;
+  auto measurePeak = [&] { return unit->measure(threads, 0.3); };
   double peak = peakOption > 0 ? double(peakOption) : measurePeak();
-  const char *peakKind = amxInt8Code ? "AMX INT8"
-                         : vnniCode  ? "AVX512_VNNI"
-                         : amxCode   ? "AMX BF16"
-                         : dotCode   ? "AVX512_BF16"
-                                     : "FP32 FMA";
-  peakKindName = peakKind;
-  const char *peakUnit = int8Code ? "GOP/s" : "GFLOP/s";
   outs() << format("peak: %.1f %s %s, %u threads (%s)\n", peak, peakUnit, peakKind,
                    unsigned(threads), peakOption > 0 ? "given" : "measured now");
   outs().flush();
 
   // The plan: one device, or a mesh of shards (docs/sharding.md), chosen
   // by the flags or, with auto, by the cost model.
-  for (auto [name, value] : {std::pair{"core-gflops", double(coreGflops)},
-                              {"half-rate-rows", halfRateRows},
-                              {"tgmm-half-rate-rows", tgmmHalfRateRows},
-                              {"link-gbps", linkGBps}, {"link-latency-us", linkLatencyUs}})
-    if (value < 0)
-      return fail(std::string("--") + name + " must be >= 0 (got " + std::to_string(value) + ")");
   Machine machine;
-  machine.coreGflops = coreGflops > 0 ? double(coreGflops) : 0.75 * peak / threads;
-  machine.halfRateRows = halfRateRows;
-  machine.tgmmHalfRateRows = tgmmHalfRateRows;
-  machine.linkGBps = linkGBps > 0 ? double(linkGBps) : moec::measureCopyGBps();
-  machine.linkLatencyUs = linkLatencyUs;
+  if (std::string why = machineFor(peak, machine); !why.empty())
+    return fail(why);
   MeshRequest mesh;
   if (std::string why = moec::parseMesh(meshText, mesh); !why.empty())
     return fail(why);
@@ -697,19 +877,10 @@ int main(int argc, char **argv) {
   if (parallelMode == moec::ParallelMode::none && !predictOnly)
     meshDevices = 1;
   machine.coresPerShard = moec::threadsPerShard(threads, meshDevices, launcher);
-  // The block at top-k `k` and null fraction `nullFraction` (< 0: none).
-  auto workloadFor = [&](int64_t k, double nullFraction) {
-    Workload w;
-    w.tokens = tokens, w.hidden = hidden, w.mlp = mlpDim, w.experts = experts, w.topk = k;
-    w.shared = sharedDim, w.elementBytes = dtype == moec::FloatType::bf16 ? 2 : 4;
-    w.training = isTraining();
-    w.nullFraction = std::max(0.0, nullFraction);
-    w.nullDraws = nullFraction >= 0;
-    return w;
-  };
   Plan plan;
-  if (std::string why = moec::choosePlan(predictOnly ? moec::ParallelMode::automatic : parallelMode.getValue(), epDispatch, mesh,
-                                   devices, workloadFor(ks.front(), fractions.front()), machine, plan);
+  moec::ParallelMode mode = predictOnly ? moec::ParallelMode::automatic : parallelMode.getValue();
+  if (std::string why = moec::choosePlan(mode, epDispatch, mesh, devices,
+                                         workloadFor(ks.front(), fractions.front()), machine, plan);
       !why.empty())
     return fail(why);
   bool sharded = plan.mode != "none";
@@ -765,23 +936,9 @@ int main(int argc, char **argv) {
   for (int64_t k : ks)
   for (double nullFraction : fractions) {
     BlockConfig c;
-    c.tokens = tokens, c.hidden = hidden, c.mlp = mlpDim, c.experts = experts, c.topk = k;
-    c.shared = sharedDim, c.sharedFused = sharedFused, c.impl = impl;
-    c.packStrategy = packStrategy, c.dtype = dtype;
-    c.nullFraction = nullFraction, c.nullMode = nullRoutingMode;
-    c.renormalize = renormalizeRealAfterNull;
+    if (std::string why = configFor(k, nullFraction, c); !why.empty())
+      return fail(why);
     std::string error;
-    if (!familyName.empty())
-      if (std::string why = applyFamily(c, familyName, familyGroups, familyTopkGroups,
-                                        familyScaling);
-          !why.empty())
-        return fail(why);
-    if (hfLayer)
-      if (std::string why = useLayer(c, *hfLayer,
-                                     "--hf-config's " + hfLayer->family + " layer " +
-                                         std::to_string(hfLayer->layer));
-          !why.empty())
-        return fail(why);
 
     // The table's key is the gmm shape, the same for every top-k: tuned once,
     // on the first top-k's group sizes.
@@ -791,90 +948,20 @@ int main(int argc, char **argv) {
         return fail(error);
     }
 
-    // Weights and tokens, shared by the distributions.
-    moec::DType dt = moec::dtypeOf(dtype);
-    std::map<std::string, moec::Buffer> pool;
-    pool["x"] = moec::Buffer(dt, {c.tokens, c.hidden});
-    fillUniform(pool["x"], seed * 7 + 1, 1.0f);
-    std::vector<std::string> weightNames;
-    auto addWeight = [&](const std::string &name, std::vector<int64_t> shape, float scale) {
-      pool[name] = moec::Buffer(dt, shape);
-      fillUniform(pool[name], seed * 7 + weightNames.size() + 2, scale);
-      weightNames.push_back(name);
-    };
-    float sH = 1 / std::sqrt(float(c.hidden)), sM = 1 / std::sqrt(float(c.mlp));
-    if (c.fusedW13()) {
-      addWeight("w13", {c.experts, c.hidden, 2 * c.mlp}, sH);
-    } else {
-      addWeight("w1", {c.experts, c.hidden, c.mlp}, sH);
-      addWeight("w3", {c.experts, c.hidden, c.mlp}, sH);
-    }
-    if (c.layer.expertBias)
-      addWeight("b13", {c.experts, 2 * c.mlp}, 0.1f);
-    addWeight("w2", {c.experts, c.mlp, c.hidden}, sM);
-    if (c.layer.expertBias)
-      addWeight("b2", {c.experts, c.hidden}, 0.1f);
-    std::vector<std::string> expertWeights = weightNames;
-    if (c.shared) {
-      float sS = 1 / std::sqrt(float(c.shared));
-      if (c.sharedFused) {
-        addWeight("sw13", {c.hidden, 2 * c.shared}, sH);
-      } else {
-        addWeight("sw1", {c.hidden, c.shared}, sH);
-        addWeight("sw3", {c.hidden, c.shared}, sH);
-      }
-      addWeight("sw2", {c.shared, c.hidden}, sS);
-      if (c.layer.sharedGate)
-        addWeight("swg", {c.hidden, 1}, sH);
-    }
-    // DeepSeek-V3's e_score_correction_bias: a routing input, not a weight
-    // (no gradient).
-    if (c.layer.selectionBias) {
-      pool["sb"] = moec::Buffer(moec::DType::F32, {c.experts});
-      fillUniform(pool["sb"], seed * 7 + 97, 0.05f);
-    }
+    // Weights and tokens, shared by the distributions (Inputs.h).
+    BlockInputs inputs = makeBlockInputs(c, seed);
+    std::map<std::string, moec::Buffer> &pool = inputs.pool;
+    const std::vector<std::string> &weightNames = inputs.weights;
+    const std::vector<std::string> &expertWeights = inputs.expertWeights;
 
     double stageCompileS = 0, routeCompileS = 0;
     auto route = Compiled::build(routeProgram(c), gmm, routeCompileS, error);
     if (!route)
       return fail(error);
     // The block, or its forward_backward under each remat policy.
-    struct Variant {
-      std::string policy;
-      std::unique_ptr<Compiled> program;
-      double compileS = 0;
-      RematChoice remat;
-    };
     std::vector<Variant> variants;
-    for (const std::string &policy : policies) {
-      Variant v;
-      v.policy = policy;
-      std::string prepare;
-      if (quant.enabled())
-        prepare = quant.pipeline(!policy.empty()) + (policy.empty() ? "" : ",");
-      if (sharded)
-        prepare = "moe-partition{mesh=" + moec::planMesh(plan) + " ep-dispatch=" +
-                  mlir::moe::kEpDispatchChoices.name(moec::planDispatch(plan)).str() +
-                  " capacity-factor=" + std::to_string(capacityFactor) + " functions=moe_block}" +
-                  (policy.empty() ? "" : ",");
-      if (!policy.empty()) {
-        // The budget is auto's to meet; the fixed policies are measured as they are.
-        prepare += "moe-generate-backward,func.func(moe-remat{policy=" + policy +
-                  (policy == "auto" ? " activation-budget=" + std::to_string(activationBudget)
-                                    : std::string()) +
-                  "})";
-      }
-      v.program = Compiled::build(blockProgram(c), gmm, v.compileS, error, prepare);
-      if (!v.program)
-        return fail(error);
-      if (!policy.empty()) {
-        std::optional<RematChoice> remat = v.program->remat("moe_block_forward_backward");
-        if (!remat)
-          return fail("moe-remat left no decision on @moe_block_forward_backward");
-        v.remat = *remat;
-      }
-      variants.push_back(std::move(v));
-    }
+    if (!compileVariants(c, gmm, policies, quant, sharded ? &plan : nullptr, variants, error))
+      return fail(error);
     double compileS = variants.front().compileS;
     // --quant-mode: the f32 block (or its forward_backward), the reference
     // the outputs are compared with.
@@ -905,38 +992,19 @@ int main(int argc, char **argv) {
       }
     }
     for (const std::string &dist : dists) {
-      std::mt19937_64 rng(seed * 1000003ull + std::hash<std::string>()(dist) + k);
-      pool["logits"] = makeLogits(dist, c.tokens, c.experts, rng);
+      pool["logits"] = makeLogits(dist, c.tokens, c.experts, seed, k);
       std::vector<std::string> routeArgs = {"logits"};
       if (c.layer.selectionBias)
         routeArgs.push_back("sb");
       if (c.nullRouting()) {
-        // The same draws for every fraction: independent nulls nest as the
-        // fraction grows.
-        std::mt19937_64 drawRng(seed * 1000003ull + 17 * k + 5);
-        std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-        moec::Buffer draws(moec::DType::F32, {c.tokens, k});
-        for (int64_t i = 0; i < c.tokens * k; ++i)
-          draws.as<float>()[i] = uniform(drawRng);
-        pool["draws"] = std::move(draws);
+        pool["draws"] = makeNullDraws(c.tokens, k, seed);
         routeArgs.push_back("draws");
       }
       if (route->call("route", pool, routeArgs, {"ids", "w"}, error) < 0)
         return fail(error);
       // Load statistics from the routing the block computes.
-      std::vector<int64_t> load(c.experts, 0);
-      int64_t real = 0, nulls = 0;
-      const int32_t *ids = pool["ids"].as<int32_t>();
-      for (int64_t i = 0; i < c.tokens * k; ++i) {
-        if (ids[i] >= 0 && ids[i] < c.experts)
-          ++load[ids[i]], ++real;
-        else
-          ++nulls;
-      }
-      int64_t minLoad = *std::min_element(load.begin(), load.end());
-      int64_t maxLoad = *std::max_element(load.begin(), load.end());
-      double meanLoad = double(real) / c.experts;
-      int64_t empty = std::count(load.begin(), load.end(), 0);
+      RoutingLoad load = routingLoad(pool["ids"], c.experts);
+      int64_t real = load.real, nulls = load.nulls;
       double nullRealized = double(nulls) / double(c.tokens * k);
       if (!dumpRouting.empty()) {
         std::string dir = dumpRouting + "/" + dist + "-top" + std::to_string(k);
@@ -958,8 +1026,8 @@ int main(int argc, char **argv) {
       outs() << format("load: assignments=%lld real=%lld null=%lld rows_per_expert min=%lld "
                        "mean=%.1f max=%lld max/mean=%.2f empty_experts=%lld\n",
                        (long long)(c.tokens * k), (long long)real, (long long)nulls,
-                       (long long)minLoad, meanLoad, (long long)maxLoad,
-                       meanLoad > 0 ? maxLoad / meanLoad : 0.0, (long long)empty);
+                       (long long)load.min, load.mean, (long long)load.max,
+                       load.mean > 0 ? load.max / load.mean : 0.0, (long long)load.empty);
 
       if (c.nullRouting())
         outs() << format("null: target %.3f realized %.4f (%s%s); null slots cost no compute, "
@@ -1052,31 +1120,9 @@ int main(int argc, char **argv) {
           }
         }
         Result r;
-        if (quant.enabled()) {
-          // The f32 block on the same inputs (bf16 ones widened exactly).
-          std::map<std::string, moec::Buffer> widened;
-          std::map<std::string, moec::Buffer> &referencePool = dtype == moec::FloatType::f32 ? pool : widened;
-          if (dtype != moec::FloatType::f32)
-            for (const std::string &name : referenceArgs)
-              widened[name] = widenToF32(pool[name]);
-          std::vector<std::string> referenceResults;
-          for (const std::string &name : entryResults)
-            referenceResults.push_back("f32_" + name);
-          if (reference->call(entry == "moe_block_prepared" ? "moe_block" : entry, referencePool,
-                              referenceArgs, referenceResults, error) < 0)
-            return fail(error);
-          std::string line = "quant: relative error against f32:";
-          for (size_t i = 0; i < entryResults.size(); ++i) {
-            double err = relativeError(pool[entryResults[i]], referencePool[referenceResults[i]]);
-            if (err < 0)
-              return fail("--quant-mode: '" + entryResults[i] + "' has another shape than the f32 "
-                          "block's");
-            r.relErrors.push_back({entryResults[i], err});
-            line += formatv(" {0} {1:E3}", entryResults[i], err).str();
-            referencePool.erase(referenceResults[i]);
-          }
-          outs() << line << "\n";
-        }
+        if (quant.enabled() && !compareWithF32(*reference, pool, entry, referenceArgs, entryResults,
+                                               r, error))
+          return fail(error);
         for (const std::string &q : quantized)
           pool.erase(q);
         pool.erase("rows");
@@ -1104,119 +1150,14 @@ int main(int argc, char **argv) {
                            predicted.totalS(), predicted.computeS, predicted.commS, med,
                            med / predicted.totalS());
         }
-        if (sharded) {
-          // Per shard: its useful FLOPs (its experts' real rows, its shared
-          // expert tokens) over its median time; the traffic of the busiest
-          // shard, counted by the runtime and modelled.
-          Workload w = workloadFor(k, nullFraction);
-          Prediction predicted = moec::predict(w, plan, machine);
-          const moec::MeshLayout *layout = block->layout(entry);
-          std::vector<ShardWork> work = moec::shardWork(plan, *layout, pool["ids"].as<int32_t>(), w);
-          double passes = training ? 3 : 1;
-          r.shardTflopsMin = 1e30;
-          for (size_t rk = 0; rk < rankStats.size(); ++rk) {
-            // Rows a capacity dropped are not computed.
-            if (rankStats[rk].comm.localRows > 0)
-              work[rk].rows = rankStats[rk].comm.localRows - rankStats[rk].comm.droppedRows;
-            double shardFlops = passes * (6.0 * c.hidden * c.mlp * work[rk].rows +
-                                          6.0 * c.hidden * c.shared * work[rk].sharedTokens);
-            double t = median(rankTimes[rk]);
-            double tf = shardFlops / t / 1e12;
-            r.shardTflopsMin = std::min(r.shardTflopsMin, tf);
-            r.shardTflopsMax = std::max(r.shardTflopsMax, tf);
-            const moec::CommCounters &cc = rankStats[rk].comm;
-            outs() << format("shard %zu: median %.2f ms, %lld rows, %.2f GFLOP, %.4f TF/s; "
-                             "%lld collectives, %.3f MiB sent\n",
-                             rk, t * 1e3, (long long)work[rk].rows, shardFlops * 1e-9, tf,
-                             (long long)cc.calls, cc.bytesSent / 1048576.0);
-          }
-          r.parallel = plan.mode, r.mesh = moec::planMesh(plan), r.shards = rankStats.size();
-          r.predictedS = predicted.totalS();
-          moec::CommTotals comm = moec::commTotals(rankStats);
-          double counted = double(comm.busiestBytes);
-          r.commCountedBytes = counted, r.commModelledBytes = predicted.commBytes;
-          outs() << format("comm: busiest shard %.3f MiB counted, %.3f MiB modelled per call\n",
-                           counted / 1048576.0, predicted.commBytes / 1048576.0);
-          outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
-                           "%.4f s: measured/predicted %.2f\n",
-                           predicted.totalS(), predicted.computeS, predicted.commS, med,
-                           med / predicted.totalS());
-          if (std::string dropped = moec::droppedRowsLine(comm, " per call"); !dropped.empty())
-            outs() << dropped << "\n";
-        }
+        if (sharded)
+          reportShards(c, plan, workloadFor(k, nullFraction), machine, *block->layout(entry),
+                       pool["ids"].as<int32_t>(), rankStats, rankTimes, training, med, r);
 
-        if (stageTiming && mode == "full") {
-          // Each stage on the previous stage's results, medians of iters.
-          std::vector<double> tPack, tUp, tDown, tCombine;
-          std::vector<std::string> upArgs = {"x", "perm", "sizes"}, upWeights;
-          for (const std::string &w : expertWeights)
-            if (w != "w2")
-              upWeights.push_back(w);
-          std::vector<std::string> downArgs = {"act", "sizes"};
-          std::string upStage = "up", downStage = "down";
-          if (quant.enabled()) {
-            // The stages' own prepared weights (after the floats' other
-            // arguments, as moe-quantize orders them), made once.
-            if (c.preweight())
-              upArgs.push_back("sw");
-            if (prepareWeights(*stages, "up", pool, upWeights, "up_q", upArgs, error) < 0 ||
-                prepareWeights(*stages, "down", pool, {"w2"}, "down_q", downArgs, error) < 0)
-              return fail(error);
-            upStage = "up_prepared", downStage = "down_prepared";
-          } else {
-            upArgs.insert(upArgs.end(), upWeights.begin(), upWeights.end());
-            if (c.preweight())
-              upArgs.push_back("sw");
-            downArgs.push_back("w2");
-          }
-          for (int i = 0; i < warmup + iters; ++i) {
-            double a = stages->call("pack", pool, {"x", "ids", "w"}, {"sw", "perm", "sizes"}, error);
-            double b = a < 0 ? a : stages->call(upStage, pool, upArgs, {"act"}, error);
-            double d = b < 0 ? b : stages->call(downStage, pool, downArgs, {"d"}, error);
-            double e = d < 0 ? d : stages->call("combine", pool, {"d", "perm", "w"}, {"ys"}, error);
-            if (e < 0)
-              return fail(error);
-            if (i >= warmup)
-              tPack.push_back(a), tUp.push_back(b), tDown.push_back(d), tCombine.push_back(e);
-          }
-          pool.erase("act"), pool.erase("d"), pool.erase("ys");
-          for (const std::vector<std::string> *args : {&upArgs, &downArgs})
-            for (const std::string &name : *args)
-              if (StringRef(name).contains("_q"))
-                pool.erase(name);
-          // Route runs inside the block; time it on its own too.
-          std::vector<double> tRoute;
-          for (int i = 0; i < iters; ++i) {
-            double s = route->call("route", pool, routeArgs, {"routeIds", "routeW"}, error);
-            if (s < 0)
-              return fail(error);
-            tRoute.push_back(s);
-          }
-          pool.erase("routeIds"), pool.erase("routeW");
-          double parts[] = {median(tRoute), median(tPack), median(tUp), median(tDown),
-                            median(tCombine)};
-          const char *names[] = {"route", "pack", "up", "down", "combine"};
-          double sum = 0;
-          for (double p : parts)
-            sum += p;
-          std::string line = "stages:";
-          raw_string_ostream ls(line);
-          for (int s = 0; s < 5; ++s) {
-            ls << format(" %s %.2f ms (%.1f%%)", names[s], parts[s] * 1e3, 100 * parts[s] / sum);
-            r.stages.push_back({names[s], parts[s]});
-          }
-          if (c.shared)
-            ls << format(" shared+rest %.2f ms", (med - sum) * 1e3);
-          outs() << ls.str() << format("; pack+combine %.1f%% of the stages\n",
-                                   100 * (parts[1] + parts[4]) / sum);
-          // The routed gmms alone: up (gate and up, 4HM per row) and down
-          // (2MH per row), over the real rows.
-          double upOps = 4.0 * c.hidden * c.mlp * real, downOps = 2.0 * c.mlp * c.hidden * real;
-          outs() << format("gmm: up %.1f %s, down %.1f %s, %.1f%% and %.1f%% of peak\n",
-                           upOps / parts[2] / 1e9, peakUnit, downOps / parts[3] / 1e9, peakUnit,
-                           100 * upOps / parts[2] / 1e9 / peak, 100 * downOps / parts[3] / 1e9 / peak);
-          r.upGops = upOps / parts[2] / 1e9, r.downGops = downOps / parts[3] / 1e9;
-        }
+        if (stageTiming && mode == "full" &&
+            !timeStages(c, quant, *stages, *route, pool, expertWeights, routeArgs, real, med,
+                        peak, peakUnit, r, error))
+          return fail(error);
         if (training && variant.policy == "none")
           noneSeconds = med;
         if (training && variant.policy != "none" && noneSeconds > 0)
@@ -1265,7 +1206,8 @@ int main(int argc, char **argv) {
     }
   }
   if (std::string error;
-      !jsonFile.empty() && !moec::writeFileAtomically(jsonFile, jsonOf(results, peak), error))
+      !jsonFile.empty() &&
+      !moec::writeFileAtomically(jsonFile, resultsJson(runInfo(peak, peakKind), results), error))
     return fail(error);
   return 0;
 }
