@@ -224,9 +224,12 @@ def MoeQuantize : Pass<"moe-quantize", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"mode", "mode", "::mlir::moe::QuantMode", "::mlir::moe::QuantMode::int8",
-           "what becomes int8", "::mlir::moe::kQuantModeChoices.values()">,
+           "int8 (routed gmms and the shared expert's matmuls on int8 kernels), "
+           "int8_routed (the routed gmms only) or fake_int8 (int8 rounding, float kernels)",
+           "::mlir::moe::kQuantModeChoices.values()">,
     Option<"weightScales", "weight-scales", "::mlir::moe::QuantWeightScales",
-           "::mlir::moe::QuantWeightScales::channel", "the weights' int8 scales",
+           "::mlir::moe::QuantWeightScales::channel",
+           "one scale per expert (expert) or per expert output channel (channel)",
            "::mlir::moe::kQuantWeightScalesChoices.values()">,
     Option<"hoistWeights", "hoist-weights", "bool", "true",
            "move the weights' quantization into <f>_prepare_weights">,
