@@ -2,12 +2,14 @@
 //
 // The choices moe-opt's pass options, moec, moe-bench and the Python module
 // share (passes/Choice.h): moe-partition's ep-dispatch, moe-remat's policy,
-// moe-generate-backward's loss, moe-quantize's mode and weight scales.
+// moe-generate-backward's loss, moe-quantize's mode and weight scales, and
+// the dialect's pack strategy and null policy (moe-bench's options).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEC_PASSES_CHOICES_H
 #define MOEC_PASSES_CHOICES_H
 
+#include "dialect/MoeDialect.h"
 #include "passes/Choice.h"
 
 namespace mlir::moe {
@@ -53,6 +55,21 @@ inline constexpr ChoiceTable<QuantWeightScales, 2> kQuantWeightScalesChoices{{
     {QuantWeightScales::channel, "channel", "one scale per expert output channel"},
 }};
 
+/// The routing's pack: the dialect's PackStrategy, with its names (a unit
+/// test checks them against the dialect's).
+inline constexpr ChoiceTable<PackStrategy, 3> kPackStrategyChoices{{
+    {PackStrategy::argsort, "argsort", "a stable sort of the expert ids"},
+    {PackStrategy::tuple_sort, "tuple_sort", "a sort of (expert, slot) tuples"},
+    {PackStrategy::counting, "counting", "a counting sort over the experts"},
+}};
+
+/// How null slots are drawn: the dialect's NullPolicy, with its names.
+inline constexpr ChoiceTable<NullPolicy, 2> kNullPolicyChoices{{
+    {NullPolicy::independent, "independent", "each slot null with the fraction"},
+    {NullPolicy::take_until_null, "take_until_null",
+     "a token's slots up to its first null draw"},
+}};
+
 } // namespace mlir::moe
 
 MOE_CHOICE_PARSER(mlir::moe::EpDispatch, mlir::moe::kEpDispatchChoices)
@@ -60,5 +77,7 @@ MOE_CHOICE_PARSER(mlir::moe::RematPolicy, mlir::moe::kRematPolicyChoices)
 MOE_CHOICE_PARSER(mlir::moe::BackwardLoss, mlir::moe::kBackwardLossChoices)
 MOE_CHOICE_PARSER(mlir::moe::QuantMode, mlir::moe::kQuantModeChoices)
 MOE_CHOICE_PARSER(mlir::moe::QuantWeightScales, mlir::moe::kQuantWeightScalesChoices)
+MOE_CHOICE_PARSER(mlir::moe::PackStrategy, mlir::moe::kPackStrategyChoices)
+MOE_CHOICE_PARSER(mlir::moe::NullPolicy, mlir::moe::kNullPolicyChoices)
 
 #endif // MOEC_PASSES_CHOICES_H

@@ -25,6 +25,7 @@
 #include "runtime/ShardedRun.h"
 #include "tooling/LoadProgram.h"
 #include "tooling/ProgramOptions.h"
+#include "tooling/RunReport.h"
 #include "tooling/ToolChoices.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -226,8 +227,7 @@ public:
       if (i > 0)
         seconds.push_back(std::chrono::duration<double>(stop - start).count());
     }
-    std::sort(seconds.begin(), seconds.end());
-    return seconds[seconds.size() / 2];
+    return moec::medianOf(seconds); // as moec run and moe-bench report it
   }
 
   std::vector<std::string> names; // the entries, in the module's order

@@ -15,30 +15,33 @@
 using namespace moec;
 
 std::optional<Workload> moec::blockWorkload(mlir::ModuleOp module, bool training,
-                                            int64_t tokens, std::string &error) {
+                                            int64_t tokens, bool capacityFactor,
+                                            std::string &error) {
   llvm::SmallVector<mlir::moe::BlockOp> blocks;
   module.walk([&](mlir::moe::BlockOp block) { blocks.push_back(block); });
   if (blocks.size() != 1) {
-    error = "--parallel-mode plans one moe.block; the program has " +
-            std::to_string(blocks.size()) + " (give --mesh for a fixed plan)";
+    error = "--parallel-mode auto plans one moe.block; the program has " +
+            std::to_string(blocks.size()) + " (choose the plan: --parallel-mode dp or ep)";
     return std::nullopt;
   }
   mlir::moe::BlockOp block = blocks.front();
   auto x = mlir::cast<mlir::RankedTensorType>(block.getX().getType());
   Workload w;
   w.tokens = x.getDimSize(0), w.hidden = x.getDimSize(1);
-  if (mlir::ShapedType::isDynamic(w.tokens) && tokens > 0)
+  w.staticTokens = !mlir::ShapedType::isDynamic(w.tokens);
+  w.capacityFactor = capacityFactor;
+  if (!w.staticTokens && tokens > 0)
     w.tokens = tokens;
   w.mlp = block.getExpertDim(), w.experts = block.getNumExperts();
   w.topk = int64_t(block.getK()), w.shared = block.getSharedDim();
   for (int64_t size : {w.tokens, w.hidden, w.mlp, w.experts, w.shared})
     if (mlir::ShapedType::isDynamic(size)) {
       error = mlir::ShapedType::isDynamic(w.tokens)
-                  ? "--parallel-mode plans for a token count, and the block's is dynamic: "
-                    "run it (moec run takes the count from --dim or the x input), or give "
-                    "--mesh for a fixed plan"
-                  : "--parallel-mode plans a block of static sizes (this one's are dynamic): "
-                    "give --mesh for a fixed plan";
+                  ? "--parallel-mode auto plans for a token count, and the block's is "
+                    "dynamic: run it (moec run takes the count from --dim or the x input), "
+                    "or choose the plan (--parallel-mode dp or ep)"
+                  : "--parallel-mode auto plans a block of static sizes (this one's are "
+                    "dynamic): choose the plan (--parallel-mode dp or ep)";
       return std::nullopt;
     }
   w.elementBytes = x.getElementType().isBF16() ? 2 : 4;
@@ -56,10 +59,10 @@ int64_t moec::defaultDevices(mlir::ModuleOp module, unsigned threads) {
   return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
-Machine moec::measureHostMachine(unsigned threads, int64_t devices, bool mpi) {
+Machine moec::measureHostMachine(unsigned threads, int64_t devices, Launcher launcher) {
   unsigned total = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
   Machine m;
-  m.coresPerShard = threadsPerShard(total, devices, mpi ? Launcher::mpi : Launcher::inprocess);
+  m.coresPerShard = threadsPerShard(total, devices, launcher);
   m.coreGflops = 0.75 * measureFp32PeakGflops(total, 0.1) / total;
   m.linkGBps = measureCopyGBps();
   return m;

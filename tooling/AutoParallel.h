@@ -21,19 +21,21 @@ namespace moec {
 
 /// The cost model's workload of the module's one moe.block (`training`:
 /// its forward_backward is what runs; `tokens` > 0: the token count of a
-/// block whose x has a dynamic one, the run's); nullopt and `error` when the
-/// module has no block or several, or a size is still dynamic.
+/// block whose x has a dynamic one, the run's; `capacityFactor`: one will be
+/// given to moe-partition); nullopt and `error` when the module has no block
+/// or several, or a size is still dynamic.
 std::optional<Workload> blockWorkload(mlir::ModuleOp module, bool training, int64_t tokens,
-                                      std::string &error);
+                                      bool capacityFactor, std::string &error);
 
 /// The shards' device count a plan is chosen for when none is given: the
 /// module's #moe.target thread hint, else `threads` (0: every core).
 int64_t defaultDevices(mlir::ModuleOp module, unsigned threads);
 
 /// This host as the model sees it, measured now: `threads` threads over
-/// `devices` in-process shards (under MPI each shard has them all), a
-/// core's gmm rate 0.75 of its FP32 FMA peak, the link a large memcpy.
-Machine measureHostMachine(unsigned threads, int64_t devices, bool mpi);
+/// `devices` shards run by `launcher`, a core's gmm rate 0.75 of its FP32
+/// FMA peak (whatever the block's type: the plans' ranking, not the time,
+/// is what it is for), the link a large memcpy, 5 us a step.
+Machine measureHostMachine(unsigned threads, int64_t devices, Launcher launcher);
 
 /// The model's lines: the machine, then every candidate plan for `devices`
 /// with its predicted time, `chosen` marked.

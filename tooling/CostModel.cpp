@@ -1,6 +1,6 @@
 //===- CostModel.cpp - predicted time of each way to run an MoE block ----===//
 
-#include "CostModel.h"
+#include "tooling/CostModel.h"
 
 #include <algorithm>
 
@@ -126,8 +126,12 @@ std::vector<Plan> moec::candidatePlans(const Workload &w, int64_t devices) {
       plans.push_back({"dp", data, 1});
       continue;
     }
-    for (const char *mode : {"ep-dense", "ep-compact", "ep-ring", "ep-a2a"})
+    for (const char *mode : {"ep-dense", "ep-compact", "ep-ring", "ep-a2a"}) {
+      if ((mode == std::string("ep-a2a") && !w.staticTokens) ||
+          (mode == std::string("ep-dense") && w.capacityFactor))
+        continue;
       plans.push_back({mode, data, expert});
+    }
   }
   return plans;
 }

@@ -34,7 +34,7 @@ struct Machine {
   /// 512 and 2048 tokens, docs/sharding.md).
   double tgmmHalfRateRows = 1400;
   double linkGBps = 0;       ///< bytes per second between two shards, 1e9
-  double linkLatencyUs = 0;  ///< per collective step
+  double linkLatencyUs = 5;  ///< per collective step
   int64_t coresPerShard = 1;
 };
 
@@ -45,6 +45,10 @@ struct Workload {
   bool training = false;     ///< forward_backward: 3x the FLOPs, the backward's collectives
   double nullFraction = 0;   ///< slots routed to no expert (benchmark null routing)
   bool nullDraws = false;    ///< the null draws [T, K] are an input (the ring gathers them)
+  /// What moe-partition can make of it: a2a sizes its buffers from a static
+  /// token count; dense computes every row, so takes no capacity factor.
+  bool staticTokens = true;
+  bool capacityFactor = false;
 };
 
 /// How it runs: a mode and the mesh.
@@ -67,7 +71,8 @@ Prediction predict(const Workload &w, const Plan &p, const Machine &m);
 /// Every plan for `devices` devices (the single device when 1): dp,
 /// each EP dispatch over expert = devices, and the 2-D meshes in between.
 /// Plans whose expert axis does not divide the experts (or data the
-/// tokens) are left out.
+/// tokens), or that moe-partition refuses for `w` (a2a without a static
+/// token count, dense with a capacity factor), are left out.
 std::vector<Plan> candidatePlans(const Workload &w, int64_t devices);
 
 } // namespace moec

@@ -60,7 +60,8 @@ std::string moec::choosePlan(ParallelMode mode, mlir::moe::EpDispatch dispatch,
   if (mode == ParallelMode::dp && expert != 1)
     return "--parallel-mode dp splits tokens only: give a mesh without an expert axis";
   if (mode == ParallelMode::ep && expert == 1)
-    return "--parallel-mode ep needs an expert axis of size > 1 in --mesh";
+    return "--parallel-mode ep needs an expert axis of size > 1 (--mesh expert=N, or more "
+           "than one device)";
   if (mode == ParallelMode::automatic) {
     // Among the plans for as many devices as the mesh (or --devices) has.
     int64_t d = mesh.given ? mesh.devices() : devices;
@@ -105,8 +106,8 @@ std::vector<int64_t> moec::meshShape(const Plan &plan) {
   return {plan.data, plan.expert};
 }
 
-std::vector<ShardWork> moec::shardWork(const Plan &plan, const moec::MeshLayout &layout,
-                                           const int32_t *ids, const Workload &w) {
+std::vector<ShardWork> moec::shardWork(const Plan &plan, const MeshLayout &layout,
+                                       const int32_t *ids, const Workload &w) {
   auto axis = [&](const char *name) -> int64_t {
     auto it = std::find(layout.axisNames.begin(), layout.axisNames.end(), name);
     return it == layout.axisNames.end() ? -1 : it - layout.axisNames.begin();

@@ -6,6 +6,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cassert>
 #include <cstdlib>
 
 using namespace moec;
@@ -30,10 +31,14 @@ int moec::failRun(const std::string &message) {
   return failureCode;
 }
 
-std::unique_ptr<ShardComm> moec::startMpiRank(const std::vector<int64_t> &meshShape,
-                                              const std::string &meshText,
-                                              std::chrono::milliseconds timeout,
-                                              std::string &error) {
+void moec::MpiRankDeleter::operator()(ShardComm *rank) const {
+  if (rank == mpiRank)
+    mpiRank = nullptr;
+  delete rank;
+}
+
+MpiRank moec::startMpiRank(const std::vector<int64_t> &meshShape, const std::string &meshText,
+                           std::chrono::milliseconds timeout, std::string &error) {
 #ifdef MOEC_HAVE_MPI
   std::unique_ptr<MpiComm> mpi = MpiComm::create(meshShape, timeout, error);
   if (!mpi) {
@@ -43,7 +48,7 @@ std::unique_ptr<ShardComm> moec::startMpiRank(const std::vector<int64_t> &meshSh
   llvm::outs().flush();
   mpi->quietUnlessRankZero();
   mpiRank = mpi.get();
-  return mpi;
+  return MpiRank(mpi.release());
 #else
   error = std::string("--launcher mpi: this ") + failingTool +
           " was built without MPI (install libopenmpi-dev and rebuild; scripts/setup.sh does)";
@@ -56,7 +61,8 @@ std::string moec::agreeOnRun(ShardComm &rank, const std::vector<std::string> &ar
 #ifdef MOEC_HAVE_MPI
   std::vector<std::string> lines = commandLineDescription(args);
   lines.insert(lines.end(), extra.begin(), extra.end());
-  // startMpiRank made every rank this process has.
+  // startMpiRank made it (no RTTI here to check the type otherwise).
+  assert(&rank == mpiRank && "agreeOnRun takes the rank startMpiRank returned");
   return static_cast<MpiComm &>(rank).agreeOnRun(lines);
 #else
   return "";

@@ -36,9 +36,12 @@ int failRun(const std::string &message);
 /// run, and stdout is quiet unless this is rank 0 (one report per run).
 /// Null and `error` when MPI cannot start, the process count is not the
 /// mesh's, or the tool was built without MPI.
-std::unique_ptr<ShardComm> startMpiRank(const std::vector<int64_t> &meshShape,
-                                        const std::string &meshText,
-                                        std::chrono::milliseconds timeout, std::string &error);
+struct MpiRankDeleter {
+  void operator()(ShardComm *rank) const; ///< and failRun no longer aborts through it
+};
+using MpiRank = std::unique_ptr<ShardComm, MpiRankDeleter>;
+MpiRank startMpiRank(const std::vector<int64_t> &meshShape, const std::string &meshText,
+                     std::chrono::milliseconds timeout, std::string &error);
 
 /// Checks that every rank of the MPI run `rank` (what startMpiRank
 /// returned) runs what this one runs: the command line `args` (argv[1..])

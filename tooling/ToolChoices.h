@@ -24,7 +24,7 @@ inline constexpr mlir::moe::ChoiceTable<Launcher, 2> kLauncherChoices{{
 /// the cost model (tooling/CostModel.h) predicts fastest.
 enum class ParallelMode { none, dp, ep, automatic };
 inline constexpr mlir::moe::ChoiceTable<ParallelMode, 4> kParallelModeChoices{{
-    {ParallelMode::none, "none", "one device"},
+    {ParallelMode::none, "none", "one device (moec: the --mesh given, if any)"},
     {ParallelMode::dp, "dp", "tokens split over a data axis, experts replicated"},
     {ParallelMode::ep, "ep", "experts split over an expert axis (--ep-dispatch)"},
     {ParallelMode::automatic, "auto", "the plan the cost model predicts fastest"},

@@ -1,4 +1,5 @@
-// Bad options: one clear message, exit code 2, nothing run.
+// Bad options: one clear message, nothing run (exit code 2 from moe-bench's own checks, 1
+// from the option parser's for a value not in a choice's list).
 // RUN: not moe-bench --impl fastest 2>&1 | FileCheck %s --check-prefix=IMPL
 // RUN: not moe-bench --routing-pack-strategy bubble 2>&1 | FileCheck %s --check-prefix=PACK
 // RUN: not moe-bench --distribution zipf 2>&1 | FileCheck %s --check-prefix=DIST
@@ -27,7 +28,7 @@
 
 // PMODE: moe-bench: for the --parallel-mode option: must be none, dp, ep or auto (got 'tp')
 // DISPATCH: moe-bench: for the --ep-dispatch option: must be dense, compact, ring or a2a (got 'scatter')
-// EPMESH: moe-bench: error: --parallel-mode ep needs an expert axis of size > 1 in --mesh
+// EPMESH: moe-bench: error: --parallel-mode ep needs an expert axis of size > 1 (--mesh expert=N, or more than one device)
 // DPMESH: moe-bench: error: --parallel-mode dp splits tokens only: give a mesh without an expert axis
 // AXIS: moe-bench: error: --mesh 'model=2': the parallel plans partition over data and expert (got 'model')
 // DIVIDE: moe-bench: error: the expert axis (7) must divide the experts (60)

@@ -20,8 +20,22 @@
 // RUN: not moec %s --parallel-mode dp --mesh expert=2 -o %t/x.o 2>&1 | FileCheck %s --check-prefix=DP-EXPERT
 // RUN: not moec %s --parallel-mode ep --mesh expert=3 -o %t/x.o 2>&1 | FileCheck %s --check-prefix=DIVIDE
 // RUN: not moec %examples/small-e60-top8.mlir --parallel-mode auto -o %t/x.o 2>&1 | FileCheck %s --check-prefix=DYNAMIC
-// RUN: not moec %S/Inputs/two-blocks.mlir --parallel-mode dp -o %t/x.o 2>&1 | FileCheck %s --check-prefix=TWO
+// RUN: not moec %S/Inputs/two-blocks.mlir --parallel-mode auto -o %t/x.o 2>&1 | FileCheck %s --check-prefix=TWO
 // RUN: not moec %s --parallel-mode sideways -o %t/x.o 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not moec %s --parallel-mode dp --ep-dispatch ring -o %t/x.o 2>&1 | FileCheck %s --check-prefix=DP-DISPATCH
+// RUN: not moec %s --parallel-mode auto --ep-dispatch ring -o %t/x.o 2>&1 | FileCheck %s --check-prefix=AUTO-DISPATCH
+// RUN: not moec run %s --parallel-mode auto --launcher mpi --random-inputs 2>&1 | FileCheck %s --check-prefix=MPI
+//
+// dp and ep need no sizes (moe-partition checks the axes against every
+// block): two blocks, or a dynamic token count, partition for --mesh.
+// RUN: moec %S/Inputs/two-blocks.mlir --parallel-mode dp --mesh data=2 -o %t/two.o 2>&1 | FileCheck %s --check-prefix=TWO-DP
+// RUN: moec %examples/small-e60-top8.mlir --parallel-mode ep --mesh expert=2 -o %t/dyn.o 2>&1 | FileCheck %s --check-prefix=DYN-EP
+//
+// auto offers only plans moe-partition can make: no all-to-all for a
+// dynamic token count (its buffers are sized at compile time), no dense
+// dispatch under a capacity factor.
+// RUN: moec run %examples/small-e60-top2.mlir --parallel-mode auto --random-inputs --dim 256 --threads 2 | FileCheck %s --check-prefix=NO-A2A --implicit-check-not=ep-a2a
+// RUN: moec run %s --parallel-mode auto --capacity-factor 4 --random-inputs --threads 2 | FileCheck %s --check-prefix=NO-DENSE --implicit-check-not=ep-dense
 //
 // moec run takes a dynamic token count from --dim.
 // RUN: moec run %examples/small-e60-top8.mlir --parallel-mode auto --mesh expert=2 --random-inputs --dim 96 --threads 2 | FileCheck %s --check-prefix=DIM
@@ -39,9 +53,18 @@
 // IR: llvm.func @moert_all_reduce_sum_f32
 // DP-EXPERT: moec: error: --parallel-mode dp splits tokens only: give a mesh without an expert axis
 // DIVIDE: moec: error: the expert axis (3) must divide the experts (8)
-// DYNAMIC: moec: error: --parallel-mode plans for a token count, and the block's is dynamic
-// TWO: moec: error: --parallel-mode plans one moe.block; the program has 2
+// DYNAMIC: moec: error: --parallel-mode auto plans for a token count, and the block's is dynamic
+// TWO: moec: error: --parallel-mode auto plans one moe.block; the program has 2 (choose the plan: --parallel-mode dp or ep)
 // BAD: moec: for the --parallel-mode option: must be none, dp, ep or auto (got 'sideways')
+// DP-DISPATCH: moec: error: --parallel-mode dp splits the tokens only: --ep-dispatch and --capacity-factor apply to ep
+// AUTO-DISPATCH: moec: error: --parallel-mode auto chooses the dispatch: give --parallel-mode ep for --ep-dispatch
+// MPI: moec: error: --launcher mpi runs the plan its --mesh gives (with --parallel-mode dp or ep)
+// TWO-DP: parallel: dp on data=2,expert=1 (--parallel-mode dp)
+// DYN-EP: parallel: ep-compact on data=1,expert=2 (--parallel-mode ep)
+// NO-A2A: <- fastest
+// NO-A2A: out0: 256x64xf32
+// NO-DENSE: <- fastest
+// NO-DENSE: out0: 128x32xf32
 // DIM: parallel: {{.*}} on data={{[12]}},expert={{[12]}} (--parallel-mode auto)
 // DIM: out0: 96x64xf32
 

@@ -1,10 +1,10 @@
 //===- ChoiceTablesTest.cpp - choice tables that mirror another's names ---===//
 //
 // Some choice tables take their values from the dialect's enums (the pack
-// strategy, the null policy) or from a pass's table (moe-bench's
-// --quant-mode from moe-quantize's mode): their names must be those, every
-// value listed, so that what moe-bench writes into a program, prints and
-// passes on is what the dialect and the pass read.
+// strategy, the null policy: passes/Choices.h) or from a pass's table
+// (moe-bench's --quant-mode from moe-quantize's mode): their names must be
+// those, every value listed, so that what moe-bench writes into a program,
+// prints and passes on is what the dialect and the pass read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,16 +17,16 @@ using namespace mlir::moe;
 namespace {
 
 TEST(ChoiceTables, PackStrategyNamesAreTheDialects) {
-  ASSERT_EQ(std::size(moebench::kPackStrategyChoices.spellings),
+  ASSERT_EQ(std::size(kPackStrategyChoices.spellings),
             size_t(getMaxEnumValForPackStrategy()) + 1);
-  for (const auto &s : moebench::kPackStrategyChoices.spellings)
+  for (const auto &s : kPackStrategyChoices.spellings)
     EXPECT_EQ(s.name, stringifyPackStrategy(s.value));
 }
 
 TEST(ChoiceTables, NullPolicyNamesAreTheDialects) {
-  ASSERT_EQ(std::size(moebench::kNullPolicyChoices.spellings),
+  ASSERT_EQ(std::size(kNullPolicyChoices.spellings),
             size_t(getMaxEnumValForNullPolicy()) + 1);
-  for (const auto &s : moebench::kNullPolicyChoices.spellings)
+  for (const auto &s : kNullPolicyChoices.spellings)
     EXPECT_EQ(s.name, stringifyNullPolicy(s.value));
 }
 

@@ -1,18 +1,16 @@
 //===- BenchChoices.h - moe-bench's own choice options, spelled once -*- C++ -*-===//
 //
 // The choices only moe-bench takes (passes/Choices.h and tooling/
-// ToolChoices.h have the shared ones), as tables of passes/Choice.h: the
-// cl::values of each option, the name its reports print and the list its
-// message shows. Where a choice is the dialect's (the pack strategy, the
-// null policy) or a pass's (moe-quantize's mode), the table takes the
-// values and the names from it; test/unit's BenchChoices test checks they
-// agree.
+// ToolChoices.h have the shared ones, the dialect's pack strategy and null
+// policy among them), as tables of passes/Choice.h: the cl::values of each
+// option, the name its reports print and the list its message shows.
+// --quant-mode is moe-quantize's mode (its names, from its table) or none;
+// test/unit/ChoiceTablesTest.cpp checks they agree.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEC_TOOLS_MOEBENCH_BENCHCHOICES_H
 #define MOEC_TOOLS_MOEBENCH_BENCHCHOICES_H
 
-#include "dialect/MoeDialect.h"
 #include "passes/Choices.h"
 
 namespace moebench {
@@ -24,13 +22,6 @@ inline constexpr mlir::moe::ChoiceTable<Impl, 4> kImplChoices{{
     {Impl::fusedW13, "fused_w13", "gate and up as one [E, H, 2M] weight"},
     {Impl::preweight, "preweight", "fused, the routing weight applied before the down projection"},
     {Impl::scatter, "scatter", "fused, combined by a scatter-add"},
-}};
-
-/// The routing's pack (the dialect's moe.block pack_strategy).
-inline constexpr mlir::moe::ChoiceTable<mlir::moe::PackStrategy, 3> kPackStrategyChoices{{
-    {mlir::moe::PackStrategy::argsort, "argsort", "a stable sort of the expert ids"},
-    {mlir::moe::PackStrategy::tuple_sort, "tuple_sort", "a sort of (expert, slot) tuples"},
-    {mlir::moe::PackStrategy::counting, "counting", "a counting sort over the experts"},
 }};
 
 /// The routing distributions (semantics doc, section 5).
@@ -56,13 +47,6 @@ inline constexpr mlir::moe::ChoiceTable<BenchPass, 2> kBenchPassChoices{{
     {BenchPass::forwardBackward, "forward_backward", "a training step: loss and every gradient"},
 }};
 
-/// How null slots are drawn (the dialect's moe.route_null policy).
-inline constexpr mlir::moe::ChoiceTable<mlir::moe::NullPolicy, 2> kNullPolicyChoices{{
-    {mlir::moe::NullPolicy::independent, "independent", "each slot null with the fraction"},
-    {mlir::moe::NullPolicy::take_until_null, "take_until_null",
-     "a token's slots up to its first null draw"},
-}};
-
 /// --quant-mode: none, or moe-quantize's mode (its names).
 enum class QuantRun { none, int8, int8Routed, fakeInt8 };
 inline constexpr mlir::moe::ChoiceTable<QuantRun, 4> kQuantRunChoices{{
@@ -78,11 +62,9 @@ inline constexpr mlir::moe::ChoiceTable<QuantRun, 4> kQuantRunChoices{{
 } // namespace moebench
 
 MOE_CHOICE_PARSER(moebench::Impl, moebench::kImplChoices)
-MOE_CHOICE_PARSER(mlir::moe::PackStrategy, moebench::kPackStrategyChoices)
 MOE_CHOICE_PARSER(moebench::Distribution, moebench::kDistributionChoices)
 MOE_CHOICE_PARSER(moebench::QueueMode, moebench::kQueueModeChoices)
 MOE_CHOICE_PARSER(moebench::BenchPass, moebench::kBenchPassChoices)
-MOE_CHOICE_PARSER(mlir::moe::NullPolicy, moebench::kNullPolicyChoices)
 MOE_CHOICE_PARSER(moebench::QuantRun, moebench::kQuantRunChoices)
 
 #endif // MOEC_TOOLS_MOEBENCH_BENCHCHOICES_H

@@ -123,7 +123,7 @@ std::string routingAttrs(const BlockConfig &c) {
     s += " renormalize";
   if (c.nullRouting()) {
     if (c.nullMode != mlir::moe::NullPolicy::independent)
-      s += " null_policy " + kNullPolicyChoices.name(c.nullMode).str();
+      s += " null_policy " + mlir::moe::kNullPolicyChoices.name(c.nullMode).str();
     s += " null_fraction " + std::to_string(c.nullFraction); // a float literal
   }
   return s + familySelection(c);
@@ -218,7 +218,7 @@ std::string moebench::blockProgram(const BlockConfig &c) {
       os << "shared_gate(%swg : " << t.swg << ") ";
   }
   os << "top " << c.topk << routingAttrs(c) << " pack_strategy "
-     << kPackStrategyChoices.name(c.packStrategy).str();
+     << mlir::moe::kPackStrategyChoices.name(c.packStrategy).str();
   if (c.scatter())
     os << " combine_strategy scatter";
   if (c.preweight())
@@ -248,7 +248,7 @@ std::string moebench::routeProgram(const BlockConfig &c) {
   if (c.nullRouting())
     os << "  %ids, %w = moe.null_slots %ids0, %w0, %draws fraction "
        << std::to_string(c.nullFraction) << " experts " << c.experts << " policy "
-       << kNullPolicyChoices.name(c.nullMode).str()
+       << mlir::moe::kNullPolicyChoices.name(c.nullMode).str()
        << (c.renormalize ? " renormalize" : "") << " : " << t.ids << ", " << t.w << ", "
        << t.draws << "\n"
        << "  return %ids, %w : " << t.ids << ", " << t.w << "\n}\n";
@@ -265,7 +265,7 @@ std::string moebench::stageProgram(const BlockConfig &c) {
   os << "func.func @pack(%x: " << t.x << ", %ids: " << t.ids << ", %w: " << t.w << ") -> "
      << packResults << " {\n"
      << "  %rows, %sw, %perm, %sizes = moe.pack %x, %ids, %w experts " << c.experts
-     << " strategy " << kPackStrategyChoices.name(c.packStrategy).str() << " : " << t.x << ", "
+     << " strategy " << mlir::moe::kPackStrategyChoices.name(c.packStrategy).str() << " : " << t.x << ", "
      << t.ids << ", " << t.w << "\n"
      << "  return %sw, %perm, %sizes : " << t.sortedW << ", " << t.perm << ", " << t.sizes
      << "\n}\n";

@@ -34,7 +34,6 @@
 #include "runtime/MemoryGuard.h"
 #include "runtime/RunTimeChecks.h"
 #include "runtime/ShardComm.h"
-#include "runtime/Npy.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -46,10 +45,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <random>
-#include <sstream>
-#include <unistd.h>
 
 using namespace llvm;
 using namespace moebench;
@@ -122,7 +117,7 @@ cl::alias backendAlias("backend", cl::desc("Alias for --gmm-strategy"), cl::alia
 std::string backendName() { return mlir::moe::strategy::kGmmStrategyChoices.name(gmmStrategy).str(); }
 cl::opt<mlir::moe::PackStrategy> packStrategy(
     "routing-pack-strategy", cl::desc("How the routing packs the rows:"),
-    kPackStrategyChoices.values(), cl::init(mlir::moe::PackStrategy::argsort), cl::cat(category));
+    mlir::moe::kPackStrategyChoices.values(), cl::init(mlir::moe::PackStrategy::argsort), cl::cat(category));
 cl::opt<Distribution> distribution("distribution", cl::desc("The routing's logits:"),
                                    kDistributionChoices.values(),
                                    cl::init(Distribution::random), cl::cat(category));
@@ -240,7 +235,7 @@ cl::opt<bool> nullRouteSweep("null-route-sweep",
                              cl::desc("Null fractions 0.1, 0.2, .., 0.9 (the seeds' sweep)"),
                              cl::cat(category));
 cl::opt<mlir::moe::NullPolicy> nullRoutingMode(
-    "null-routing-mode", cl::desc("How null slots are drawn:"), kNullPolicyChoices.values(),
+    "null-routing-mode", cl::desc("How null slots are drawn:"), mlir::moe::kNullPolicyChoices.values(),
     cl::init(mlir::moe::NullPolicy::independent), cl::cat(category));
 cl::opt<bool> renormalizeRealAfterNull("renormalize-real-after-null",
                                        cl::desc("Renormalise each token's real weights to sum 1 "
@@ -258,9 +253,9 @@ cl::opt<mlir::moe::QuantWeightScales> quantWeightScales(
     cl::init(mlir::moe::QuantWeightScales::channel), cl::cat(category));
 /// The choices' spellings, for the report lines and the JSON.
 std::string implName() { return kImplChoices.name(impl).str(); }
-std::string packName() { return kPackStrategyChoices.name(packStrategy).str(); }
+std::string packName() { return mlir::moe::kPackStrategyChoices.name(packStrategy).str(); }
 std::string passName() { return kBenchPassChoices.name(benchPass).str(); }
-std::string nullModeName() { return kNullPolicyChoices.name(nullRoutingMode).str(); }
+std::string nullModeName() { return mlir::moe::kNullPolicyChoices.name(nullRoutingMode).str(); }
 bool isTraining() { return benchPass == BenchPass::forwardBackward; }
 cl::opt<std::string> sweepSpec(
     "sweep",
@@ -354,7 +349,7 @@ bool timeStages(const BlockConfig &c, const QuantChoice &quant, Compiled &stages
                 Compiled &route, std::map<std::string, moec::Buffer> &pool,
                 const std::vector<std::string> &expertWeights,
                 const std::vector<std::string> &routeArgs, int64_t real, double blockSeconds,
-                double peak, const char *peakUnit, Result &r, std::string &error) {
+                double peak, const char *unitName, Result &r, std::string &error) {
   // Each stage on the previous stage's results, medians of iters.
   std::vector<double> tPack, tUp, tDown, tCombine;
   std::vector<std::string> upArgs = {"x", "perm", "sizes"}, upWeights;
@@ -422,7 +417,7 @@ bool timeStages(const BlockConfig &c, const QuantChoice &quant, Compiled &stages
   // (2MH per row), over the real rows.
   double upOps = 4.0 * c.hidden * c.mlp * real, downOps = 2.0 * c.mlp * c.hidden * real;
   outs() << format("gmm: up %.1f %s, down %.1f %s, %.1f%% and %.1f%% of peak\n",
-                   upOps / parts[2] / 1e9, peakUnit, downOps / parts[3] / 1e9, peakUnit,
+                   upOps / parts[2] / 1e9, unitName, downOps / parts[3] / 1e9, unitName,
                    100 * upOps / parts[2] / 1e9 / peak, 100 * downOps / parts[3] / 1e9 / peak);
   r.upGops = upOps / parts[2] / 1e9, r.downGops = downOps / parts[3] / 1e9;
   return true;
@@ -438,10 +433,7 @@ void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
                   const std::vector<moec::RankStats> &rankStats,
                   const std::vector<std::vector<double>> &rankTimes, bool training, double med,
                   Result &r) {
-  // Per shard: its useful FLOPs (its experts' real rows, its shared
-  // expert tokens) over its median time; the traffic of the busiest
-  // shard, counted by the runtime and modelled.
-    Prediction predicted = moec::predict(w, plan, machine);
+  Prediction predicted = moec::predict(w, plan, machine);
   std::vector<ShardWork> work = moec::shardWork(plan, layout, ids, w);
   double passes = training ? 3 : 1;
   r.shardTflopsMin = 1e30;
@@ -503,6 +495,7 @@ Workload workloadFor(int64_t k, double nullFraction) {
   w.training = isTraining();
   w.nullFraction = std::max(0.0, nullFraction);
   w.nullDraws = nullFraction >= 0;
+  w.capacityFactor = capacityFactor > 0;
   return w;
 }
 
@@ -855,10 +848,10 @@ int main(int argc, char **argv) {
   std::optional<PeakUnit> unit = peakUnit(quant, kindsError);
   if (!unit)
     return fail(kindsError);
-  const char *peakKind = unit->kind, *peakUnit = unit->unit;
+  const char *peakKind = unit->kind, *peakUnitName = unit->unit;
   auto measurePeak = [&] { return unit->measure(threads, 0.3); };
   double peak = peakOption > 0 ? double(peakOption) : measurePeak();
-  outs() << format("peak: %.1f %s %s, %u threads (%s)\n", peak, peakUnit, peakKind,
+  outs() << format("peak: %.1f %s %s, %u threads (%s)\n", peak, peakUnitName, peakKind,
                    unsigned(threads), peakOption > 0 ? "given" : "measured now");
   outs().flush();
 
@@ -900,7 +893,7 @@ int main(int argc, char **argv) {
                 "yet (give it without --parallel-mode)");
   if (!sharded && launcher == moec::Launcher::mpi)
     return fail("--launcher mpi runs a sharded block: give --parallel-mode dp, ep or auto");
-  std::unique_ptr<moec::ShardComm> mpi;
+  moec::MpiRank mpi;
   if (launcher == moec::Launcher::mpi) {
     std::string error;
     mpi = moec::startMpiRank(moec::meshShape(plan), moec::planMesh(plan),
@@ -908,8 +901,10 @@ int main(int argc, char **argv) {
     if (!mpi)
       return fail(error);
     // Every rank benchmarks the same block the same way: its inputs come
-    // from the options (--seed), so the command lines must agree.
-    if (std::string why = moec::agreeOnRun(*mpi, rawArgs); !why.empty())
+    // from the options (--seed), so the command lines must agree, and the
+    // plan (auto measures each rank's host apart).
+    if (std::string why = moec::agreeOnRun(*mpi, rawArgs, {"plan " + plan.str()});
+        !why.empty())
       return fail(why);
   }
   moec::ShardComm *mpiComm = mpi.get();
@@ -988,7 +983,7 @@ int main(int argc, char **argv) {
       if (again > peak) {
         peak = again;
         outs() << format("peak: %.1f %s %s, %u threads (measured again, higher)\n", peak,
-                         peakUnit, peakKind, unsigned(threads));
+                         peakUnitName, peakKind, unsigned(threads));
       }
     }
     for (const std::string &dist : dists) {
@@ -1156,7 +1151,7 @@ int main(int argc, char **argv) {
 
         if (stageTiming && mode == "full" &&
             !timeStages(c, quant, *stages, *route, pool, expertWeights, routeArgs, real, med,
-                        peak, peakUnit, r, error))
+                        peak, peakUnitName, r, error))
           return fail(error);
         if (training && variant.policy == "none")
           noneSeconds = med;

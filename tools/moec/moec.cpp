@@ -185,8 +185,8 @@ cl::opt<int64_t> capacityRound(cl::cat(moecCategory),
 
 cl::opt<ParallelMode> parallelMode(cl::cat(moecCategory),
     "parallel-mode",
-    cl::desc("Partition each block for a plan (none: --mesh as given), for --mesh's device "
-             "count, else #moe.target's threads, else --threads, else the cores:"),
+    cl::desc("Partition the block for a plan over --mesh's devices (else #moe.target's "
+             "threads, --threads or the cores):"),
     kParallelModeChoices.values(), cl::init(ParallelMode::none),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 ProgramOptions programOptions() {
@@ -458,7 +458,7 @@ int run(mlir::ModuleOp module) {
   if (auto *fn = module.lookupSymbol(shardSig->name))
     if (auto p = fn->getAttrOfType<mlir::StringAttr>(mlir::moe::kParallelAttrName))
       mode = p.str();
-  std::unique_ptr<ShardComm> mpi;
+  MpiRank mpi;
   if (launcher == Launcher::mpi) {
     mpi = startMpiRank(layout->shape, layout->str(), std::chrono::milliseconds(collectiveTimeout),
                        error);
@@ -694,32 +694,42 @@ std::string planParallel(mlir::ModuleOp module, ProgramOptions &options) {
   std::string error;
   // A dynamic token count is the run's: --dim's, or the x input's rows.
   int64_t tokens = 0;
-  if (runCommand && randomInputs)
+  if (runCommand && randomInputs) {
     tokens = dynamicSize;
-  else if (runCommand && !inputs.empty())
-    if (std::optional<NpyArray> x = readNpy(inputs.front(), error); x && !x->shape.empty())
-      tokens = x->shape.front();
-  std::optional<Workload> workload =
-      blockWorkload(module, options.backward.has_value(), tokens, error);
-  if (!workload)
-    return error;
+  } else if (runCommand && !inputs.empty()) {
+    std::optional<NpyArray> x = readNpy(inputs.front(), error);
+    if (!x)
+      return error;
+    tokens = x->shape.empty() ? 0 : x->shape.front();
+  }
+  std::optional<Workload> workload = blockWorkload(module, options.backward.has_value(), tokens,
+                                                   capacityFactor > 0, error);
+  if (!workload) {
+    if (parallelMode == ParallelMode::automatic)
+      return error;
+    // dp and ep need no sizes: moe-partition checks the axes against
+    // every block.
+    workload = Workload();
+  }
   MeshRequest mesh;
   if (std::string why = parseMesh(meshOption, mesh); !why.empty())
     return why;
   int64_t shards = mesh.given ? mesh.devices() : defaultDevices(module, threads);
   Machine machine;
   if (parallelMode == ParallelMode::automatic)
-    machine = measureHostMachine(threads, shards, launcher == Launcher::mpi);
+    machine = measureHostMachine(threads, shards, launcher);
   Plan plan;
   if (std::string why =
           choosePlan(parallelMode, epDispatch, mesh, shards, *workload, machine, plan);
       !why.empty())
     return why;
+  // Under MPI every rank would print it: its mesh line says the plan.
   raw_ostream &os = runCommand ? outs() : errs();
   if (parallelMode == ParallelMode::automatic)
     describePredictions(os, *workload, machine, shards, plan);
-  os << "parallel: " << plan.str() << " (--parallel-mode "
-     << kParallelModeChoices.name(parallelMode) << ")\n";
+  if (launcher != Launcher::mpi)
+    os << "parallel: " << plan.str() << " (--parallel-mode "
+       << kParallelModeChoices.name(parallelMode) << ")\n";
   options.mesh = plan.mode == "none" ? std::string() : planMesh(plan);
   if (plan.mode != "none")
     options.epDispatch = planDispatch(plan);
@@ -759,6 +769,20 @@ int checkOptions() {
        capacityRound.getNumOccurrences()))
     return fail("--ep-dispatch, --capacity-factor and --capacity-round apply to a partitioned "
                 "block: give --mesh (e.g. --mesh expert=2) or --parallel-mode too");
+  // What --parallel-mode chooses is not given beside it; under MPI every
+  // rank runs one plan, so it comes from the command line they agree on.
+  if (parallelMode == ParallelMode::dp &&
+      (epDispatch.getNumOccurrences() || capacityFactor.getNumOccurrences()))
+    return fail("--parallel-mode dp splits the tokens only: --ep-dispatch and --capacity-factor "
+                "apply to ep");
+  if (parallelMode == ParallelMode::automatic && epDispatch.getNumOccurrences())
+    return fail("--parallel-mode auto chooses the dispatch: give --parallel-mode ep for "
+                "--ep-dispatch");
+  if (parallelMode != ParallelMode::none && launcher == Launcher::mpi &&
+      (parallelMode == ParallelMode::automatic || meshOption.empty()))
+    return fail("--launcher mpi runs the plan its --mesh gives (with --parallel-mode dp or ep): "
+                "auto would measure each rank's host apart, and the ranks could choose "
+                "different plans");
   if (std::string why = programOptionsRefusal(programOptions()); !why.empty())
     return fail(why);
   if (std::string why = selectTarget(targetCpu, gmmChoices(), /*runHere=*/bool(runCommand),
