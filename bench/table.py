@@ -3,6 +3,9 @@
 and the peers' PEER lines, one row per (pass, dtype, top-k), with the ratios of
 moe-bench's tokens/s to each peer's. Rows of different passes (forward,
 forward_backward) never mix; a line without pass= (older logs) is forward.
+A quoted peak must bound every rate measured against it: a row where moec or a
+peer runs faster than the best peak of its unit measured in the run gets a
+warning (the peak loop ran on a busy moment), and the exit code is 3.
 Usage: table.py LOG [--markdown]."""
 import re
 import sys
@@ -64,7 +67,28 @@ def main():
             print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
     for name, value in sorted(peaks.items()):
         print(f"{name} peak measured in the run: {value:.1f} GFLOP/s")
+    # Honest peaks: nothing may run faster than the unit's peak.
+    above = []
+    for (ps, dt, k), f in sorted(ours.items()):
+        peak = peaks.get(f["peak_kind"])
+        if not peak:
+            continue
+        peer_pass = ps.split(" ")[0]
+        rates = [("moec", float(f["tflops"]))]
+        for name in ("torch_eager", "onednn"):
+            p = peers.get((peer_pass, dt, k, name))
+            if p:
+                rates.append((name, float(p["tflops"])))
+        for name, tflops in rates:
+            if tflops * 1e3 > peak:
+                above.append(f"warning: {name} {ps} {dt} top-{k} ran at {tflops * 1e3:.1f} "
+                             f"GFLOP/s, above the {f['peak_kind']} peak measured in the run "
+                             f"({peak:.1f}): that peak is no upper bound (measured on a busy "
+                             f"moment?); rerun on a quiet host")
+    for line in above:
+        print(line)
+    return 3 if above else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

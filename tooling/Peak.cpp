@@ -1,9 +1,14 @@
 //===- Peak.cpp - this machine's peaks per unit, measured -----------------===//
 //
 // FP32 FMA, AVX512_BF16, AVX512-VNNI and AMX (bf16, int8): for the vector
-// units, 24 independent accumulators (more than latency x ports, 4 x 2
-// here), multiplied and added in registers only: the rate no matmul can beat. The
-// compiler cannot drop them: each thread's sum is stored to an atomic.
+// units, independent accumulators (more than latency x ports, 4 x 2 here:
+// 24 of the 32 zmm registers, 12 of the 16 ymm ones), multiplied and added
+// in registers only: the rate no matmul can beat. A peak is quoted as an
+// upper bound, so the steps are asm on register operands: the compiler can
+// neither drop them nor spill an accumulator between them (GCC 12 copied
+// and spilled the VNNI intrinsics' accumulators, and 24 ymm chains on the
+// 16 ymm registers spilled 44 times a round, quoting AVX2 hosts below
+// their peak). Each thread's sum is stored to an atomic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +19,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 
 #include <algorithm>
 #include <atomic>
@@ -22,13 +28,26 @@
 #include <vector>
 
 namespace {
+#define MOEC_X12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 #define MOEC_X24(X)                                                                  \
   X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) \
       X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)
 
+/// The lanes' sum (through memory: GCC 12's _mm512_reduce_add_ps warns of
+/// an uninitialized operand when its input comes from asm).
+__attribute__((target("avx512f"))) float sumLanes(__m512 s) {
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, s);
+  float total = 0;
+  for (float lane : lanes)
+    total += lane;
+  return total;
+}
+
 __attribute__((target("avx512f"))) float fmaChains512(long rounds) {
 #define DECL(i) __m512 c##i = _mm512_set1_ps(i * 1e-3f);
-#define STEP(i) c##i = _mm512_fmadd_ps(c##i, a, b);
+// c = a c + b (AT&T operand order: the addend, the multiplier, c).
+#define STEP(i) asm("vfmadd213ps %2, %1, %0" : "+v"(c##i) : "v"(a), "v"(b));
 #define SUM(i) s = _mm512_add_ps(s, c##i);
   MOEC_X24(DECL)
   __m512 a = _mm512_set1_ps(0.9999f), b = _mm512_set1_ps(1e-5f);
@@ -37,7 +56,7 @@ __attribute__((target("avx512f"))) float fmaChains512(long rounds) {
   }
   __m512 s = _mm512_setzero_ps();
   MOEC_X24(SUM)
-  return _mm512_reduce_add_ps(s);
+  return sumLanes(s);
 #undef DECL
 #undef STEP
 #undef SUM
@@ -45,15 +64,15 @@ __attribute__((target("avx512f"))) float fmaChains512(long rounds) {
 
 __attribute__((target("avx2,fma"))) float fmaChains256(long rounds) {
 #define DECL(i) __m256 c##i = _mm256_set1_ps(i * 1e-3f);
-#define STEP(i) c##i = _mm256_fmadd_ps(c##i, a, b);
+#define STEP(i) asm("vfmadd213ps %2, %1, %0" : "+x"(c##i) : "x"(a), "x"(b));
 #define SUM(i) s = _mm256_add_ps(s, c##i);
-  MOEC_X24(DECL)
+  MOEC_X12(DECL)
   __m256 a = _mm256_set1_ps(0.9999f), b = _mm256_set1_ps(1e-5f);
   for (long r = 0; r < rounds; ++r) {
-    MOEC_X24(STEP)
+    MOEC_X12(STEP)
   }
   __m256 s = _mm256_setzero_ps();
-  MOEC_X24(SUM)
+  MOEC_X12(SUM)
   float out[8];
   _mm256_storeu_ps(out, s);
   return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
@@ -64,7 +83,7 @@ __attribute__((target("avx2,fma"))) float fmaChains256(long rounds) {
 /// The same chains on vdpbf16ps: each lane adds two bf16 products a round.
 __attribute__((target("avx512f,avx512bf16"))) float dotChains512(long rounds) {
 #define DECL(i) __m512 c##i = _mm512_set1_ps(i * 1e-3f);
-#define STEP(i) c##i = _mm512_dpbf16_ps(c##i, a, b);
+#define STEP(i) asm("vdpbf16ps %2, %1, %0" : "+v"(c##i) : "v"(a), "v"(b));
 #define SUM(i) s = _mm512_add_ps(s, c##i);
   MOEC_X24(DECL)
   __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80), b = (__m512bh)_mm512_set1_epi16(0x3c00);
@@ -73,7 +92,7 @@ __attribute__((target("avx512f,avx512bf16"))) float dotChains512(long rounds) {
   }
   __m512 s = _mm512_setzero_ps();
   MOEC_X24(SUM)
-  return _mm512_reduce_add_ps(s);
+  return sumLanes(s);
 #undef DECL
 #undef STEP
 #undef SUM
@@ -221,10 +240,82 @@ double moec::measureVnniPeakGops(unsigned threads, double seconds) {
 
 double moec::measureFp32PeakGflops(unsigned threads, double seconds) {
   bool avx512 = __builtin_cpu_supports("avx512f");
-  int lanes = avx512 ? 16 : 8;
+  // 24 zmm chains of 16 lanes, or 12 ymm chains of 8.
+  double flopsPerRound = avx512 ? 24.0 * 16 * 2 : 12.0 * 8 * 2;
   auto run = [&](long rounds) { return avx512 ? fmaChains512(rounds) : fmaChains256(rounds); };
   // Rounds for `seconds` at about 100 GFLOP/s a thread, then the real runs.
-  long rounds = static_cast<long>(seconds * 100e9 / (24.0 * lanes * 2));
-  return bestOfFive(threads, rounds, 24.0 * lanes * 2, run);
+  long rounds = static_cast<long>(seconds * 100e9 / flopsPerRound);
+  return bestOfFive(threads, rounds, flopsPerRound, run);
 }
 
+
+namespace {
+/// Sums `count` floats (a multiple of 64) with eight independent AVX2
+/// accumulators: a read stream the memory, not the adds or the loads,
+/// bounds (two 32-byte loads a cycle are far above what DRAM gives a core;
+/// AVX2 is on every host moec runs on).
+__attribute__((target("avx2"))) float readStream256(const float *data, size_t count) {
+  __m256 acc[8];
+  for (__m256 &a : acc)
+    a = _mm256_setzero_ps();
+  for (size_t i = 0; i < count; i += 64)
+    for (int j = 0; j < 8; ++j)
+      acc[j] = _mm256_add_ps(acc[j], _mm256_load_ps(data + i + 8 * j));
+  for (int j = 1; j < 8; ++j)
+    acc[0] = _mm256_add_ps(acc[0], acc[j]);
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, acc[0]);
+  float total = 0;
+  for (float lane : lanes)
+    total += lane;
+  return total;
+}
+} // namespace
+
+double moec::measureReadGBps(unsigned threads, size_t bytes) {
+  threads = std::max(1u, threads);
+  // Whole 512-byte blocks per thread, each thread's part 64-byte aligned.
+  size_t perThread = bytes / threads / 512 * 512;
+  if (perThread == 0)
+    return 0;
+  size_t floatsPerThread = perThread / sizeof(float);
+  float *data = static_cast<float *>(std::aligned_alloc(64, perThread * threads));
+  if (!data)
+    return 0;
+  // Touched first by the thread that reads it (first-touch pages on its node).
+  auto forEachThread = [&](auto body) {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] { body(data + t * floatsPerThread); });
+    for (auto &th : pool)
+      th.join();
+  };
+  // Values that differ on every page: pages of one value could be merged
+  // by the host (KSM) into one physical page, read from the caches.
+  forEachThread([&](float *part) {
+    for (size_t i = 0; i < floatsPerThread; ++i)
+      part[i] = float(uint32_t(uintptr_t(part) / 64 + i) & 0xffffff);
+  });
+  std::atomic<float> sink{0};
+  double best = 0;
+  // Each attempt streams the buffer four times (tens of milliseconds: the
+  // threads' start is noise), best of five.
+  constexpr int kPasses = 4;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto start = std::chrono::steady_clock::now();
+    forEachThread([&](float *part) {
+      float sum = 0;
+      for (int pass = 0; pass < kPasses; ++pass) {
+        // The streams read memory only: without this the compiler may call
+        // one once for all the passes (measured: 4x the bandwidth).
+        asm volatile("" : : : "memory");
+        sum += readStream256(part, floatsPerThread);
+      }
+      sink.store(sum);
+    });
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::max(best, double(kPasses) * double(perThread) * threads / s / 1e9);
+  }
+  std::free(data);
+  return best;
+}

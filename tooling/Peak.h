@@ -3,6 +3,8 @@
 #ifndef MOEC_TOOLING_PEAK_H
 #define MOEC_TOOLING_PEAK_H
 
+#include <cstddef>
+
 namespace moec {
 
 /// GFLOP/s of `threads` threads each running independent AVX-512 FMA chains
@@ -28,6 +30,11 @@ double measureAmxInt8PeakGops(unsigned threads, double seconds = 0.3);
 /// GOP/s of vpdpbusd chains on zmm registers (what int8 gmms off AMX are
 /// measured against); 0 where the CPU has no AVX512-VNNI.
 double measureVnniPeakGops(unsigned threads, double seconds = 0.3);
+/// GB/s (1e9 bytes) of `threads` threads each streaming its part of a
+/// `bytes` buffer (far larger than the caches: DRAM) through vector loads,
+/// best of five: the bound of a block that reads its weights once (decode
+/// sizes). 0 when the buffer cannot be allocated.
+double measureReadGBps(unsigned threads, size_t bytes = size_t(256) << 20);
 /// Whether Linux grants this process the AMX tile state (arch_prctl
 /// ARCH_REQ_XCOMP_PERM): false on a CPU or kernel without AMX.
 bool amxTilesGranted();

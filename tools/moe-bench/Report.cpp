@@ -39,6 +39,9 @@ std::string moebench::resultsJson(const RunInfo &run, const std::vector<Result> 
        << ", \"real_assignments\": " << r.realAssignments << ", \"median_s\": " << r.seconds
        << ", \"tflops\": " << r.tflops << ", \"tokens_per_s\": " << r.tokensPerS
        << ", \"peak_pct\": " << r.peakPct << ", \"compile_s\": " << r.compileS;
+    if (r.weightGBps > 0)
+      os << ", \"weight_gbps\": " << r.weightGBps
+         << ", \"read_bandwidth_pct\": " << r.readBandwidthPct;
     if (!r.parallel.empty())
       os << ", \"parallel\": \"" << r.parallel << "\", \"mesh\": \"" << r.mesh
          << "\", \"shards\": " << r.shards << ", \"launcher\": \"" << run.launcher

@@ -24,6 +24,10 @@ struct Result {
   double seconds = 0, tflops = 0, tokensPerS = 0, peakPct = 0, compileS = 0;
   std::vector<std::pair<std::string, double>> stages;
   double upGops = 0, downGops = 0; // --stage-timing: the routed gmms' rates
+  // The forward's weights read per call over its time, and that rate's
+  // share of the DRAM read bandwidth (the bound at decode sizes); 0: not
+  // reported (training, sharded).
+  double weightGBps = 0, readBandwidthPct = 0;
   // Sharded runs: the plan, the model's prediction, counted and modelled
   // bytes of the busiest shard, the slowest and fastest shard's TF/s.
   std::string parallel, mesh;

@@ -626,6 +626,22 @@ bool compareWithF32(Compiled &reference, std::map<std::string, moec::Buffer> &po
   return true;
 }
 
+/// The bytes of the weights a forward call reads: each of `usedExperts`
+/// experts' gate/up and down weights (and biases), int8 when --quant-mode
+/// makes them so, and the shared expert's (float under int8_routed).
+double weightBytesRead(const BlockConfig &c, int64_t usedExperts, const QuantChoice &quant) {
+  double floatBytes = c.dtype == moec::FloatType::bf16 ? 2 : 4;
+  double expertBytes = quant.realInt8() ? 1 : floatBytes;
+  double sharedBytes = quant.realInt8() && !quant.routedOnly() ? 1 : floatBytes;
+  double perExpert = 3.0 * c.hidden * c.mlp * expertBytes;
+  if (c.layer.expertBias)
+    perExpert += (2.0 * c.mlp + c.hidden) * floatBytes;
+  double shared = 3.0 * c.hidden * c.shared * sharedBytes;
+  if (c.layer.sharedGate && c.shared)
+    shared += c.hidden * floatBytes;
+  return perExpert * double(usedExperts) + shared;
+}
+
 /// The run's settings every result shares, for the JSON.
 RunInfo runInfo(double peak, const char *peakKind) {
   RunInfo run;
@@ -853,6 +869,11 @@ int main(int argc, char **argv) {
   double peak = peakOption > 0 ? double(peakOption) : measurePeak();
   outs() << format("peak: %.1f %s %s, %u threads (%s)\n", peak, peakUnitName, peakKind,
                    unsigned(threads), peakOption > 0 ? "given" : "measured now");
+  // What bounds a block at decode sizes, where each weight is read about
+  // once a call: this machine's DRAM read bandwidth, measured as the peak.
+  double readGBps = moec::measureReadGBps(threads);
+  outs() << format("bandwidth: %.1f GB/s DRAM read, %u threads (measured now)\n", readGBps,
+                   unsigned(threads));
   outs().flush();
 
   // The plan: one device, or a mesh of shards (docs/sharding.md), chosen
@@ -1137,6 +1158,27 @@ int main(int argc, char **argv) {
                          med * 1e3, *std::min_element(times.begin(), times.end()) * 1e3,
                          *std::max_element(times.begin(), times.end()) * 1e3, int(iters),
                          flops / med / 1e9, r.peakPct);
+        // The forward reads each used expert's weights (and the shared
+        // expert's) once a call: their bytes over the time, against the
+        // DRAM read bandwidth.
+        if (!training && !sharded && readGBps > 0) {
+          double bytes = weightBytesRead(c, c.experts - load.empty, quant);
+          r.weightGBps = bytes / med / 1e9;
+          r.readBandwidthPct = 100 * r.weightGBps / readGBps;
+          outs() << format("weights: %.2f MiB read per call (%lld of %lld experts), %.1f GB/s, "
+                           "%.1f%% of the DRAM read bandwidth\n",
+                           bytes / 1048576.0, (long long)(c.experts - load.empty),
+                           (long long)c.experts, r.weightGBps, r.readBandwidthPct);
+        }
+        // The peak is quoted as an upper bound: above it, the peak loop ran
+        // on a busy moment (or the count of FLOPs is wrong).
+        if (r.peakPct > 100)
+          outs() << format("warning: %.1f%% of the %s peak: that peak (%.1f %s, %s) is no "
+                           "upper bound; %s\n",
+                           r.peakPct, peakKind, peak, peakUnitName,
+                           peakOption > 0 ? "given" : "measured",
+                           peakOption > 0 ? "give the unit's real peak to --peak-gflops"
+                                          : "measure on a quiet host");
 
         if (!sharded && mode == "full") {
           Prediction predicted = moec::predict(workloadFor(k, nullFraction), plan, machine);
@@ -1185,6 +1227,11 @@ int main(int argc, char **argv) {
         if (!r.relErrors.empty())
           rematFields += formatv(" quant_weight_scales={0} rel_error={1:E3}", quant.scalesName(),
                                  r.relErrors.front().second)
+                             .str();
+        // Last: the fields before keep their order for the parsers of RESULT lines.
+        if (r.weightGBps > 0)
+          rematFields += formatv(" weight_gbps={0:F2} read_bandwidth_pct={1:F1}", r.weightGBps,
+                                 r.readBandwidthPct)
                              .str();
         outs() << format("RESULT distribution=%s mode=%s pass=%s impl=%s backend=%s topk=%lld "
                          "null_target=%.4g null_realized=%.4f null_assignments=%lld "
