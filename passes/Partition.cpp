@@ -640,3 +640,14 @@ std::string mlir::moe::meshSpecError(StringRef mesh) {
   (void)parseMesh(mesh, error);
   return error;
 }
+
+std::optional<std::vector<std::pair<std::string, int64_t>>>
+mlir::moe::meshAxes(StringRef mesh, std::string &error) {
+  FailureOr<Mesh> parsed = parseMesh(mesh, error);
+  if (failed(parsed))
+    return std::nullopt;
+  std::vector<std::pair<std::string, int64_t>> axes;
+  for (auto [axis, size] : llvm::zip(parsed->axes, parsed->shape))
+    axes.push_back({axis, size});
+  return axes;
+}

@@ -13,6 +13,11 @@
 #include "mlir/Pass/PassOptions.h"
 #include "passes/Choices.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace mlir::moe {
 
 #define GEN_PASS_DECL
@@ -45,6 +50,11 @@ void registerMoePassesAndPipelines();
 /// Why `mesh` (moe-partition's `mesh` option, "data=2,expert=2") is not a
 /// mesh, or "": for tools that check their options before any pass runs.
 std::string meshSpecError(llvm::StringRef mesh);
+/// `mesh`'s axes and sizes in order, as moe-partition reads them (axes among
+/// data, expert and model, each once, sizes >= 1); nullopt and `error`
+/// (meshSpecError's message) when it is not a mesh.
+std::optional<std::vector<std::pair<std::string, int64_t>>> meshAxes(llvm::StringRef mesh,
+                                                                      std::string &error);
 
 } // namespace mlir::moe
 

@@ -260,9 +260,9 @@ struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
     ModuleOp module = getOperation();
     // The options are typed (passes/Choices.h): a wrong spelling never
     // reaches the pass.
-    QuantGranularity parsedScales = weightScales == QuantWeightScales::expert
-                                        ? QuantGranularity::per_expert
-                                        : QuantGranularity::per_channel;
+    QuantGranularity granularity = weightScales == QuantWeightScales::expert
+                                       ? QuantGranularity::per_expert
+                                       : QuantGranularity::per_channel;
     QuantMode quantMode = mode;
 
     SmallVector<func::FuncOp> functions;
@@ -285,7 +285,7 @@ struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
         return signalPassFailure();
 
     OpBuilder b(&getContext());
-    Quantizer quantizer{b, quantMode, parsedScales, {}};
+    Quantizer quantizer{b, quantMode, granularity, {}};
     SymbolTable symbols(module);
     for (func::FuncOp fn : functions) {
       SmallVector<GmmOp> gmms;

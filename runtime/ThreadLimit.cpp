@@ -11,6 +11,10 @@ int64_t moec::maxThreads() {
   return std::max<int64_t>(64, 16 * cores);
 }
 
+unsigned moec::threadsOrCores(unsigned threads) {
+  return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
 std::string moec::threadCountRefusal(int64_t count, const std::string &what) {
   if (count <= maxThreads())
     return "";

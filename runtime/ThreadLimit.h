@@ -19,6 +19,10 @@ namespace moec {
 /// The most threads a run may ask for on this machine.
 int64_t maxThreads();
 
+/// The threads a run gets for a `--threads` of `threads`: those, or every
+/// core for 0.
+unsigned threadsOrCores(unsigned threads);
+
 /// Why `count` threads, asked for by `what` ("--threads 100000"), are
 /// refused, or "".
 std::string threadCountRefusal(int64_t count, const std::string &what);

@@ -4,13 +4,13 @@
 
 #include "dialect/MoeDialect.h"
 #include "dialect/MoeOps.h"
+#include "runtime/ThreadLimit.h"
 #include "tooling/Peak.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Format.h"
 
 #include <algorithm>
-#include <thread>
 
 using namespace moec;
 
@@ -56,14 +56,14 @@ int64_t moec::defaultDevices(mlir::ModuleOp module, unsigned threads) {
   if (auto target = module->getAttrOfType<mlir::moe::TargetAttr>(mlir::moe::kTargetAttrName))
     if (target.getThreads() > 0)
       return target.getThreads();
-  return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  return threadsOrCores(threads);
 }
 
 Machine moec::measureHostMachine(unsigned threads, int64_t devices, Launcher launcher) {
-  unsigned total = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  unsigned total = threadsOrCores(threads);
   Machine m;
   m.coresPerShard = threadsPerShard(total, devices, launcher);
-  m.coreGflops = 0.75 * measureFp32PeakGflops(total, 0.1) / total;
+  m.coreGflops = kGmmShareOfPeak * measureFp32PeakGflops(total, 0.1) / total;
   m.linkGBps = measureCopyGBps();
   return m;
 }

@@ -24,6 +24,10 @@
 
 namespace moec {
 
+/// A core's gmm rate on large groups as a share of its unit's peak, when
+/// the rate is not given (moec and moe-bench).
+inline constexpr double kGmmShareOfPeak = 0.75;
+
 /// The machine: what one core computes and what a link moves.
 struct Machine {
   double coreGflops = 0;     ///< a core's gmm rate on large groups

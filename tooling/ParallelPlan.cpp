@@ -2,15 +2,14 @@
 
 #include "tooling/ParallelPlan.h"
 
+#include "passes/Passes.h"
 #include "runtime/MeshShape.h"
+#include "runtime/ThreadLimit.h"
 
-#include "llvm/ADT/StringRef.h"
-#include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 using namespace moec;
@@ -20,25 +19,19 @@ std::string moec::parseMesh(const std::string &text, MeshRequest &mesh) {
   if (text.empty())
     return "";
   mesh.given = true;
-  llvm::SmallVector<llvm::StringRef> items;
-  llvm::StringRef(text).split(items, ',', -1, false);
-  std::vector<llvm::StringRef> seen;
-  for (llvm::StringRef item : items) {
-    auto [name, value] = item.split('=');
-    int64_t size;
-    if (value.trim().getAsInteger(10, size) || size < 1)
-      return "--mesh '" + text + "': '" + item.str() + "' is not axis=size with size >= 1";
-    // moec's moe-partition refuses it too: which size would count?
-    if (std::find(seen.begin(), seen.end(), name.trim()) != seen.end())
-      return "--mesh '" + text + "': mesh axis '" + name.trim().str() + "' given twice";
-    seen.push_back(name.trim());
-    if (name.trim() == "data")
+  // moe-partition's reading of it, then what the plans can use of it.
+  std::string error;
+  auto axes = mlir::moe::meshAxes(text, error);
+  if (!axes)
+    return "--mesh '" + text + "': " + error;
+  for (const auto &[axis, size] : *axes) {
+    if (axis == "data")
       mesh.data = size;
-    else if (name.trim() == "expert")
+    else if (axis == "expert")
       mesh.expert = size;
     else
       return "--mesh '" + text + "': the parallel plans partition over data and expert (got '" +
-             name.trim().str() + "')";
+             axis + "')";
   }
   return "";
 }
@@ -134,7 +127,7 @@ std::vector<ShardWork> moec::shardWork(const Plan &plan, const MeshLayout &layou
 }
 
 unsigned moec::threadsPerShard(unsigned threads, int64_t shards, Launcher launcher) {
-  unsigned total = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  unsigned total = threadsOrCores(threads);
   if (launcher == Launcher::mpi)
     return total;
   return std::max<unsigned>(1, total / unsigned(std::max<int64_t>(1, shards)));

@@ -35,6 +35,9 @@ double measureVnniPeakGops(unsigned threads, double seconds = 0.3);
 /// best of five: the bound of a block that reads its weights once (decode
 /// sizes). 0 when the buffer cannot be allocated.
 double measureReadGBps(unsigned threads, size_t bytes = size_t(256) << 20);
+/// The largest cache's bytes (the last level's), 0 when unknown: weights
+/// smaller than it are read from the cache, not DRAM, call after call.
+double lastLevelCacheBytes();
 /// Whether Linux grants this process the AMX tile state (arch_prctl
 /// ARCH_REQ_XCOMP_PERM): false on a CPU or kernel without AMX.
 bool amxTilesGranted();

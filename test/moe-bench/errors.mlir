@@ -1,6 +1,8 @@
 // Bad options: one clear message, nothing run (exit code 2 from moe-bench's own checks, 1
 // from the option parser's for a value not in a choice's list).
 // RUN: not moe-bench --impl fastest 2>&1 | FileCheck %s --check-prefix=IMPL
+// RUN: not moe-bench --read-gbps -3 2>&1 | FileCheck %s --check-prefix=READ
+// RUN: not moe-bench --peak-gflops -1 2>&1 | FileCheck %s --check-prefix=PEAK
 // RUN: not moe-bench --routing-pack-strategy bubble 2>&1 | FileCheck %s --check-prefix=PACK
 // RUN: not moe-bench --distribution zipf 2>&1 | FileCheck %s --check-prefix=DIST
 // RUN: not moe-bench --queue-mode half 2>&1 | FileCheck %s --check-prefix=QUEUE
@@ -37,13 +39,15 @@
 // LAUNCHER: moe-bench: for the --launcher option: must be inprocess or mpi (got 'slurm')
 // LINK: moe-bench: error: --link-gbps must be >= 0 (got -1.000000)
 // DEVICES: moe-bench: error: --devices must be >= 1 (got 0)
-// MESHSIZE: moe-bench: error: --mesh 'expert=x': 'expert=x' is not axis=size with size >= 1
+// MESHSIZE: moe-bench: error: --mesh 'expert=x': mesh axis 'expert' needs a size >= 1 (got 'x')
 // PSTAGES: moe-bench: error: --stage-timing and --queue-mode prequeue time a single device's stages; give them without --parallel-mode
 // PTUNE: moe-bench: error: --tune tunes the single-device block: run it without --parallel-mode first
 
 // PACK: moe-bench: for the --routing-pack-strategy option: must be argsort, tuple_sort or counting (got 'bubble')
 // DIST: moe-bench: for the --distribution option: must be random, runs or both (got 'zipf')
 // QUEUE: moe-bench: for the --queue-mode option: must be full, prequeue or both (got 'half')
+// READ: moe-bench: error: --read-gbps must be a rate >= 0 (0: measure it; got -3.000000)
+// PEAK: moe-bench: error: --peak-gflops must be a rate >= 0 (0: measure it; got -1.000000)
 // IMPL: moe-bench: for the --impl option: must be baseline, fused_w13, preweight or scatter (got 'fastest')
 // TOPK: moe-bench: error: top-k 0 must be in 1..60
 // LIST: moe-bench: error: --topk-list: 'x' is not an integer

@@ -39,7 +39,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -283,8 +282,6 @@ cl::opt<bool> predictOnly("predict-only",
 /// moe-bench's failure (tooling/RunLauncher.h: under MPI it ends every rank).
 int fail(const std::string &message) { return moec::failRun(message); }
 
-double median(const std::vector<double> &v) { return moec::medianOf(v); }
-
 /// The gmm choices --gmm-strategy, --gmm-tiling, --tuning-table and --tune
 /// make, checked before anything runs; "" or why not.
 std::string gmmChoices(moec::GmmChoices &gmm) {
@@ -402,8 +399,8 @@ bool timeStages(const BlockConfig &c, const QuantChoice &quant, Compiled &stages
     tRoute.push_back(s);
   }
   pool.erase("routeIds"), pool.erase("routeW");
-  double parts[] = {median(tRoute), median(tPack), median(tUp), median(tDown),
-                    median(tCombine)};
+  double parts[] = {moec::medianOf(tRoute), moec::medianOf(tPack), moec::medianOf(tUp),
+                    moec::medianOf(tDown), moec::medianOf(tCombine)};
   const char *names[] = {"route", "pack", "up", "down", "combine"};
   double sum = 0;
   for (double p : parts)
@@ -448,7 +445,7 @@ void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
       work[rk].rows = rankStats[rk].comm.localRows - rankStats[rk].comm.droppedRows;
     double shardFlops = passes * (6.0 * c.hidden * c.mlp * work[rk].rows +
                                   6.0 * c.hidden * c.shared * work[rk].sharedTokens);
-    double t = median(rankTimes[rk]);
+    double t = moec::medianOf(rankTimes[rk]);
     double tf = shardFlops / t / 1e12;
     r.shardTflopsMin = std::min(r.shardTflopsMin, tf);
     r.shardTflopsMax = std::max(r.shardTflopsMax, tf);
@@ -483,7 +480,8 @@ std::string machineFor(double peak, Machine &machine) {
                               {"link-gbps", linkGBps}, {"link-latency-us", linkLatencyUs}})
     if (value < 0)
       return std::string("--") + name + " must be >= 0 (got " + std::to_string(value) + ")";
-  machine.coreGflops = coreGflops > 0 ? double(coreGflops) : 0.75 * peak / threads;
+  machine.coreGflops =
+      coreGflops > 0 ? double(coreGflops) : moec::kGmmShareOfPeak * peak / threads;
   machine.halfRateRows = halfRateRows;
   machine.tgmmHalfRateRows = tgmmHalfRateRows;
   machine.linkGBps = linkGBps > 0 ? double(linkGBps) : moec::measureCopyGBps();
@@ -647,25 +645,6 @@ double weightBytesRead(const BlockConfig &c, int64_t usedExperts, const QuantCho
   return perExpert * double(usedExperts) + shared;
 }
 
-/// The largest cache's bytes, from Linux's cache description of cpu0 (glibc's
-/// _SC_LEVEL3_CACHE_SIZE said 320 MiB for this VM's 32 MiB L3); 0: unknown.
-double lastLevelCacheBytes() {
-  double largest = 0;
-  for (int index = 0; index < 8; ++index) {
-    // Read as a stream: sysfs files report a size of 4096 bytes.
-    auto size = MemoryBuffer::getFileAsStream("/sys/devices/system/cpu/cpu0/cache/index" +
-                                              std::to_string(index) + "/size");
-    if (!size)
-      break;
-    StringRef text = (*size)->getBuffer().trim();
-    double scale = text.consume_back("K") ? 1024 : text.consume_back("M") ? 1048576 : 1;
-    uint64_t value;
-    if (!text.getAsInteger(10, value))
-      largest = std::max(largest, double(value) * scale);
-  }
-  return largest;
-}
-
 /// The run's settings every result shares, for the JSON.
 RunInfo runInfo(double peak, const char *peakKind) {
   RunInfo run;
@@ -793,6 +772,12 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
       return std::string("--") + name + " must be positive (got " + std::to_string(v) + ")";
   if (sharedDim < 0)
     return "--shared-expert-dim must be >= 0";
+  // Given rates replace the measured ones: 0 (the default) measures.
+  for (auto [name, value] : {std::pair{"peak-gflops", double(peakOption)},
+                             {"read-gbps", double(readGBpsOption)}})
+    if (!(value >= 0))
+      return std::string("--") + name + " must be a rate >= 0 (0: measure it; got " +
+             std::to_string(value) + ")";
   if (iters < 1 || warmup < 0)
     return "--iters must be >= 1 and --warmup >= 0";
   ks.clear();
@@ -897,16 +882,21 @@ int main(int argc, char **argv) {
   // What bounds a block at decode sizes, where each weight is read about
   // once a call: this machine's DRAM read bandwidth, measured as the peak
   // is, the first time a forward reports its weights' rate (0: not yet).
-  double readGBps = readGBpsOption;
+  std::optional<double> readGBps;
+  if (readGBpsOption > 0)
+    readGBps = readGBpsOption;
   auto readBandwidth = [&] {
-    if (readGBps > 0)
-      return readGBps;
-    readGBps = moec::measureReadGBps(threads);
-    if (readGBps > 0)
-      outs() << format("bandwidth: %.1f GB/s DRAM read, %u threads (measured now)\n", readGBps,
-                       unsigned(threads));
-    return readGBps;
+    if (!readGBps) {
+      readGBps = moec::measureReadGBps(threads); // 0: no buffer to measure with
+      if (*readGBps > 0)
+        outs() << format("bandwidth: %.1f GB/s DRAM read, %u threads (measured now)\n",
+                         *readGBps, unsigned(threads));
+      else
+        outs() << "bandwidth: not measured (its buffer could not be allocated)\n";
+    }
+    return *readGBps;
   };
+  const double cacheBytes = moec::lastLevelCacheBytes();
 
   // The plan: one device, or a mesh of shards (docs/sharding.md), chosen
   // by the flags or, with auto, by the cost model.
@@ -1176,7 +1166,7 @@ int main(int argc, char **argv) {
         pool.erase("rows");
         for (const std::string &name : fbResults)
           pool.erase(name);
-        double med = median(times);
+        double med = moec::medianOf(times);
         r.distribution = dist, r.mode = mode, r.impl = implName(), r.k = k;
         r.family = c.layer.family, r.shared = c.shared;
         r.remat = variant.policy, r.keptBytes = variant.remat.keptBytes;
@@ -1196,10 +1186,10 @@ int main(int argc, char **argv) {
         // Weights that fit in the last-level cache are not read from DRAM
         // again each call: no bound to report.
         double bytes = weightBytesRead(c, c.experts - load.empty, quant);
-        if (!training && !sharded && mode == "full" && bytes > lastLevelCacheBytes() &&
+        if (!training && !sharded && mode == "full" && bytes > cacheBytes &&
             readBandwidth() > 0) {
           r.weightGBps = bytes / med / 1e9;
-          r.readBandwidthPct = 100 * r.weightGBps / readGBps;
+          r.readBandwidthPct = 100 * r.weightGBps / *readGBps;
           outs() << format("weights: %.2f MiB read per call (%lld of %lld experts), %.1f GB/s, "
                            "%.1f%% of the DRAM read bandwidth\n",
                            bytes / 1048576.0, (long long)(c.experts - load.empty),

@@ -434,10 +434,11 @@ std::string memoryRefusal(const std::optional<MemoryPlan> &plan, const std::vect
          ": refused before running (give smaller shapes, or shard the block over MPI processes)";
 }
 
-/// Where `moec run` writes result `i`: --output-dir/out<i>.npy.
+/// The file `moec run` writes result `i` to, in --output-dir.
+std::string resultName(size_t i) { return "out" + std::to_string(i) + ".npy"; }
 std::string resultPath(size_t i) {
   SmallString<256> path(outputDir);
-  sys::path::append(path, "out" + std::to_string(i) + ".npy");
+  sys::path::append(path, resultName(i));
   return std::string(path);
 }
 
@@ -681,7 +682,7 @@ int run(mlir::ModuleOp module) {
   // All files or none, published as one set.
   std::vector<std::pair<std::string, const Buffer *>> files;
   for (size_t i = 0; i < results->size(); ++i)
-    files.push_back({"out" + std::to_string(i) + ".npy", &(*results)[i]});
+    files.push_back({resultName(i), &(*results)[i]});
   return writeNpyFiles(outputDir, files, error) ? 0 : fail(error);
 }
 
