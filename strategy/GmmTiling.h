@@ -93,8 +93,9 @@ struct GmmShape {
 GmmTiling costModelTiling(const GmmShape &shape, const MachineModel &machine);
 
 /// The weight columns of one packed (bf16 or int8) gmm task: the packed
-/// block [D padded, columns] fills half of L2, in [32, 512] and no wider than
-/// the weight (gate and up columns both with SwiGLU).
+/// block [D padded, columns] fills at most half of L2 (at least 64 columns),
+/// a multiple of 64 (whole register tiles) in [64, 512], and no wider than
+/// the weight rounded up to 32 (gate and up columns both with SwiGLU).
 int64_t packedColumnsFor(const GmmShape &shape, bool int8, const MachineModel &machine);
 
 /// A tuning table: lines `<shape key> <tiling>` (# comments), what

@@ -4,18 +4,20 @@
 
 // bf16 operands on AVX512_BF16 dot products: no AMX tile state asked for,
 // the weight block packed into row-pair tiles (the layout vdpbf16ps reads),
-// the task's rows packed as 32-bit depth pairs, each pair broadcast to the
-// 16 lanes and multiplied against 4 weight vectors, 6 rows x 4 = 24
-// accumulators, then the fused SwiGLU epilogue in bf16.
+// the task's rows read in place (an even depth) as 32-bit depth pairs, each
+// pair broadcast to the 16 lanes and multiplied against 4 weight vectors,
+// 6 rows x 4 = 24 accumulators, then the fused SwiGLU epilogue in bf16.
 // CHECK-NOT: @syscall
 // CHECK-LABEL: func @pack_gmm_swiglu_bf16
 // CHECK-NOT: amx.
 // CHECK: scf.parallel
 // CHECK:   scf.while
 // CHECK:       vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
-// CHECK:       vector.bitcast {{.*}} : vector<32xbf16> to vector<16xi32>
+// CHECK-NOT:   vector.bitcast {{.*}} : vector<32xbf16> to vector<16xi32>
 // CHECK:       scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK-COUNT-4: vector.load {{.*}} : memref<{{.*}}xbf16>, vector<32xbf16>
+// CHECK:         vector.load {{.*}} : memref<?x64xbf16{{.*}}>, vector<2xbf16>
+// CHECK:         vector.bitcast {{.*}} : vector<2xbf16> to vector<1xi32>
 // CHECK:         %[[PAIR:.*]] = vector.broadcast {{.*}} : i32 to vector<16xi32>
 // CHECK:         %[[A:.*]] = vector.bitcast %[[PAIR]] : vector<16xi32> to vector<32xbf16>
 // CHECK-COUNT-4: x86vector.avx512.dot {{.*}}, %[[A]], {{.*}} : vector<32xbf16> -> vector<16xf32>
@@ -37,6 +39,22 @@ func.func @pack_gmm_swiglu_bf16(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w
   %h = moe.gmm %rows, %w13, %sizes : tensor<?x64xbf16>, tensor<6x64x40xbf16>, tensor<6xi32>
   %a = moe.swiglu %h : tensor<?x40xbf16>
   return %a : tensor<?x20xbf16>
+}
+
+// -----
+
+// An odd depth: a depth pair would read past its row, so the task's rows are
+// packed as depth pairs, zero past D, and the products run over the padded
+// depth.
+// CHECK-LABEL: func @odd_depth_bf16
+// CHECK:       vector.bitcast {{.*}} : vector<32xbf16> to vector<16xi32>
+// CHECK:       scf.for
+// CHECK:         memref.load {{.*}} : memref<48x16xi32>
+// CHECK:         vector.broadcast {{.*}} : i32 to vector<16xi32>
+// CHECK:         x86vector.avx512.dot
+func.func @odd_depth_bf16(%rows: tensor<?x31xbf16>, %w: tensor<4x31x64xbf16>, %sizes: tensor<4xi32>) -> tensor<?x64xbf16> {
+  %h = moe.gmm %rows, %w, %sizes : tensor<?x31xbf16>, tensor<4x31x64xbf16>, tensor<4xi32>
+  return %h : tensor<?x64xbf16>
 }
 
 // -----
