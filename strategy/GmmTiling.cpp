@@ -104,8 +104,11 @@ int64_t mlir::moe::strategy::packedColumnsFor(const GmmShape &shape, bool int8,
   // Whole register tiles: the dot kernels' tiles are two column pairs (64
   // weight columns); a block of an odd number of pairs computes its last pair
   // twice (measured: the down projection at 160 columns, 5 pairs, ran at 72%
-  // of the peak where the up one at 128 ran at 85%).
-  int64_t columns = std::clamp<int64_t>((machine.l2Bytes / 2) / rowBytes / 64 * 64, 64, 512);
+  // of the peak where the up one at 128 ran at 85%). A weight too deep for
+  // 64 columns in half of L2 keeps one pair (32), as before: a 64-column block
+  // would fill most of L2 (not measured against the doubled pair).
+  int64_t fitting = (machine.l2Bytes / 2) / rowBytes;
+  int64_t columns = fitting < 64 ? 32 : std::min<int64_t>(fitting / 64 * 64, 512);
   return std::min(columns, needed);
 }
 

@@ -92,10 +92,10 @@ struct GmmShape {
 /// (kc x nc) and the partial sums (mc x nc) fit in half of L2.
 GmmTiling costModelTiling(const GmmShape &shape, const MachineModel &machine);
 
-/// The weight columns of one packed (bf16 or int8) gmm task: the packed
-/// block [D padded, columns] fills at most half of L2 (at least 64 columns),
-/// a multiple of 64 (whole register tiles) in [64, 512], and no wider than
-/// the weight rounded up to 32 (gate and up columns both with SwiGLU).
+/// The weight columns of one packed (bf16 or int8) gmm task: the weight's
+/// columns rounded up to 32 (gate and up columns both with SwiGLU) when
+/// fewer, else the most whole register tiles (multiples of 64, up to 512)
+/// whose block [D padded, columns] fits in half of L2; 32 when not even 64 do.
 int64_t packedColumnsFor(const GmmShape &shape, bool int8, const MachineModel &machine);
 
 /// A tuning table: lines `<shape key> <tiling>` (# comments), what

@@ -72,7 +72,11 @@ private:
   void packRows(Value r0, Value r1);
   /// The lhs row of task row `r` (through the permutation when gathered).
   Value sourceRow(Value r);
-  void registerTile(Value r0, Value rows, Value ir, Value q, Value g, Value colPairs, Value c0);
+  /// The rows the register tile at task row `ir` reads: packed rows, or the
+  /// lhs's rows in place; rows past the task's end repeat its last row.
+  SmallVector<Value> tileRows(Value r0, Value rows, Value ir);
+  void registerTile(Value r0, Value rows, Value ir, ArrayRef<Value> tileRow, Value q, Value g,
+                    Value colPairs, Value c0);
 
   PackedOperands &ops;
   // An even depth: the rows' depth pairs are read in place (file comment).
@@ -103,25 +107,29 @@ void Bf16DotKernel::packRows(Value r0, Value r1) {
 Value Bf16DotKernel::sourceRow(Value r) {
   if (!p.perm)
     return r;
-  // A padding slot (< 0) reads row 0: its sums are never stored.
+  // A padding slot (< 0) reads row 0: storePair replaces its sums by zeros.
   Value slot = e.toIndex(e.load(p.perm, {r}));
   return e.divs(e.max(slot, e.index(0)), e.index(p.topK));
 }
 
-void Bf16DotKernel::registerTile(Value r0, Value rows, Value ir, Value q, Value g, Value colPairs,
-                                 Value c0) {
+SmallVector<Value> Bf16DotKernel::tileRows(Value r0, Value rows, Value ir) {
+  SmallVector<Value> tileRow;
+  for (int64_t i = 0; i < kTileRowCount; ++i) {
+    Value row = e.min(e.add(ir, e.index(i)), e.sub(rows, e.index(1)));
+    tileRow.push_back(rowsInPlace ? sourceRow(e.add(r0, row)) : row);
+  }
+  return tileRow;
+}
+
+void Bf16DotKernel::registerTile(Value r0, Value rows, Value ir, ArrayRef<Value> tileRow, Value q,
+                                 Value g, Value colPairs, Value c0) {
   auto &b = e.b;
   Value zero = e.index(0), one = e.index(1);
   auto accType = VectorType::get({kLanes}, b.getF32Type());
   auto pairsType = VectorType::get({kLanes}, b.getI32Type());
   auto operandType = VectorType::get({2 * kLanes}, b.getBF16Type());
-  // Rows past the task's end repeat its last row, the second column pair
-  // past the block's end its last pair: computed, never stored.
-  SmallVector<Value> tileRow; // packed rows, or the lhs's rows in place
-  for (int64_t i = 0; i < kTileRowCount; ++i) {
-    Value row = e.min(e.add(ir, e.index(i)), e.sub(rows, one));
-    tileRow.push_back(rowsInPlace ? sourceRow(e.add(r0, row)) : row);
-  }
+  // Rows past the task's end (tileRows) and the second column pair past the
+  // block's end (its last pair): computed, never stored.
   Value pair0 = e.mul(q, e.index(2));
   Value pair1 = e.min(e.add(pair0, one), e.sub(colPairs, one));
   Value tiles[kTilesPerRow] = {e.mul(pair0, e.index(2)), e.add(e.mul(pair0, e.index(2)), one),
@@ -133,12 +141,15 @@ void Bf16DotKernel::registerTile(Value r0, Value rows, Value ir, Value q, Value 
   auto pairOf = [&](Value row, Value kp) -> Value {
     if (!rowsInPlace)
       return e.load(packedRows, {row, kp});
-    Value two = vector::LoadOp::create(b, depthPairType, p.lhs, ValueRange{row, e.mul(kp, e.index(2))});
+    Value two =
+        vector::LoadOp::create(b, depthPairType, p.lhs, ValueRange{row, e.mul(kp, e.index(2))});
     Value bits = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), two);
     return vector::ExtractOp::create(b, bits, ArrayRef<int64_t>{0});
   };
+  // In place, the loop stops at D: the packed weights past it are zeros.
+  Value depthPairs = e.index(rowsInPlace ? p.depth / 2 : ops.paddedDepth / 2);
   SmallVector<Value> acc = e.forLoop(
-      zero, e.index(rowsInPlace ? p.depth / 2 : ops.paddedDepth / 2), init, [&](Value kp, ValueRange in) -> SmallVector<Value> {
+      zero, depthPairs, init, [&](Value kp, ValueRange in) -> SmallVector<Value> {
         Value w[kTilesPerRow];
         for (int64_t j = 0; j < kTilesPerRow; ++j)
           w[j] = vector::LoadOp::create(b, operandType, ops.packedWeights(), ValueRange{tiles[j], kp, zero});
@@ -172,12 +183,14 @@ void Bf16DotKernel::emitTask(const GmmTask &task) {
   if (!rowsInPlace)
     packRows(r0, r1);
   Value quads = e.divs(e.add(colPairs, e.index(1)), e.index(2));
-  // Row tiles outside: a tile's packed rows stay in L1 while the weight
-  // block streams from L2 under it.
+  // Row tiles outside: a tile's rows (packed or in place, their sources
+  // looked up once) stay in L1 while the weight block streams from L2 under
+  // it.
   e.forLoop(e.index(0), rows, e.index(kTileRowCount), ValueRange{},
             [&](Value ir, ValueRange) -> SmallVector<Value> {
+              SmallVector<Value> tileRow = tileRows(r0, rows, ir);
               e.forLoop(e.index(0), quads, [&](Value q) {
-                registerTile(r0, rows, ir, q, g, colPairs, c0);
+                registerTile(r0, rows, ir, tileRow, q, g, colPairs, c0);
               });
               return {};
             });

@@ -16,6 +16,7 @@
 // CHECK-NOT:   vector.bitcast {{.*}} : vector<32xbf16> to vector<16xi32>
 // CHECK:       scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK-COUNT-4: vector.load {{.*}} : memref<{{.*}}xbf16>, vector<32xbf16>
+// CHECK-NOT:     memref.load {{.*}} : memref<?xi32
 // CHECK:         vector.load {{.*}} : memref<?x64xbf16{{.*}}>, vector<2xbf16>
 // CHECK:         vector.bitcast {{.*}} : vector<2xbf16> to vector<1xi32>
 // CHECK:         %[[PAIR:.*]] = vector.broadcast {{.*}} : i32 to vector<16xi32>

@@ -113,3 +113,22 @@ func.func @gather_shared(%x: tensor<?x32xf32>, %perm: tensor<?xi32>, %w: tensor<
   %dw = moe.tgmm %rows, %dy, %sizes : tensor<?x32xf32>, tensor<?x24xf32>, tensor<4xi32>
   return %y, %dw : tensor<?x24xf32>, tensor<4x32x24xf32>
 }
+
+// The packed block's width: the most whole register tiles (64 columns) whose
+// block [D, columns] fits in half of L2 (1 MiB here): 320 at D 1408 (not
+// 352: an odd number of column pairs computes its last pair twice), 64 at D
+// 7168, and one pair (32) where not even 64 columns fit.
+// ZEN4-LABEL: func @packed_block_width
+// ZEN4: moe.gmm {{.*}}packed_columns = 320,
+// ZEN4: moe.gmm {{.*}}packed_columns = 64,
+// ZEN4: moe.gmm {{.*}}packed_columns = 32,
+func.func @packed_block_width(%x1: tensor<?x1408xbf16>, %w1: tensor<4x1408x2048xbf16>,
+                              %x2: tensor<?x7168xbf16>, %w2: tensor<4x7168x2048xbf16>,
+                              %x3: tensor<?x20480xbf16>, %w3: tensor<4x20480x2048xbf16>,
+                              %sizes: tensor<4xi32>)
+    -> (tensor<?x2048xbf16>, tensor<?x2048xbf16>, tensor<?x2048xbf16>) {
+  %a = moe.gmm %x1, %w1, %sizes : tensor<?x1408xbf16>, tensor<4x1408x2048xbf16>, tensor<4xi32>
+  %b = moe.gmm %x2, %w2, %sizes : tensor<?x7168xbf16>, tensor<4x7168x2048xbf16>, tensor<4xi32>
+  %c = moe.gmm %x3, %w3, %sizes : tensor<?x20480xbf16>, tensor<4x20480x2048xbf16>, tensor<4xi32>
+  return %a, %b, %c : tensor<?x2048xbf16>, tensor<?x2048xbf16>, tensor<?x2048xbf16>
+}

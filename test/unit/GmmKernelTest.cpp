@@ -89,6 +89,23 @@ std::vector<Case> cases() {
     c.shape.swiglu = true;
     c.shape.bias = true;
   });
+  // An even depth: the bf16 dot kind reads the gathered rows in place
+  // (through the permutation, padding slots included) instead of packing.
+  add("gather, even depth, swiglu", [](Case &c) {
+    c.shape.rows = 40;
+    c.shape.depth = 40;
+    c.shape.width = 72;
+    c.shape.groupSizes = {17, 0, 23};
+    c.shape.gather = true;
+    c.shape.swiglu = true;
+  });
+  add("gather, even depth", [](Case &c) {
+    c.shape.rows = 33;
+    c.shape.depth = 64;
+    c.shape.width = 100;
+    c.shape.groupSizes = {8, 25};
+    c.shape.gather = true;
+  });
   add("bias", [](Case &c) {
     c.shape.rows = 19;
     c.shape.depth = 64;
