@@ -40,7 +40,10 @@ std::optional<std::string> headerField(const std::string &header,
 }
 } // namespace
 
-std::optional<NpyArray> moec::readNpy(const std::string &path, std::string &error) {
+namespace {
+/// readNpy, or with `withData` false readNpyHeader: every check of the
+/// header against the file either way.
+std::optional<NpyArray> readNpyFile(const std::string &path, bool withData, std::string &error) {
   // An ifstream opens a directory and reads nothing from it; a FIFO waits
   // for a writer.
   if (struct stat info; stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
@@ -132,12 +135,23 @@ std::optional<NpyArray> moec::readNpy(const std::string &path, std::string &erro
     error = path + ": the array of shape " + *shapeText + " needs " + shortfall;
     return std::nullopt;
   }
+  if (!withData)
+    return array;
   array.bytes.resize(needed);
   if (!in.read(array.bytes.data(), array.bytes.size())) {
     error = path + ": the data could not be read to its end (the file changed?)";
     return std::nullopt;
   }
   return array;
+}
+} // namespace
+
+std::optional<NpyArray> moec::readNpy(const std::string &path, std::string &error) {
+  return readNpyFile(path, /*withData=*/true, error);
+}
+
+std::optional<NpyArray> moec::readNpyHeader(const std::string &path, std::string &error) {
+  return readNpyFile(path, /*withData=*/false, error);
 }
 
 std::optional<Buffer> moec::toBuffer(const NpyArray &array, DType want,

@@ -27,6 +27,10 @@ struct NpyArray {
 /// Reads `path`; on failure returns nullopt and sets `error` (naming the file).
 std::optional<NpyArray> readNpy(const std::string &path, std::string &error);
 
+/// readNpy without the data (`bytes` empty): the dtype and shape, after the
+/// same checks, for a caller that needs only the sizes.
+std::optional<NpyArray> readNpyHeader(const std::string &path, std::string &error);
+
 /// Converts to a buffer of `want`; on failure sets `error` (what was stored
 /// and what was wanted).
 std::optional<Buffer> toBuffer(const NpyArray &array, DType want, std::string &error);

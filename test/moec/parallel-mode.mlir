@@ -39,6 +39,16 @@
 //
 // moec run takes a dynamic token count from --dim.
 // RUN: moec run %examples/small-e60-top8.mlir --parallel-mode auto --mesh expert=2 --random-inputs --dim 96 --threads 2 | FileCheck %s --check-prefix=DIM
+// ... or from the x input's rows (its header: the data is read once, by the
+// run), and a bad x file is the run's error, naming it.
+// RUN: %python %S/npy.py zeros %t/x.npy f4 40x64
+// RUN: %python %S/npy.py zeros %t/logits.npy f4 40x60
+// RUN: %python %S/npy.py zeros %t/w13.npy f4 60x64x88
+// RUN: %python %S/npy.py zeros %t/w2.npy f4 60x44x64
+// RUN: %python %S/npy.py zeros %t/sw13.npy f4 64x176
+// RUN: %python %S/npy.py zeros %t/sw2.npy f4 88x64
+// RUN: moec run %examples/small-e60-top8.mlir --parallel-mode auto --mesh expert=2 --threads 2 --input %t/x.npy --input %t/logits.npy --input %t/w13.npy --input %t/w2.npy --input %t/sw13.npy --input %t/sw2.npy | FileCheck %s --check-prefix=XROWS
+// RUN: not moec run %examples/small-e60-top8.mlir --parallel-mode auto --threads 2 --input %t/missing.npy --input %t/logits.npy --input %t/w13.npy --input %t/w2.npy --input %t/sw13.npy --input %t/sw2.npy 2>&1 | FileCheck %s --check-prefix=XMISSING
 
 // DP: parallel: dp on data=2,expert=1 (--parallel-mode dp)
 // DP: mesh: data=2 (dp), 2 shards in-process
@@ -67,6 +77,10 @@
 // NO-DENSE: out0: 128x32xf32
 // DIM: parallel: {{.*}} on data={{[12]}},expert={{[12]}} (--parallel-mode auto)
 // DIM: out0: 96x64xf32
+
+// XROWS: parallel: {{.*}} (--parallel-mode auto)
+// XROWS: out0: 40x64xf32
+// XMISSING: missing.npy
 
 func.func @block(%x: tensor<128x32xf32>, %logits: tensor<128x8xf32>,
                  %w13: tensor<8x32x48xf32>, %w2: tensor<8x24x32xf32>) -> tensor<128x32xf32> {

@@ -698,7 +698,7 @@ std::string planParallel(mlir::ModuleOp module, ProgramOptions &options) {
   if (runCommand && randomInputs) {
     tokens = dynamicSize;
   } else if (runCommand && !inputs.empty()) {
-    std::optional<NpyArray> x = readNpy(inputs.front(), error);
+    std::optional<NpyArray> x = readNpyHeader(inputs.front(), error);
     if (!x)
       return error;
     tokens = x->shape.empty() ? 0 : x->shape.front();
