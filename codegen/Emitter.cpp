@@ -95,6 +95,16 @@ Value Emitter::tensor(Value buffer, Type tensorType) {
                                            /*writable=*/b.getUnitAttr());
 }
 
+Value Emitter::innerBlock(Value memref, ValueRange offsets, ArrayRef<int64_t> sizes) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<OpFoldResult> at(offsets.begin(), offsets.end());
+  SmallVector<OpFoldResult> extent{b.getIndexAttr(1)}, strides(type.getRank(), b.getIndexAttr(1));
+  for (int64_t size : sizes)
+    extent.push_back(b.getIndexAttr(size));
+  auto blockType = memref::SubViewOp::inferRankReducedResultType(sizes, type, at, extent, strides);
+  return memref::SubViewOp::create(b, cast<MemRefType>(blockType), memref, at, extent, strides);
+}
+
 Value Emitter::dim(Value memref, int64_t i) {
   auto type = cast<MemRefType>(memref.getType());
   if (!type.isDynamicDim(i))

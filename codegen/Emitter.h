@@ -68,6 +68,10 @@ public:
   /// A new identity-layout buffer of `type`'s shape; dynamic sizes in order.
   Value alloc(RankedTensorType type, ValueRange dynamicSizes);
   Value alloc(ArrayRef<int64_t> shape, Type element, ValueRange dynamicSizes);
+  /// The block of `memref` at `offsets` (one per dimension) of sizes
+  /// `sizes` for every dimension but the first, which is dropped (one index
+  /// of it): e.g. one expert's tiles of packed weights.
+  Value innerBlock(Value memref, ValueRange offsets, ArrayRef<int64_t> sizes);
   /// The tensor a result buffer becomes (restrict: nothing else aliases it).
   Value tensor(Value buffer, Type tensorType);
   Value dim(Value memref, int64_t i);

@@ -4,6 +4,7 @@
 #include "codegen/kernels/GmmKernel.h"
 #include "codegen/lowerings/GmmMicrokernel.h"
 #include "strategy/GmmTiling.h"
+#include "strategy/PackedLayout.h"
 #include "codegen/lowerings/Lowerings.h"
 #include "codegen/Passes.h"
 #include "strategy/Passes.h"
@@ -121,6 +122,24 @@ LogicalResult checkFastLowering(GmmOp gmm, GmmLoweringAttr lowering, TargetAttr 
   GmmOp gate, up;
   if (failed(fusedOperands(gmm, lowering, swiglu, gate, up)))
     return failure();
+  if (gmm != gate && gmm.getPackedRhs())
+    return gmm.emitError("packed weights go on the SwiGLU's gate gmm, which packs the up gmm's with them");
+  if (Value packed = gate.getPackedRhs()) {
+    // The kinds read the packed weights as their layout has them.
+    std::optional<strategy::PackedLayout> layout = strategy::packedLayoutFor(gate, swiglu, lowering);
+    if (!layout)
+      return gmm.emitError("its weights are packed, but the kinds of its lowering read no one "
+                           "packed layout (run moe-prepare-weights after moe-select-lowering)");
+    std::string why;
+    FailureOr<RankedTensorType> expected = strategy::packedWeightsType(gate, up, *layout, why);
+    if (failed(expected))
+      return gmm.emitError() << "its lowering's packed layout does not fit its weights: " << why;
+    if (*expected != packed.getType())
+      return gmm.emitError() << "its packed weights are " << packed.getType() << ", but its lowering reads "
+                             << *expected << " (lanes " << layout->lanes << ", tile_columns "
+                             << layout->tileColumns << ", block_columns " << layout->blockColumns
+                             << ", gate_up_unit " << layout->gateUpUnit << ")";
+  }
   strategy::GmmTiling tiling = strategy::GmmTiling::of(lowering);
   int64_t vectorRegisters = target ? target.getVectorRegisters() : 32;
   if (std::string why = tiling.invalidReason(static_cast<bool>(swiglu), vectorRegisters); !why.empty())
@@ -201,6 +220,7 @@ struct MoeLowerToLoopsPass
               codegen::lowerTgmm(rewriter, o);
           })
           .Case([&](SwigluOp o) { codegen::lowerSwiglu(rewriter, o); })
+          .Case([&](PackWeightsOp o) { codegen::lowerPackWeights(rewriter, o); })
           .Case([&](SigmoidOp o) { codegen::lowerSigmoid(rewriter, o); })
           .Case([&](QuantizeOp o) { codegen::lowerQuantize(rewriter, o); })
           .Case([&](DequantizeOp o) { codegen::lowerDequantize(rewriter, o); })

@@ -48,7 +48,18 @@ struct ToLLVMOptions : public PassPipelineOptions<ToLLVMOptions> {
   Option<std::string> tuningTable{*this, "tuning-table",
                                   llvm::cl::desc("tuning table to take gmm tiles from"),
                                   llvm::cl::init("")};
+  Option<bool> prepareWeights{*this, "prepare-weights",
+                              llvm::cl::desc("add <f>_prepare_weights and <f>_prepared: the gmm "
+                                             "weights packed once, at load time (moe-prepare-weights)"),
+                              llvm::cl::init(false)};
 };
+
+/// Its first part, on tensors: expand blocks, attach the target, select
+/// every gmm's lowering, and with `prepare-weights` add each public
+/// function's prepared form. Running it twice changes nothing (a target and
+/// lowerings written already are kept): a host reads the new functions'
+/// signatures between this and moe-to-llvm.
+void buildStrategyPipeline(OpPassManager &pm, const ToLLVMOptions &options);
 
 /// The whole way from the moe dialect to the LLVM dialect: expand blocks,
 /// lower the primitives to loops, bufferize, lower to LLVM. Public functions

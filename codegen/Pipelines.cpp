@@ -39,12 +39,11 @@ using namespace mlir;
 // run. The textual form a user types into moe-opt to reproduce any stage is
 // what `pm.printAsTextualPipeline` prints (moe-opt --moe-to-llvm
 // --dump-pass-pipeline; docs/codegen.md).
-void mlir::moe::buildToLLVMPipeline(OpPassManager &pm, const ToLLVMOptions &options) {
+void mlir::moe::buildStrategyPipeline(OpPassManager &pm, const ToLLVMOptions &options) {
   pm.addPass(createMoeExpandBlock());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addPass(createMoeEmitCInterface());
-  // The strategy, decided and written into the IR, then followed.
+  // The strategy, decided and written into the IR (then followed).
   MoeAttachTargetOptions target;
   target.cpu = options.targetCpu;
   pm.addPass(createMoeAttachTarget(target));
@@ -53,6 +52,14 @@ void mlir::moe::buildToLLVMPipeline(OpPassManager &pm, const ToLLVMOptions &opti
   select.gmmTiling = options.gmmTiling;
   select.tuningTable = options.tuningTable;
   pm.addPass(createMoeSelectLowering(select));
+  if (options.prepareWeights)
+    pm.addPass(createMoePrepareWeights());
+}
+
+void mlir::moe::buildToLLVMPipeline(OpPassManager &pm, const ToLLVMOptions &options) {
+  buildStrategyPipeline(pm, options);
+  // After the passes that add public functions.
+  pm.addPass(createMoeEmitCInterface());
   pm.addPass(createMoeLowerToLoops());
 
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

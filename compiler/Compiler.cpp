@@ -211,14 +211,10 @@ static bool &passManagerCLOptions() {
 
 void moec::usePassManagerCLOptions() { passManagerCLOptions() = true; }
 
-LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline,
-                                const GmmChoices &gmm) {
-  // Textual pipelines name passes through the global registry.
-  static bool registered = [] {
-    moe::registerCodegenPassesAndPipelines();
-    return true;
-  }();
-  (void)registered;
+namespace {
+/// moe-to-llvm's options for `gmm`, after checking a #moe.target the module
+/// carries against the CPU moec compiles for.
+LogicalResult toLLVMOptions(ModuleOp module, const moec::GmmChoices &gmm, moe::ToLLVMOptions &options) {
   // moec's --target-cpu wins over a #moe.target the module carries (moe-to-
   // llvm attaches the named CPU's). Else the code is generated for the CPU
   // moec compiles for (the host): a module selected for another CPU, or
@@ -240,18 +236,62 @@ LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline,
                                   << "', which the CPU moec compiles for ('" << compiling
                                   << "') lacks (remove the feature or the attribute)";
   }
-  PassManager pm(module.getContext());
-  if (pipeline.empty()) {
-    moe::ToLLVMOptions options;
-    options.gmmStrategy = gmm.strategy;
-    options.targetCpu = targetCpu;
-    options.gmmTiling = gmm.tiling;
-    options.tuningTable = gmm.tuningTable;
-    moe::buildToLLVMPipeline(pm, options);
-  } else if (failed(parsePassPipeline(pipeline, pm, llvm::errs()))) {
+  options.gmmStrategy = gmm.strategy;
+  options.targetCpu = targetCpu;
+  options.gmmTiling = gmm.tiling;
+  options.tuningTable = gmm.tuningTable;
+  options.prepareWeights = gmm.prepareWeights;
+  return success();
+}
+
+void registerPipelinesOnce() {
+  // Textual pipelines name passes through the global registry.
+  static bool registered = [] {
+    moe::registerCodegenPassesAndPipelines();
+    return true;
+  }();
+  (void)registered;
+}
+} // namespace
+
+LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline,
+                                const GmmChoices &gmm) {
+  registerPipelinesOnce();
+  moe::ToLLVMOptions options;
+  if (failed(toLLVMOptions(module, gmm, options)))
     return failure();
-  }
+  PassManager pm(module.getContext());
+  if (pipeline.empty())
+    moe::buildToLLVMPipeline(pm, options);
+  else if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return failure();
   return runPassManager(module, pm);
+}
+
+LogicalResult moec::prepareWeights(ModuleOp module, const GmmChoices &gmm) {
+  registerPipelinesOnce();
+  moe::ToLLVMOptions options;
+  if (failed(toLLVMOptions(module, gmm, options)))
+    return failure();
+  options.prepareWeights = true;
+  PassManager pm(module.getContext());
+  moe::buildStrategyPipeline(pm, options);
+  return runPassManager(module, pm);
+}
+
+std::optional<moec::PreparedForm> moec::preparedForm(ModuleOp module, const std::string &function) {
+  PreparedForm form{function + "_prepare_weights", function + "_prepared", {}, {}};
+  auto prepare = module.lookupSymbol<func::FuncOp>(form.prepare);
+  auto prepared = module.lookupSymbol<func::FuncOp>(form.prepared);
+  if (!prepare || !prepared)
+    return std::nullopt;
+  auto weights = prepare->getAttrOfType<DenseI64ArrayAttr>(moe::kWeightArgumentsAttrName);
+  auto kept = prepared->getAttrOfType<DenseI64ArrayAttr>(moe::kKeptArgumentsAttrName);
+  if (!weights || !kept)
+    return std::nullopt;
+  form.weightArgs.assign(weights.asArrayRef().begin(), weights.asArrayRef().end());
+  form.keptArgs.assign(kept.asArrayRef().begin(), kept.asArrayRef().end());
+  return form;
 }
 
 LogicalResult moec::runPassManager(ModuleOp module, PassManager &pm) {

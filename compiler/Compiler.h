@@ -66,6 +66,8 @@ struct GmmChoices {
   mlir::moe::strategy::GmmStrategy strategy = mlir::moe::strategy::GmmStrategy::microkernel;
   std::string tiling;
   std::string tuningTable;
+  /// moe-prepare-weights: <f>_prepare_weights / <f>_prepared beside <f>.
+  bool prepareWeights = false;
 };
 
 /// From now on, lowerModule applies MLIR's pass-manager command-line options
@@ -79,6 +81,22 @@ void usePassManagerCLOptions();
 /// handler.
 mlir::LogicalResult lowerModule(mlir::ModuleOp module, const std::string &pipeline = "",
                                 const GmmChoices &gmm = {});
+
+/// Adds each public function's prepared form (moe-prepare-weights: the
+/// strategy half of moe-to-llvm with `gmm`, then the split), so that its
+/// signatures can be read before lowerModule, which keeps what is decided.
+mlir::LogicalResult prepareWeights(mlir::ModuleOp module, const GmmChoices &gmm = {});
+
+/// How to call function `f`'s prepared form (moe-quantize's or
+/// moe-prepare-weights'): `prepare` once on f's arguments at `weightArgs`,
+/// then `prepared` on f's arguments at `keptArgs` followed by what
+/// `prepare` returned.
+struct PreparedForm {
+  std::string prepare, prepared;
+  std::vector<int64_t> weightArgs, keptArgs;
+};
+/// nullopt when `module` has no prepared form of `function`.
+std::optional<PreparedForm> preparedForm(mlir::ModuleOp module, const std::string &function);
 
 /// Runs a pipeline built in C++ over `module`, with the pass-manager
 /// command-line options when usePassManagerCLOptions() was called.

@@ -48,6 +48,20 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
+  if (attr.getName() == kWeightArgumentsAttrName || attr.getName() == kKeptArgumentsAttrName) {
+    auto args = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!isa<FunctionOpInterface>(op) || !args)
+      return op->emitError() << "'" << attr.getName() << "' must be an i64 array on a function";
+    int64_t previous = -1;
+    for (int64_t a : args.asArrayRef()) {
+      if (a <= previous)
+        return op->emitError() << "'" << attr.getName()
+                               << "' must list argument numbers of the unprepared function in "
+                                  "increasing order";
+      previous = a;
+    }
+    return success();
+  }
   if (attr.getName() == kAdjointAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << kAdjointAttrName << "' must be a unit attribute";

@@ -46,6 +46,12 @@ inline constexpr llvm::StringLiteral kSharedGroupsAttrName = "moe.shared_groups"
 inline constexpr llvm::StringLiteral kRematAttrName = "moe.remat";
 /// On the module: the #moe.target it is compiled for (moe-attach-target).
 inline constexpr llvm::StringLiteral kTargetAttrName = "moe.target";
+/// On @f_prepare_weights and @f_prepared (moe-quantize, moe-prepare-weights):
+/// the positions, among @f's arguments, of the weights the first takes and
+/// of the arguments the second takes before the prepared weights. A host
+/// calls prepared(f's args at kept, prepare(f's args at weight)...).
+inline constexpr llvm::StringLiteral kWeightArgumentsAttrName = "moe.weight_arguments";
+inline constexpr llvm::StringLiteral kKeptArgumentsAttrName = "moe.kept_arguments";
 /// On a moe.gmm or moe.tgmm: its #moe.gmm_lowering (moe-select-lowering),
 /// which moe-lower-to-loops follows; without it, the reference loops.
 inline constexpr llvm::StringLiteral kLoweringAttrName = "moe.lowering";

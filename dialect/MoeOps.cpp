@@ -374,6 +374,12 @@ void GmmOp::build(OpBuilder &builder, OperationState &state, Value lhs, Value rh
         transposeRhs);
 }
 
+void GmmOp::build(OpBuilder &builder, OperationState &state, Value lhs, Value rhs,
+                  Value groupSizes, Value rhsScales, Value bias, bool transposeRhs) {
+  build(builder, state, lhs, rhs, groupSizes, rhsScales, bias, /*packed_rhs=*/Value(),
+        transposeRhs);
+}
+
 
 LogicalResult GmmOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
                                       Adaptor adaptor,
@@ -426,6 +432,15 @@ LogicalResult GmmOp::verify() {
       return failure();
   }
   bool int8 = rhs.getElementType().isInteger(8);
+  if (Value packed = getPackedRhs()) {
+    // The layout itself is the lowering's (moe-lower-to-loops checks it).
+    if (getTransposeRhs() || int8)
+      return emitOpError("packed weights are for the float forward: not with transpose_rhs or "
+                         "int8 weights");
+    if (failed(expectDim(op, dimOf(packed, 0), "packed weights' expert count", rhs.getDimSize(0),
+                         "rhs expert count")))
+      return failure();
+  }
   if (!int8) {
     if (getRhsScales())
       return emitOpError() << "scales are for int8 weights; rhs is " << rhs;
@@ -438,6 +453,67 @@ LogicalResult GmmOp::verify() {
     return emitOpError("int8 weights are for the forward: transpose_rhs is not supported "
                        "(the backward multiplies by the dequantized weights)");
   return verifyWeightScales(op, getRhs(), getRhsScales());
+}
+
+//===----------------------------------------------------------------------===//
+// moe.pack_weights
+//===----------------------------------------------------------------------===//
+
+FailureOr<RankedTensorType> PackWeightsOp::packedType(RankedTensorType gate, RankedTensorType up,
+                                                      int64_t lanes, int64_t tileColumns,
+                                                      int64_t blockColumns, int64_t gateUpUnit,
+                                                      std::string &why) {
+  auto fail = [&](const std::string &reason) -> FailureOr<RankedTensorType> {
+    why = reason;
+    return failure();
+  };
+  if (!gate.hasStaticShape() || (up && !up.hasStaticShape()))
+    return fail("the weights must have static shapes");
+  if (up && (up.getShape() != gate.getShape() || up.getElementType() != gate.getElementType()))
+    return fail("gate and up must have the same type");
+  if (up && gateUpUnit == 0)
+    return fail("an up weight needs gate_up_unit (the SwiGLU's column runs)");
+  Type element;
+  if (lanes == 1)
+    element = Float32Type::get(gate.getContext());
+  else if (lanes == 2 && gate.getElementType().isBF16())
+    element = gate.getElementType();
+  else
+    return fail("lanes must be 1 (f32 panels) or 2 (bf16 pairs, of bf16 weights)");
+  if (tileColumns <= 0 || tileColumns % 16 != 0 || (lanes == 2 && tileColumns != 16))
+    return fail("tile_columns must be a positive multiple of 16 (16 with lanes 2)");
+  if (blockColumns <= 0 || blockColumns % tileColumns != 0)
+    return fail("block_columns must be a positive multiple of tile_columns");
+  int64_t columns = gate.getDimSize(2), blockOut = blockColumns;
+  if (gateUpUnit != 0) {
+    if (gateUpUnit < 0 || gateUpUnit % tileColumns != 0 || gateUpUnit % 32 != 0 ||
+        blockColumns % gateUpUnit != 0)
+      return fail("gate_up_unit must be a multiple of tile_columns and of 32 that divides "
+                  "block_columns");
+    if (!up && columns % 2 != 0)
+      return fail("a fused gate/up weight needs an even column count");
+    columns = up ? columns : columns / 2;
+    blockOut = blockColumns / 2;
+  }
+  int64_t blocks = (columns + blockOut - 1) / blockOut;
+  int64_t depth = gate.getDimSize(1);
+  int64_t depthRows = lanes == 1 ? depth : (depth + 31) / 32 * 32 / lanes;
+  return RankedTensorType::get(
+      {gate.getDimSize(0), blocks * blockColumns / tileColumns, depthRows, tileColumns * lanes},
+      element);
+}
+
+LogicalResult PackWeightsOp::verify() {
+  std::string why;
+  auto up = getUp() ? cast<RankedTensorType>(getUp().getType()) : RankedTensorType();
+  FailureOr<RankedTensorType> expected =
+      packedType(cast<RankedTensorType>(getGate().getType()), up, getLanes(), getTileColumns(),
+                 getBlockColumns(), getGateUpUnit(), why);
+  if (failed(expected))
+    return emitOpError() << why;
+  if (*expected != getType())
+    return emitOpError() << "the layout packs into " << *expected << ", not " << getType();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

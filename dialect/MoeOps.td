@@ -372,17 +372,27 @@ def Moe_GmmOp : Moe_Op<"gmm", [Pure, AttrSizedOperandSegments,
     bias[g(r)] added to its products, in f32, before any fused activation
     and rounding: the kernels add it in their epilogue. Not with
     `transpose_rhs`.
+
+    With `packed(%p : ...)`, `%p` is `rhs` already in the layout of the
+    kernel its `#moe.gmm_lowering` names (a `moe.pack_weights` of `rhs`, and
+    of the up gmm's `rhs` when the lowering fuses a two-gmm SwiGLU), made
+    once when the weights were loaded (`moe-prepare-weights`): the kernel
+    reads `%p` and packs nothing. The result is the same; `rhs` still says
+    what is multiplied (and what the reference lowering reads).
+    `moe-lower-to-loops` checks that `%p`'s shape is the lowering's layout.
   }];
   let arguments = (ins Moe_FloatTensor2D:$lhs, Moe_GmmRhsTensor3D:$rhs,
                        Moe_I32Tensor1D:$group_sizes,
                        Optional<Moe_F32Tensor>:$rhs_scales,
                        Optional<Moe_FloatTensor2D>:$bias,
+                       Optional<Moe_PackedWeightsTensor>:$packed_rhs,
                        UnitAttr:$transpose_rhs);
   let results = (outs Moe_FloatTensor2D:$out);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` $group_sizes
     (`scales` `(` $rhs_scales^ `:` type($rhs_scales) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`packed` `(` $packed_rhs^ `:` type($packed_rhs) `)`)?
     (`transpose_rhs` $transpose_rhs^)? attr-dict
     `:` type($lhs) `,` type($rhs) `,` type($group_sizes)
   }];
@@ -390,7 +400,11 @@ def Moe_GmmOp : Moe_Op<"gmm", [Pure, AttrSizedOperandSegments,
     // The float forms, with no scales and no bias.
     OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
                    "::mlir::Value":$group_sizes,
-                   CArg<"bool", "false">:$transpose_rhs)>
+                   CArg<"bool", "false">:$transpose_rhs)>,
+    // Scales and bias, weights not packed.
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   "::mlir::Value":$group_sizes, "::mlir::Value":$rhs_scales,
+                   "::mlir::Value":$bias, CArg<"bool", "false">:$transpose_rhs)>
   ];
   let extraClassDeclaration = [{
     /// int8 weights with their scales.
@@ -406,6 +420,58 @@ def Moe_GmmOp : Moe_Op<"gmm", [Pure, AttrSizedOperandSegments,
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
+}
+
+def Moe_PackWeightsOp : Moe_Op<"pack_weights", [Pure]> {
+  let summary = "expert weights in a gmm kernel's operand layout";
+  let description = [{
+    `gate [E, D, Nw]` (and, for a SwiGLU over two gmms, `up [E, D, Nw]`)
+    laid out as a gmm kernel reads its weight blocks, so that a kernel given
+    the result (`moe.gmm ... packed(%p)`) packs nothing per call:
+
+        packed[e, t, k, c * lanes + i] = W[e, k * lanes + i, column(t, c)]
+
+    zero past the depth D and past the last column. `t` is a tile of
+    `tile_columns` columns; `block_columns / tile_columns` consecutive
+    tiles make a block, the columns one kernel task multiplies. `lanes`
+    depth values sit side by side (2: the bf16 pairs vdpbf16ps and
+    tdpbf16ps take, depth padded to 32; 1: the f32 panels of the FMA tiles,
+    bf16 weights widened). Without `gate_up_unit`, the physical columns are
+    `gate`'s in order. With it (a fused SwiGLU), each run of `gate_up_unit`
+    physical columns holds `gate_up_unit / 2` columns of the gate and the
+    same columns of the up projection: `up`'s, or, with no `up`, the second
+    half of `gate` (a fused w13 `[E, D, 2N]`).
+
+    The result is `[E, blocks * block_columns / tile_columns, depth rows,
+    tile_columns * lanes]`: `blocks` is the output columns (N, or Nw)
+    divided by the output columns of a block (`block_columns`, or half of
+    it with `gate_up_unit`), rounded up; `depth rows` is D (lanes 1) or D
+    rounded up to 32, halved (lanes 2). `moe-prepare-weights` makes these
+    from each gmm's `#moe.gmm_lowering` and moves them into a function run
+    when the weights are loaded.
+
+    ```mlir
+    %p = moe.pack_weights %w1, %w3 {lanes = 2, tile_columns = 16, block_columns = 320,
+                                    gate_up_unit = 32}
+        : tensor<60x2048x1408xbf16>, tensor<60x2048x1408xbf16> -> tensor<60x180x1024x32xbf16>
+    ```
+  }];
+  let arguments = (ins Moe_FloatTensor3D:$gate, Optional<Moe_FloatTensor3D>:$up,
+                       I64Attr:$lanes, I64Attr:$tile_columns, I64Attr:$block_columns,
+                       DefaultValuedAttr<I64Attr, "0">:$gate_up_unit);
+  let results = (outs Moe_PackedWeightsTensor:$packed);
+  let assemblyFormat = [{
+    $gate (`,` $up^)? attr-dict `:` type($gate) (`,` type($up)^)? `->` type($packed)
+  }];
+  let extraClassDeclaration = [{
+    /// The packed type of `gate` (and `up`) in this layout, or a reason
+    /// why the layout does not fit them.
+    static ::mlir::FailureOr<::mlir::RankedTensorType>
+    packedType(::mlir::RankedTensorType gate, ::mlir::RankedTensorType up, int64_t lanes,
+               int64_t tileColumns, int64_t blockColumns, int64_t gateUpUnit,
+               std::string &why);
+  }];
+  let hasVerifier = 1;
 }
 
 def Moe_QuantizeOp : Moe_Op<"quantize", [Pure, InferTypeOpAdaptor]> {

@@ -30,6 +30,7 @@
 
 #include "dialect/MoeOps.h"
 #include "passes/PassUtils.h"
+#include "passes/PreparedWeights.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -112,147 +113,32 @@ struct Quantizer {
 /// Ops that may move into the prepare function: what turns a weight
 /// argument into a quantized weight.
 bool isWeightPreparation(Operation *op) {
-  return isa<QuantizeOp, DequantizeOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-             tensor::ConcatOp, arith::TruncFOp, arith::ExtFOp>(op);
+  return isa<QuantizeOp, DequantizeOp>(op) || isWeightReshapeOrCast(op);
 }
 
 struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
   using MoeQuantizeBase::MoeQuantizeBase;
 
-  /// The chains of `fn` from its arguments to quantized weights, in body
-  /// order: preparation ops whose operands are arguments or earlier chain
-  /// ops, and that lead to or come from a moe.quantize.
-  static SmallVector<Operation *> weightChains(func::FuncOp fn) {
-    DenseSet<Operation *> candidates;
-    SmallVector<Operation *> order;
-    for (Operation &op : fn.getBody().front().without_terminator()) {
-      if (!isWeightPreparation(&op))
-        continue;
-      bool fromWeights = llvm::all_of(op.getOperands(), [&](Value v) {
-        if (auto arg = dyn_cast<BlockArgument>(v))
-          return arg.getOwner()->getParentOp() == fn;
-        return candidates.contains(v.getDefiningOp());
-      });
-      if (fromWeights) {
-        candidates.insert(&op);
-        order.push_back(&op);
-      }
-    }
-    // Keep the candidates connected to a quantize: its producers and users.
-    DenseSet<Operation *> keep;
-    SmallVector<Operation *> work;
-    for (Operation *op : order)
-      if (isa<QuantizeOp>(op))
-        work.push_back(op);
-    while (!work.empty()) {
-      Operation *op = work.pop_back_val();
-      if (!keep.insert(op).second)
-        continue;
-      for (Value v : op->getOperands())
-        if (Operation *def = v.getDefiningOp(); def && candidates.contains(def))
-          work.push_back(def);
-      for (Operation *user : op->getUsers())
-        if (candidates.contains(user))
-          work.push_back(user);
-    }
-    SmallVector<Operation *> chains;
-    for (Operation *op : order)
-      if (keep.contains(op))
-        chains.push_back(op);
-    return chains;
-  }
-
-  /// Splits `fn` into <f>_prepare_weights and <f>_prepared (file comment).
+  /// Splits `fn` into <f>_prepare_weights and <f>_prepared (file comment);
+  /// `fn` becomes the two calls.
   LogicalResult hoist(func::FuncOp fn, SymbolTable &symbols) {
-    SmallVector<Operation *> chains = weightChains(fn);
+    SmallVector<Operation *> chains =
+        weightChains(fn, isWeightPreparation, [](Operation *op) { return isa<QuantizeOp>(op); });
     if (chains.empty())
       return success();
-    DenseSet<Operation *> inChain(chains.begin(), chains.end());
-    std::string prepareName = (fn.getName() + "_prepare_weights").str();
-    std::string preparedName = (fn.getName() + "_prepared").str();
-    for (StringRef name : {StringRef(prepareName), StringRef(preparedName)})
-      if (symbols.lookup(name))
-        return fn.emitError() << "moe-quantize: cannot hoist the weight quantization of @"
-                              << fn.getName() << ": @" << name << " exists already";
-
-    // What the chains read (arguments) and what the rest reads of them.
-    Block &body = fn.getBody().front();
-    SmallVector<BlockArgument> weightArgs;
-    for (BlockArgument arg : body.getArguments())
-      if (llvm::any_of(arg.getUsers(), [&](Operation *u) { return inChain.contains(u); }))
-        weightArgs.push_back(arg);
-    SmallVector<Value> roots;
-    for (Operation *op : chains)
-      for (Value v : op->getResults())
-        if (llvm::any_of(v.getUsers(), [&](Operation *u) { return !inChain.contains(u); }))
-          roots.push_back(v);
-    // Arguments nothing but the chains read leave the prepared function.
-    SmallVector<BlockArgument> keptArgs;
-    for (BlockArgument arg : body.getArguments())
-      if (!llvm::is_contained(weightArgs, arg) ||
-          llvm::any_of(arg.getUsers(), [&](Operation *u) { return !inChain.contains(u); }))
-        keptArgs.push_back(arg);
-
-    OpBuilder mb(fn);
+    FailureOr<PreparedSplit> split = splitPreparedWeights(fn, chains, fn.getName(), symbols, "moe-quantize");
+    if (failed(split))
+      return failure();
     Location loc = fn.getLoc();
-    auto typesOf = [](auto values) {
-      SmallVector<Type> types;
-      for (Value v : values)
-        types.push_back(v.getType());
-      return types;
-    };
-
-    // <f>_prepare_weights(weights) -> (roots).
-    auto prepare = func::FuncOp::create(mb, loc, prepareName,
-                                        mb.getFunctionType(typesOf(weightArgs), typesOf(roots)));
-    {
-      OpBuilder pb(prepare.getContext());
-      Block *entry = prepare.addEntryBlock();
-      pb.setInsertionPointToStart(entry);
-      IRMapping map;
-      for (auto [arg, newArg] : llvm::zip(weightArgs, entry->getArguments()))
-        map.map(arg, newArg);
-      for (Operation *op : chains)
-        pb.clone(*op, map);
-      SmallVector<Value> results;
-      for (Value root : roots)
-        results.push_back(map.lookup(root));
-      func::ReturnOp::create(pb, loc, results);
-    }
-
-    // <f>_prepared(kept arguments, roots): the body, the chains' results
-    // read from the new arguments.
-    SmallVector<Type> preparedInputs = typesOf(keptArgs);
-    llvm::append_range(preparedInputs, typesOf(roots));
-    auto prepared = func::FuncOp::create(
-        mb, loc, preparedName, mb.getFunctionType(preparedInputs, fn.getResultTypes()));
-    {
-      Block *entry = prepared.addEntryBlock();
-      IRMapping map;
-      for (auto [arg, newArg] : llvm::zip(keptArgs, entry->getArguments().take_front(keptArgs.size())))
-        map.map(arg, newArg);
-      for (auto [root, newArg] : llvm::zip(roots, entry->getArguments().drop_front(keptArgs.size())))
-        map.map(root, newArg);
-      OpBuilder pb(prepared.getContext());
-      pb.setInsertionPointToStart(entry);
-      for (Operation &op : body)
-        if (!inChain.contains(&op))
-          pb.clone(op, map);
-    }
-    for (unsigned i = 0; i < keptArgs.size(); ++i)
-      if (DictionaryAttr attrs = fn.getArgAttrDict(keptArgs[i].getArgNumber()))
-        prepared.setArgAttrs(i, attrs);
-
-    // <f> itself: the two calls.
+    Block &body = fn.getBody().front();
+    SmallVector<Value> keptArgs(split->keptArgs.begin(), split->keptArgs.end());
+    SmallVector<Value> weightArgs(split->weightArgs.begin(), split->weightArgs.end());
     body.clear();
     OpBuilder fb = OpBuilder::atBlockEnd(&body);
-    auto weights = func::CallOp::create(fb, loc, prepare, SmallVector<Value>(weightArgs.begin(), weightArgs.end()));
-    SmallVector<Value> operands(keptArgs.begin(), keptArgs.end());
-    llvm::append_range(operands, weights.getResults());
-    auto call = func::CallOp::create(fb, loc, prepared, operands);
+    auto weights = func::CallOp::create(fb, loc, split->prepare, weightArgs);
+    llvm::append_range(keptArgs, weights.getResults());
+    auto call = func::CallOp::create(fb, loc, split->prepared, keptArgs);
     func::ReturnOp::create(fb, loc, call.getResults());
-    symbols.insert(prepare);
-    symbols.insert(prepared);
     return success();
   }
 

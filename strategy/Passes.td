@@ -76,4 +76,33 @@ def MoeSelectLowering : Pass<"moe-select-lowering", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def MoePrepareWeights : Pass<"moe-prepare-weights", "::mlir::ModuleOp"> {
+  let summary = "Pack each public function's gmm weights once, in a function of their own";
+  let description = [{
+    After moe-select-lowering: for each public function `@f` whose gmms'
+    kernels read their weights in one layout (`packedLayoutFor`: bf16 pairs
+    for the AVX512_BF16 and AMX kinds, f32 panels for the FMA kind) and whose
+    weights are its arguments (through reshapes, concatenations and casts),
+    adds two functions and leaves `@f` as it is:
+
+    - `@f_prepare_weights(weights) -> (packed weights, ...)`: a
+      `moe.pack_weights` of each such gmm's weights (and of its fused up
+      gmm's), and any cast or reshape of a weight the rest still reads;
+    - `@f_prepared(other arguments, packed weights, ...)`: `@f`'s body with
+      each of those gmms reading `packed(%p)`, so that its kernels pack
+      nothing per call.
+
+    A host that runs the block many times calls the first once when it loads
+    the weights and the second per batch (moec run, moe-bench, the Python
+    layers do); `@f` alone still computes the same result, packing per task.
+    Not for a function that trains (a moe.tgmm: the weights change every
+    step), one shard's program (moe-partition's; its host runs `@f`), or int8
+    weights (moe-quantize prepares those).
+  }];
+  let statistics = [
+    Statistic<"numGmmsPacked", "gmms-packed", "gmms (with their fused up gmms) reading packed weights">,
+  ];
+  let dependentDialects = ["::mlir::moe::MoeDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // MOE_STRATEGY_PASSES_TD

@@ -6,7 +6,8 @@
 //
 //   task   = for each depth block (kc): pack the weight block into panels of
 //            nr = 16*nv columns (f32, contiguous: no cache-set conflicts from
-//            the weight's row stride, bf16 widened once), then for each
+//            the weight's row stride, bf16 widened once; or read the panels
+//            moe.pack_weights made at load time), then for each
 //            register tile of mr rows and each panel, mr x nv accumulators
 //            of vector<16xf32> over the depth block
 //
@@ -47,8 +48,10 @@ public:
   Value rowBlock(Value) override { return e.index(t.rowBlock); }
   int64_t columnBlock() const override { return panelsPerBlock * outPerPanel; }
   void allocScratch() override {
-    // The packed weight block and the partial sums of a task's rows.
-    packed = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
+    // The packed weight block (unless packed at load time) and the partial
+    // sums of a task's rows.
+    if (!p.packedRhs)
+      packed = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
     partial = e.alloc({t.rowBlock, panelsPerBlock * nr}, b.getF32Type(), {});
   }
   void emitTask(const GmmTask &task) override {
@@ -81,6 +84,9 @@ private:
   int64_t nr, outPerPanel, panelsPerBlock;
   VectorType vecType;
   Value packed, partial; // the worker's scratch
+  // Where a depth block starts in `packed`: 0 in the worker's block, the
+  // block's first depth row in weights packed at load time (all of D).
+  Value packedDepth;
 };
 
 FmaKernel::VectorColumns FmaKernel::vectorColumns(int64_t v, Value colOut) {
@@ -179,7 +185,7 @@ void FmaKernel::registerTile(Value r0, Value r1, Value g, Value ir, Value pi, Va
           SmallVector<Value> w;
           for (int64_t v = 0; v < t.vectors; ++v)
             w.push_back(vector::LoadOp::create(b, vecType, packed,
-                                               ValueRange{pi, k, e.index(v * kLanes)}));
+                                               ValueRange{pi, e.add(packedDepth, k), e.index(v * kLanes)}));
           Value depthCol = e.add(pc, k);
           SmallVector<Value> out(in.begin(), in.end());
           for (int64_t i = 0; i < t.rows; ++i) {
@@ -244,12 +250,21 @@ void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
   Value cEnd = e.min(e.add(c0, e.index(outColumns)), e.index(p.width));
   Value panels = e.divs(e.add(e.sub(cEnd, c0), e.index(outPerPanel - 1)), e.index(outPerPanel));
   Value depth = e.index(p.depth);
+  if (p.packedRhs)
+    // Packed at load time (strategy/PackedLayout.h): the task's panels.
+    packed = e.innerBlock(p.packedRhs, {g, e.mul(cb, e.index(panelsPerBlock)), e.index(0), e.index(0)},
+                          {panelsPerBlock, p.depth, nr});
   auto depthLoop = scf::ForOp::create(b, e.index(0), depth, e.index(t.depthBlock));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(depthLoop.getBody()->getTerminator());
   Value pc = depthLoop.getInductionVar();
   Value kLen = e.min(e.index(t.depthBlock), e.sub(depth, pc));
-  packWeights(g, pc, kLen, c0, panels);
+  if (p.packedRhs) {
+    packedDepth = pc;
+  } else {
+    packWeights(g, pc, kLen, c0, panels);
+    packedDepth = e.index(0);
+  }
   // Rows outside, panels inside: a register tile's rows of the left operand
   // (mr x kc) stay in L1 while the packed block's panels stream from L2.
   auto rowLoop = scf::ForOp::create(b, r0, r1, e.index(t.rows));

@@ -24,6 +24,10 @@ struct GmmKernelPlan {
   Value gateRhs;        // [E, D, Nw], innermost stride 1; [E, N, D] transposed
   bool transposeRhs = false; // the backward's row gradient: lhs @ rhs[g]^T
   Value upRhs;          // with swiglu: the up columns' weight (may be gateRhs)
+  // The weights already in the kinds' layout (moe.pack_weights, made once
+  // at load time; strategy/PackedLayout.h), [E, tiles, depth rows, lanes x
+  // tile columns]: the kinds read a block of it per task and pack nothing.
+  Value packedRhs;
   int64_t upOffset = 0; // first up column in upRhs
   bool swiglu = false;
   Value sizes;          // i32 [E]

@@ -54,6 +54,8 @@ Value PackedOperands::rowBlockFor(Value groupRows, int64_t maxRows, int64_t rowG
 }
 
 void PackedOperands::allocWeightCache() {
+  if (p.packedRhs)
+    return; // a block of the packed weights per task (ensureWeights)
   if (weights) {
     // The kinds of one gmm share the worker's cache: one worker body.
     assert(weights.getDefiningOp()->getBlock() == e.b.getInsertionBlock() &&
@@ -173,6 +175,14 @@ Value PackedOperands::ensureWeights(Value g, Value cb) {
   Value zero = e.index(0), one = e.index(1);
   Value c0 = firstColumn(cb);
   Value colPairs = columnPairs(cb);
+  if (p.packedRhs) {
+    // Packed at load time: the task's block is tiles [cb T, cb T + T) of
+    // the group's weights.
+    int64_t tiles = physicalColumns / kTileCols;
+    weights = e.innerBlock(p.packedRhs, {g, e.mul(cb, e.index(tiles)), zero, zero},
+                           {tiles, paddedDepth / depthPerLane, depthPerLane * kTileCols});
+    return colPairs;
+  }
 
   Value heldGroup = e.load(weightKey, {zero}), heldBlock = e.load(weightKey, {one});
   Value held = e.andI(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, heldGroup, g),

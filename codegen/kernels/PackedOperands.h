@@ -46,10 +46,11 @@ public:
 
   /// The worker's packed weight block and which (group, column block) it
   /// holds, allocated at the first call inside the worker (the kinds of one
-  /// gmm share it).
+  /// gmm share it). Nothing with weights packed at load time.
   void allocWeightCache();
   Value packedWeights() const { return weights; }
-  /// Packs the task's weight block unless the worker holds it already.
+  /// Packs the task's weight block unless the worker holds it already
+  /// (with weights packed at load time: the task's block of them).
   /// Returns the column pairs of the block: two 16-column tiles each, gate
   /// and up with SwiGLU.
   Value ensureWeights(Value g, Value cb);

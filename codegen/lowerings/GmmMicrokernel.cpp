@@ -39,6 +39,8 @@ GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
   }
   plan.depth = cast<RankedTensorType>(gate.getLhs().getType()).getDimSize(1);
   plan.gateRhs = e.unitStrideBuffer(gate.getRhs());
+  if (gate.getPackedRhs())
+    plan.packedRhs = e.unitStrideBuffer(gate.getPackedRhs());
   if (gate.isQuantized()) {
     plan.int8 = true;
     plan.gateScales = plan.upScales = e.unitStrideBuffer(gate.getRhsScales());

@@ -41,6 +41,8 @@ void lowerTgmm(RewriterBase &rewriter, TgmmOp op);
 /// moe.tgmm as register tiles, split over experts, depth and columns
 /// (TgmmMicrokernel.cpp): the microkernel strategies' form.
 void lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op);
+/// moe.pack_weights: the weights in a kernel's layout (PackWeightsLowering.cpp).
+void lowerPackWeights(RewriterBase &rewriter, PackWeightsOp op);
 void lowerSigmoid(RewriterBase &rewriter, SigmoidOp op);
 void lowerSwiglu(RewriterBase &rewriter, SwigluOp op);
 

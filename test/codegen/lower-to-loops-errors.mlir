@@ -32,3 +32,22 @@ func.func @dynamic_capacity(%rows: tensor<8x4xf32>, %send: tensor<2xi32>) -> ten
   %r, %c = moe.all_to_all %rows, %send over @mesh ["expert"] : tensor<8x4xf32>, tensor<2xi32> -> tensor<?x4xf32>
   return %r : tensor<?x4xf32>
 }
+
+// -----
+
+// Packed weights in another layout than the lowering's (FMA panels of nv 4
+// = 64 columns, blocks of nc 64): refused before anything is lowered.
+func.func @packed_other_layout(%x: tensor<?x64xf32>, %w: tensor<2x64x40xf32>, %p: tensor<2x1x64x32xf32>, %s: tensor<2xi32>) -> tensor<?x40xf32> {
+  // expected-error @+1 {{its packed weights are 'tensor<2x1x64x32xf32>', but its lowering reads 'tensor<2x1x64x64xf32>' (lanes 1, tile_columns 64, block_columns 64, gate_up_unit 0)}}
+  %y = moe.gmm %x, %w, %s packed(%p : tensor<2x1x64x32xf32>) {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60>} : tensor<?x64xf32>, tensor<2x64x40xf32>, tensor<2xi32>
+  return %y : tensor<?x40xf32>
+}
+
+// -----
+
+// FMA beside AMX: two layouts, so no packed one.
+func.func @packed_int8_kind(%x: tensor<?x64xbf16>, %w: tensor<2x64x40xbf16>, %p: tensor<2x4x32x32xbf16>, %s: tensor<2xi32>) -> tensor<?x40xbf16> {
+  // expected-error @+1 {{its weights are packed, but the kinds of its lowering read no one packed layout (run moe-prepare-weights after moe-select-lowering)}}
+  %y = moe.gmm %x, %w, %s packed(%p : tensor<2x4x32x32xbf16>) {moe.lowering = #moe.gmm_lowering<kernels = ["fma", "amx_bf16"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, packed_columns = 64, amx_min_rows = 16>} : tensor<?x64xbf16>, tensor<2x64x40xbf16>, tensor<2xi32>
+  return %y : tensor<?x40xbf16>
+}

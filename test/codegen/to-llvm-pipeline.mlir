@@ -8,9 +8,9 @@
 // CHECK-NEXT:   moe-expand-block,
 // CHECK-NEXT:   canonicalize
 // CHECK-NEXT:   cse,
-// CHECK-NEXT:   moe-emit-c-interface,
 // CHECK-NEXT:   moe-attach-target{cpu=},
 // CHECK-NEXT:   moe-select-lowering{gmm-strategy=microkernel gmm-tiling= tuning-table=},
+// CHECK-NEXT:   moe-emit-c-interface,
 // CHECK-NEXT:   moe-lower-to-loops,
 // CHECK-NEXT:   func.func(
 // CHECK-NEXT:     convert-elementwise-to-linalg
@@ -49,3 +49,10 @@
 // OPTIONS: moe-attach-target{cpu=znver3},
 // OPTIONS-NEXT: moe-select-lowering{gmm-strategy=microkernel-fma gmm-tiling= tuning-table=},
 module {}
+
+// prepare-weights: moe-prepare-weights after the strategy, before the C
+// interface (which the new public functions get too).
+// RUN: moe-opt %s '--moe-to-llvm=prepare-weights=true' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PREPARE
+// PREPARE:      moe-select-lowering{gmm-strategy=microkernel gmm-tiling= tuning-table=},
+// PREPARE-NEXT: moe-prepare-weights,
+// PREPARE-NEXT: moe-emit-c-interface,

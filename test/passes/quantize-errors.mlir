@@ -16,7 +16,7 @@ func.func @f(%rows: tensor<?x8xf32>, %w: tensor<2x8x8xf32>, %s: tensor<2xi32>) -
 // -----
 
 // The split's names are taken.
-// expected-error @+1 {{moe-quantize: cannot hoist the weight quantization of @g: @g_prepared exists already}}
+// expected-error @+1 {{moe-quantize: cannot prepare the weights of @g once: @g_prepared exists already}}
 func.func @g(%rows: tensor<?x8xf32>, %w: tensor<2x8x8xf32>, %s: tensor<2xi32>) -> tensor<?x8xf32> {
   %h = moe.gmm %rows, %w, %s : tensor<?x8xf32>, tensor<2x8x8xf32>, tensor<2xi32>
   return %h : tensor<?x8xf32>

@@ -31,22 +31,3 @@ moec::Buffer moebench::widenToF32(const moec::Buffer &b) {
     out.as<float>()[i] = static_cast<float>(b.at(i));
   return out;
 }
-
-double moebench::prepareWeights(Compiled &program, const std::string &function,
-                                std::map<std::string, moec::Buffer> &pool,
-                                const std::vector<std::string> &weights, const std::string &prefix,
-                                std::vector<std::string> &prepared, std::string &error) {
-  std::string prepare = function + "_prepare_weights";
-  const moec::FunctionSignature *sig = program.signature(prepare);
-  if (!sig) {
-    error = "moe-quantize left no @" + prepare;
-    return -1;
-  }
-  std::vector<std::string> names;
-  for (size_t q = 0; q < sig->results.size(); ++q)
-    names.push_back(prefix + std::to_string(q));
-  double seconds = program.call(prepare, pool, weights, names, error);
-  if (seconds >= 0)
-    prepared.insert(prepared.end(), names.begin(), names.end());
-  return seconds;
-}

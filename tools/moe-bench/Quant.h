@@ -39,17 +39,6 @@ struct QuantChoice {
   std::string pipeline(bool training) const;
 };
 
-class Compiled;
-
-/// Calls `<function>_prepare_weights` (what moe-quantize hoisted out of
-/// `function`) on the pool's `weights`, once; its results go into the pool
-/// as `<prefix>0`, `<prefix>1`, ... and their names are appended to
-/// `prepared`. Returns the call's seconds, or a negative value with `error`.
-double prepareWeights(Compiled &program, const std::string &function,
-                      std::map<std::string, moec::Buffer> &pool,
-                      const std::vector<std::string> &weights, const std::string &prefix,
-                      std::vector<std::string> &prepared, std::string &error);
-
 /// ||a - ref||_2 / ||ref||_2 over every element, in double (0 when both are
 /// zero); -1 when the shapes differ.
 double relativeError(const moec::Buffer &a, const moec::Buffer &ref);

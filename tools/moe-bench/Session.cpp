@@ -44,11 +44,19 @@ std::unique_ptr<Compiled> Compiled::build(const std::string &source,
       c->rematChoices[fn.getSymName().str()] = {
           remat.getAs<mlir::IntegerAttr>("kept_bytes").getInt(),
           remat.getAs<mlir::IntegerAttr>("recomputed_flops").getInt()};
+  // The weights packed once (before the signatures are read: it adds the
+  // functions a host calls).
+  if (gmm.prepareWeights && mlir::failed(moec::prepareWeights(*module, gmm))) {
+    error = diagnostics.empty() ? "moe-prepare-weights failed" : diagnostics;
+    return nullptr;
+  }
   std::vector<std::string> skipped;
   for (auto &sig : moec::entrySignatures(*module, skipped)) {
     c->signatures[sig.name] = sig;
     if (std::optional<moec::MeshLayout> layout = moec::meshLayout(*module, sig.name))
       c->layouts[sig.name] = *layout;
+    if (std::optional<moec::PreparedForm> form = moec::preparedForm(*module, sig.name))
+      c->preparedForms[sig.name] = *form;
   }
   if (mlir::failed(moec::lowerModule(*module, "", gmm))) {
     error = diagnostics.empty() ? "lowering failed" : diagnostics;
@@ -170,4 +178,44 @@ void moebench::fillUniform(moec::Buffer &b, uint64_t seed, float scale) {
 const moec::FunctionSignature *Compiled::signature(const std::string &function) const {
   auto it = signatures.find(function);
   return it == signatures.end() ? nullptr : &it->second;
+}
+
+const moec::PreparedForm *Compiled::preparedForm(const std::string &function) const {
+  auto it = preparedForms.find(function);
+  return it == preparedForms.end() ? nullptr : &it->second;
+}
+
+double Compiled::prepareWeights(const std::string &function, std::map<std::string, moec::Buffer> &pool,
+                                const std::vector<std::string> &args, const std::string &prefix,
+                                std::vector<std::string> &preparedArgs,
+                                std::vector<std::string> &preparedWeights, std::string &error) {
+  const moec::PreparedForm *form = preparedForm(function);
+  const moec::FunctionSignature *sig = form ? signature(form->prepare) : nullptr;
+  if (!sig) {
+    error = "@" + function + " has no prepared form (<f>_prepare_weights, <f>_prepared)";
+    return -1;
+  }
+  auto named = [&](const std::vector<int64_t> &positions, std::vector<std::string> &names) {
+    for (int64_t i : positions) {
+      if (i < 0 || i >= static_cast<int64_t>(args.size())) {
+        error = "@" + form->prepared + " takes argument " + std::to_string(i) + " of @" + function +
+                ", which has " + std::to_string(args.size());
+        return false;
+      }
+      names.push_back(args[i]);
+    }
+    return true;
+  };
+  std::vector<std::string> weights, kept, results;
+  if (!named(form->weightArgs, weights) || !named(form->keptArgs, kept))
+    return -1;
+  for (size_t q = 0; q < sig->results.size(); ++q)
+    results.push_back(prefix + std::to_string(q));
+  double seconds = call(form->prepare, pool, weights, results, error);
+  if (seconds < 0)
+    return seconds;
+  preparedArgs = kept;
+  preparedArgs.insert(preparedArgs.end(), results.begin(), results.end());
+  preparedWeights = results;
+  return seconds;
 }

@@ -55,6 +55,19 @@ public:
   /// Where per-shard `function` runs (nullptr: not a per-shard function).
   const moec::MeshLayout *layout(const std::string &function) const;
 
+  /// Calls the prepare function of `function`'s prepared form (moe-quantize's
+  /// int8 weights, moe-prepare-weights' packed ones) once, on the pool's
+  /// buffers among `args` (`function`'s arguments by name) it takes; its
+  /// results go into the pool as `<prefix>0`, `<prefix>1`, ... `preparedArgs`
+  /// gets the prepared function's arguments and `preparedWeights` the new
+  /// names. Returns the call's seconds, or a negative value with `error`.
+  double prepareWeights(const std::string &function, std::map<std::string, moec::Buffer> &pool,
+                        const std::vector<std::string> &args, const std::string &prefix,
+                        std::vector<std::string> &preparedArgs,
+                        std::vector<std::string> &preparedWeights, std::string &error);
+  /// `function`'s prepared form (nullptr: none).
+  const moec::PreparedForm *preparedForm(const std::string &function) const;
+
   /// The tensor signature of public `function` (nullptr: none such).
   const moec::FunctionSignature *signature(const std::string &function) const;
   /// moe-remat's decision for `function` (nullopt: no remat ran on it).
@@ -65,6 +78,7 @@ private:
   std::map<std::string, moec::FunctionSignature> signatures;
   std::map<std::string, RematChoice> rematChoices;
   std::map<std::string, moec::MeshLayout> layouts;
+  std::map<std::string, moec::PreparedForm> preparedForms;
   std::unique_ptr<moec::JitProgram> program;
 };
 

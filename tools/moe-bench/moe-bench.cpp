@@ -145,6 +145,12 @@ cl::opt<QueueMode> queueMode("queue-mode", cl::desc("What the timed call runs:")
                              cl::cat(category));
 cl::opt<bool> stageTiming("stage-timing", cl::desc("Time pack, up, down, combine separately"),
                           cl::cat(category));
+cl::opt<bool> prepareWeightsOption(
+    "prepare-weights",
+    cl::desc("Pack the float gmm weights into the kernels' layout once, before the timed calls "
+             "(<f>_prepare_weights, as a serving host loads them); =false times the per-task "
+             "packing"),
+    cl::init(true), cl::cat(category));
 cl::opt<int> iters("iters", cl::desc("Timed runs (the median is reported)"), cl::init(5),
                    cl::cat(category));
 cl::opt<int> warmup("warmup", cl::desc("Untimed runs first"), cl::init(1), cl::cat(category));
@@ -288,6 +294,7 @@ std::string gmmChoices(moec::GmmChoices &gmm) {
   gmm.strategy = gmmStrategy;
   gmm.tiling = gmmTiling;
   gmm.tuningTable = tuningTable;
+  gmm.prepareWeights = prepareWeightsOption;
   if (tune) {
     if (gmm.tuningTable.empty())
       gmm.tuningTable = "moec-tuning.txt";
@@ -360,20 +367,18 @@ bool timeStages(const BlockConfig &c, const QuantChoice &quant, Compiled &stages
       upWeights.push_back(w);
   std::vector<std::string> downArgs = {"act", "sizes"};
   std::string upStage = "up", downStage = "down";
-  if (quant.enabled()) {
-    // The stages' own prepared weights (after the floats' other
-    // arguments, as moe-quantize orders them), made once.
-    if (c.preweight())
-      upArgs.push_back("sw");
-    if (prepareWeights(stages, "up", pool, upWeights, "up_q", upArgs, error) < 0 ||
-        prepareWeights(stages, "down", pool, {"w2"}, "down_q", downArgs, error) < 0)
+  upArgs.insert(upArgs.end(), upWeights.begin(), upWeights.end());
+  if (c.preweight())
+    upArgs.push_back("sw");
+  downArgs.push_back("w2");
+  // The stages' own prepared weights (int8, or packed), made once, as the
+  // block's are.
+  std::vector<std::string> upPrepared, downPrepared;
+  if (stages.preparedForm("up") && stages.preparedForm("down")) {
+    if (stages.prepareWeights("up", pool, upArgs, "up_p", upArgs, upPrepared, error) < 0 ||
+        stages.prepareWeights("down", pool, downArgs, "down_p", downArgs, downPrepared, error) < 0)
       return false;
     upStage = "up_prepared", downStage = "down_prepared";
-  } else {
-    upArgs.insert(upArgs.end(), upWeights.begin(), upWeights.end());
-    if (c.preweight())
-      upArgs.push_back("sw");
-    downArgs.push_back("w2");
   }
   for (int i = 0; i < warmup + iters; ++i) {
     double a = stages.call("pack", pool, {"x", "ids", "w"}, {"sw", "perm", "sizes"}, error);
@@ -386,10 +391,9 @@ bool timeStages(const BlockConfig &c, const QuantChoice &quant, Compiled &stages
       tPack.push_back(a), tUp.push_back(b), tDown.push_back(d), tCombine.push_back(e);
   }
   pool.erase("act"), pool.erase("d"), pool.erase("ys");
-  for (const std::vector<std::string> *args : {&upArgs, &downArgs})
-    for (const std::string &name : *args)
-      if (StringRef(name).contains("_q"))
-        pool.erase(name);
+  for (const std::vector<std::string> *names : {&upPrepared, &downPrepared})
+    for (const std::string &name : *names)
+      pool.erase(name);
   // Route runs inside the block; time it on its own too.
   std::vector<double> tRoute;
   for (int i = 0; i < iters; ++i) {
@@ -556,7 +560,11 @@ bool compileVariants(const BlockConfig &c, const moec::GmmChoices &gmm,
                                   : std::string()) +
                 "})";
     }
-    v.program = Compiled::build(blockProgram(c), gmm, v.compileS, error, prepare);
+    // Packed weights for the float forward (int8 has moe-quantize's; a
+    // shard's program and training keep their form).
+    moec::GmmChoices variantGmm = gmm;
+    variantGmm.prepareWeights = gmm.prepareWeights && !quant.enabled() && !plan && policy.empty();
+    v.program = Compiled::build(blockProgram(c), variantGmm, v.compileS, error, prepare);
     if (!v.program)
       return false;
     if (!policy.empty()) {
@@ -993,7 +1001,9 @@ int main(int argc, char **argv) {
     const std::vector<std::string> &expertWeights = inputs.expertWeights;
 
     double stageCompileS = 0, routeCompileS = 0;
-    auto route = Compiled::build(routeProgram(c), gmm, routeCompileS, error);
+    moec::GmmChoices unprepared = gmm; // programs nobody times as a host would run them
+    unprepared.prepareWeights = false;
+    auto route = Compiled::build(routeProgram(c), unprepared, routeCompileS, error);
     if (!route)
       return fail(error);
     // The block, or its forward_backward under each remat policy.
@@ -1008,7 +1018,7 @@ int main(int argc, char **argv) {
       BlockConfig f32 = c;
       f32.dtype = moec::FloatType::f32;
       double referenceCompileS = 0;
-      reference = Compiled::build(blockProgram(f32), gmm, referenceCompileS, error,
+      reference = Compiled::build(blockProgram(f32), unprepared, referenceCompileS, error,
                                   isTraining() ? "moe-generate-backward" : "");
       if (!reference)
         return fail(error);
@@ -1112,31 +1122,33 @@ int main(int argc, char **argv) {
         std::string entry = training ? "moe_block_forward_backward" : "moe_block";
         std::vector<std::string> entryResults = training ? fbResults : std::vector<std::string>{"y"};
         std::vector<std::string> referenceArgs = blockArgs;
-        std::vector<std::string> quantized; // the prepared weights' names
-        if (quant.enabled() && !training) {
+        std::vector<std::string> prepared; // the prepared weights' names
+        if (!training && mode == "full" && block->preparedForm(entry)) {
           // Once, as a host loading the weights would: the timed calls run
-          // @moe_block_prepared on the int8 weights and scales.
-          std::vector<std::string> floatWeights =
-              quant.routedOnly() ? expertWeights : weightNames;
-          double s = prepareWeights(*block, "moe_block", pool, floatWeights, "q", quantized, error);
+          // @moe_block_prepared on the int8 weights and scales, or on the
+          // weights packed in the kernels' layout.
+          std::vector<std::string> preparedArgs;
+          double s = block->prepareWeights(entry, pool, blockArgs, "prepared", preparedArgs, prepared, error);
           if (s < 0)
             return fail(error);
-          double floatBytes = 0, quantBytes = 0;
-          for (const std::string &w : floatWeights)
-            floatBytes += pool[w].numBytes();
-          for (const std::string &q : quantized)
-            quantBytes += pool[q].numBytes();
-          outs() << format("quant: mode=%s weight_scales=%s; weights quantized once in %.1f ms "
-                           "(%.1f MiB -> %.1f MiB with scales)\n",
-                           quant.modeName().c_str(), quant.scalesName().c_str(), s * 1e3,
-                           floatBytes / 1048576.0, quantBytes / 1048576.0);
-          entry = "moe_block_prepared";
-          blockArgs.erase(std::remove_if(blockArgs.begin(), blockArgs.end(),
-                                         [&](const std::string &a) {
-                                           return llvm::is_contained(floatWeights, a);
-                                         }),
-                          blockArgs.end());
-          blockArgs.insert(blockArgs.end(), quantized.begin(), quantized.end());
+          double floatBytes = 0, preparedBytes = 0;
+          for (int64_t i : block->preparedForm(entry)->weightArgs)
+            floatBytes += pool[blockArgs[i]].numBytes();
+          for (const std::string &q : prepared)
+            preparedBytes += pool[q].numBytes();
+          if (quant.enabled())
+            outs() << format("quant: mode=%s weight_scales=%s; weights quantized once in %.1f ms "
+                             "(%.1f MiB -> %.1f MiB with scales)\n",
+                             quant.modeName().c_str(), quant.scalesName().c_str(), s * 1e3,
+                             floatBytes / 1048576.0, preparedBytes / 1048576.0);
+          else
+            outs() << format("prepare: weights packed once in %.1f ms for the kernels (%.1f MiB -> %.1f MiB); "
+                             "the timed calls pack none\n",
+                             s * 1e3, floatBytes / 1048576.0, preparedBytes / 1048576.0);
+          entry = block->preparedForm(entry)->prepared;
+          blockArgs = preparedArgs;
+        } else if (quant.enabled() && !training && mode == "full") {
+          return fail("moe-quantize left no @moe_block_prepare_weights");
         }
         // Sharded: each rank's times and the last call's counters.
         std::vector<std::vector<double>> rankTimes;
@@ -1161,7 +1173,7 @@ int main(int argc, char **argv) {
         if (quant.enabled() && !compareWithF32(*reference, pool, entry, referenceArgs, entryResults,
                                                r, error))
           return fail(error);
-        for (const std::string &q : quantized)
+        for (const std::string &q : prepared)
           pool.erase(q);
         pool.erase("rows");
         for (const std::string &name : fbResults)

@@ -239,6 +239,12 @@ cl::opt<unsigned> threads(cl::cat(moecCategory), "threads",
                           cl::init(0), cl::sub(runCommand));
 cl::opt<unsigned> iters(cl::cat(moecCategory), "iters", cl::desc("Times to run (the median time is printed)"),
                         cl::init(1), cl::sub(runCommand));
+cl::opt<bool> prepareWeightsBeforeRuns(
+    cl::cat(moecCategory), "prepare-weights",
+    cl::desc("Pack the gmm weights into the kernels' layout once, before the runs "
+             "(<f>_prepare_weights, moe-prepare-weights), and time <f>_prepared, as a host that "
+             "loads the weights once does; =false runs <f>, which packs them per call"),
+    cl::init(true), cl::sub(runCommand));
 cl::opt<std::string> outputDir(cl::cat(moecCategory), "output-dir", cl::desc("Directory for out<i>.npy"),
                                cl::init(""), cl::sub(runCommand));
 cl::opt<Launcher> launcher(cl::cat(moecCategory), "launcher",
@@ -573,12 +579,28 @@ int run(mlir::ModuleOp module) {
              << (remat.getAs<mlir::BoolAttr>("kept_dynamic").getValue()
                      ? " (and values of dynamic size)\n"
                      : "\n");
-  // A run calls one function: the others (the forward next to its
-  // forward_backward, say) become private and upstream's symbol-dce drops
-  // what the entry does not call, so they are not compiled.
-  for (auto fn : module.getOps<mlir::func::FuncOp>())
-    if (fn.getSymName() != shardSig->name && !fn.isDeclaration())
+  // The weights packed once, before the runs (one device, moe-to-llvm):
+  // the entry's prepared form, when moe-prepare-weights makes one.
+  std::optional<PreparedForm> prepared;
+  std::optional<FunctionSignature> prepareSig, preparedSig;
+  if (prepareWeightsBeforeRuns && !layout && passPipeline.empty()) {
+    if (mlir::failed(prepareWeights(module, gmmChoices())))
+      return 1;
+    prepared = preparedForm(module, sig->name);
+    if (prepared && (!(prepareSig = entrySignature(module, prepared->prepare, error)) ||
+                     !(preparedSig = entrySignature(module, prepared->prepared, error))))
+      return fail(error);
+  }
+  // A run calls one function (and with prepared weights, the two halves):
+  // the others (the forward next to its forward_backward, say) become
+  // private and upstream's symbol-dce drops what is not called, so they are
+  // not compiled.
+  for (auto fn : module.getOps<mlir::func::FuncOp>()) {
+    bool called = prepared ? (fn.getSymName() == prepared->prepare || fn.getSymName() == prepared->prepared)
+                           : fn.getSymName() == shardSig->name;
+    if (!called && !fn.isDeclaration())
       fn.setPrivate();
+  }
   mlir::PassManager dce(module.getContext());
   dce.addPass(mlir::createSymbolDCEPass());
   if (mlir::failed(dce.run(module)))
@@ -589,7 +611,7 @@ int run(mlir::ModuleOp module) {
   if (!program)
     return fail(error);
 
-  std::optional<MemoryPlan> plan = memoryPlan(module, sig->name);
+  std::optional<MemoryPlan> plan = memoryPlan(module, prepared ? prepared->prepared : sig->name);
   // The plan places the buffers of static size; those whose size follows a
   // dynamic dimension of the inputs are allocated as the run needs them, so
   // the plan of a dynamic-shape function is not the run's peak.
@@ -609,14 +631,42 @@ int run(mlir::ModuleOp module) {
   // Compiled before the first run, so that the runs' peak RSS over the RSS
   // before them is what the calls allocate and touch (later runs reuse
   // what malloc kept from the first).
-  if (!program->materialize(sig->name, error))
+  if (!program->materialize(prepared ? prepared->prepared : sig->name, error))
     return fail(error);
+  // Prepared weights: the prepare function once, on the weights (views of
+  // the arguments), then every run calls the prepared function on the
+  // other arguments and what it returned.
+  std::vector<Buffer> preparedArgs;
+  if (prepared) {
+    auto viewOf = [](Buffer &b) { return Buffer::view(b.dtype(), b.shape(), b.data()); };
+    std::vector<Buffer> weights;
+    for (int64_t i : prepared->weightArgs)
+      weights.push_back(viewOf(args[i]));
+    auto start = std::chrono::steady_clock::now();
+    auto packed = callOnDevice(*program, *prepareSig, weights, error);
+    if (!packed)
+      return fail(error);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    int64_t bytes = 0;
+    for (const Buffer &b : *packed)
+      bytes += b.numBytes();
+    outs() << "prepare: weights packed once for the kernels in " << format("%.1f", s * 1e3) << " ms ("
+           << format("%.1f", bytes / 1048576.0) << " MiB), @" << prepared->prepare
+           << "; the runs call @" << prepared->prepared << "\n";
+    for (int64_t i : prepared->keptArgs)
+      preparedArgs.push_back(viewOf(args[i]));
+    for (Buffer &b : *packed)
+      preparedArgs.push_back(std::move(b));
+  }
 
   // One call of the program: on this device, or on every shard of the mesh.
   // A single-device call has no mesh bound: a collective in it (a per-shard
   // program without placement) fails instead of running on nothing.
   std::function<std::optional<std::vector<Buffer>>(std::string &)> call =
-      [&](std::string &err) { return callOnDevice(*program, *sig, args, err); };
+      [&](std::string &err) {
+        return prepared ? callOnDevice(*program, *preparedSig, preparedArgs, err)
+                        : callOnDevice(*program, *sig, args, err);
+      };
   std::vector<std::vector<Buffer>> shardArgs;
   std::vector<RankStats> rankStats;
   if (layout) {
