@@ -88,13 +88,16 @@ def MoePrepareWeights : Pass<"moe-prepare-weights", "::mlir::ModuleOp"> {
     - `@f_prepare_weights(weights) -> (packed weights, ...)`: a
       `moe.pack_weights` of each such gmm's weights (and of its fused up
       gmm's), and any cast or reshape of a weight the rest still reads;
-    - `@f_prepared(other arguments, packed weights, ...)`: `@f`'s body with
+    - `@f_prepared(arguments, packed weights, ...)`: `@f`'s body with
       each of those gmms reading `packed(%p)`, so that its kernels pack
       nothing per call.
 
     A host that runs the block many times calls the first once when it loads
-    the weights and the second per batch (moec run, moe-bench, the Python
-    layers do); `@f` alone still computes the same result, packing per task.
+    the weights and the second per batch (moec run and moe-bench do); `@f`
+    alone still computes the same result, packing per task. `@f_prepared`
+    takes all of `@f`'s arguments that its body still names (the gmms keep
+    their `rhs`), then the packed weights and any reshaped or widened
+    weight the rest reads.
     Not for a function that trains (a moe.tgmm: the weights change every
     step), one shard's program (moe-partition's; its host runs `@f`), or int8
     weights (moe-quantize prepares those).

@@ -13,7 +13,9 @@
 //            them next to each other). The weights stream from memory once
 //            per forward either way; the pack costs one L2 write per weight
 //            byte and gives tiles with a 64-byte row stride (contiguous, no
-//            cache-set conflicts).
+//            cache-set conflicts). With weights packed at load time
+//            (moe.gmm ... packed(%p), moe-prepare-weights), the task's block
+//            is a view of %p and nothing is packed per call.
 //
 //===----------------------------------------------------------------------===//
 

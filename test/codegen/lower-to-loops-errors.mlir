@@ -46,7 +46,7 @@ func.func @packed_other_layout(%x: tensor<?x64xf32>, %w: tensor<2x64x40xf32>, %p
 // -----
 
 // FMA beside AMX: two layouts, so no packed one.
-func.func @packed_int8_kind(%x: tensor<?x64xbf16>, %w: tensor<2x64x40xbf16>, %p: tensor<2x4x32x32xbf16>, %s: tensor<2xi32>) -> tensor<?x40xbf16> {
+func.func @packed_two_layouts(%x: tensor<?x64xbf16>, %w: tensor<2x64x40xbf16>, %p: tensor<2x4x32x32xbf16>, %s: tensor<2xi32>) -> tensor<?x40xbf16> {
   // expected-error @+1 {{its weights are packed, but the kinds of its lowering read no one packed layout (run moe-prepare-weights after moe-select-lowering)}}
   %y = moe.gmm %x, %w, %s packed(%p : tensor<2x4x32x32xbf16>) {moe.lowering = #moe.gmm_lowering<kernels = ["fma", "amx_bf16"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, packed_columns = 64, amx_min_rows = 16>} : tensor<?x64xbf16>, tensor<2x64x40xbf16>, tensor<2xi32>
   return %y : tensor<?x40xbf16>

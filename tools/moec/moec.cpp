@@ -21,6 +21,7 @@
 #include "frontend/HfBlock.h"
 #include "compiler/ShardedCall.h"
 #include "dialect/MoeDialect.h"
+#include "dialect/MoeOps.h"
 #include "passes/Remat.h"
 #include "tooling/AutoParallel.h"
 #include "tooling/LoadProgram.h"
@@ -583,10 +584,16 @@ int run(mlir::ModuleOp module) {
   // the entry's prepared form, when moe-prepare-weights makes one.
   std::optional<PreparedForm> prepared;
   std::optional<FunctionSignature> prepareSig, preparedSig;
+  bool packs = false;
   if (prepareWeightsBeforeRuns && !layout && passPipeline.empty()) {
     if (mlir::failed(prepareWeights(module, gmmChoices())))
       return 1;
     prepared = preparedForm(module, sig->name);
+    // moe-prepare-weights packs float weights; moe-quantize's split (an
+    // int8 module, prepared the same way) quantizes them.
+    if (prepared)
+      if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(prepared->prepare))
+        fn.walk([&](mlir::moe::PackWeightsOp) { packs = true; });
     if (prepared && (!(prepareSig = entrySignature(module, prepared->prepare, error)) ||
                      !(preparedSig = entrySignature(module, prepared->prepared, error))))
       return fail(error);
@@ -650,7 +657,8 @@ int run(mlir::ModuleOp module) {
     int64_t bytes = 0;
     for (const Buffer &b : *packed)
       bytes += b.numBytes();
-    outs() << "prepare: weights packed once for the kernels in " << format("%.1f", s * 1e3) << " ms ("
+    outs() << "prepare: weights " << (packs ? "packed once for the kernels" : "quantized once")
+           << " in " << format("%.1f", s * 1e3) << " ms ("
            << format("%.1f", bytes / 1048576.0) << " MiB), @" << prepared->prepare
            << "; the runs call @" << prepared->prepared << "\n";
     for (int64_t i : prepared->keptArgs)
