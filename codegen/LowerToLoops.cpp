@@ -73,17 +73,15 @@ bool gatherFusedIntoUsers(GatherRowsOp gather) {
 /// The SwiGLU a lowering fuses (fusedOperands).
 LogicalResult fusedSwiglu(GmmOp gmm, GmmLoweringAttr lowering, SwigluOp &swiglu, GmmOp &gate,
                           GmmOp &up) {
-  swiglu = gmm->hasOneUse() ? dyn_cast<SwigluOp>(*gmm->user_begin()) : SwigluOp();
+  strategy::FusedGmms fused = strategy::fusedGmms(gmm, lowering);
+  swiglu = fused.swiglu, gate = fused.gate, up = fused.up;
   if (!swiglu)
     return gmm.emitError("its lowering fuses a SwiGLU, but its result is not a moe.swiglu's only "
                          "input use (run moe-select-lowering again after rewriting the IR)");
-  gate = swiglu.getInputs()[0].getDefiningOp<GmmOp>();
-  if (swiglu.getInputs().size() == 2)
-    up = swiglu.getInputs()[1].getDefiningOp<GmmOp>();
   for (GmmOp g : {gate, up})
     if (g && (loweringOf(g) != lowering || !g->hasOneUse()))
       return gmm.emitError("the SwiGLU's gate and up gmms must share one lowering that fuses it");
-  if (!gate || (swiglu.getInputs().size() == 2 && !up))
+  if (!fused.complete())
     return gmm.emitError("its lowering fuses a SwiGLU whose inputs are not both moe.gmm");
   // The kernel reads the gate's rows and groups for both: what
   // moe-select-lowering checked must still hold.
@@ -124,7 +122,7 @@ LogicalResult checkFastLowering(GmmOp gmm, GmmLoweringAttr lowering, TargetAttr 
     return failure();
   if (gmm != gate && gmm.getPackedRhs())
     return gmm.emitError("packed weights go on the SwiGLU's gate gmm, which packs the up gmm's with them");
-  if (Value packed = gate.getPackedRhs()) {
+  if (Value packed = gmm == gate ? gate.getPackedRhs() : Value()) {
     // The kinds read the packed weights as their layout has them.
     std::optional<strategy::PackedLayout> layout = strategy::packedLayoutFor(gate, swiglu, lowering);
     if (!layout)

@@ -198,6 +198,13 @@ struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
                                "shared expert with mode=matmul";
             return signalPassFailure();
           }
+      // Packed float weights would be dropped with the float gmm.
+      for (GmmOp gmm : gmms)
+        if (gmm.getPackedRhs()) {
+          gmm.emitError("moe-quantize: this gmm reads weights moe-prepare-weights packed; quantize "
+                        "the block before preparing its weights");
+          return signalPassFailure();
+        }
       for (GmmOp gmm : gmms)
         quantizer.rewriteGmm(gmm);
       for (linalg::MatmulOp mm : shared)

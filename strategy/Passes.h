@@ -25,6 +25,22 @@ namespace strategy {
 /// over the same rows, groups, weight type and scales, each used only there
 /// and neither transposed. Null when there is none.
 SwigluOp fusableSwiglu(GmmOp gmm);
+
+/// The ops one kernel runs together under `gmm`'s `lowering`, as the IR has
+/// them: without a fused SwiGLU, `gmm` alone as the gate; with one, the
+/// SwiGLU that is gmm's only use (null if none), its first input's gmm as
+/// the gate and its second's as the up gmm (null where the input is no
+/// gmm). moe-lower-to-loops checks what it finds; moe-prepare-weights packs
+/// the gate's and up's weights together.
+struct FusedGmms {
+  GmmOp gate, up;
+  SwigluOp swiglu;
+  /// Whether every op the lowering fuses is there.
+  bool complete() const {
+    return gate && (!swiglu || SwigluOp(swiglu).getInputs().size() == 1 || up);
+  }
+};
+FusedGmms fusedGmms(GmmOp gmm, GmmLoweringAttr lowering);
 } // namespace strategy
 
 } // namespace mlir::moe

@@ -48,28 +48,6 @@ void hoistAbove(Value v, Operation *at) {
   def->moveBefore(at);
 }
 
-/// The gmms one kernel runs together: the gate (which carries packed(...)),
-/// the up gmm and SwiGLU its lowering fuses, if any.
-struct FusedGmms {
-  GmmOp gate, up;
-  SwigluOp swiglu;
-};
-
-std::optional<FusedGmms> fusedGmms(GmmOp gmm) {
-  auto lowering = gmm->getAttrOfType<GmmLoweringAttr>(kLoweringAttrName);
-  if (!lowering || !lowering.fuses("swiglu"))
-    return FusedGmms{gmm, {}, {}};
-  auto swiglu = gmm->hasOneUse() ? dyn_cast<SwigluOp>(*gmm->user_begin()) : SwigluOp();
-  if (!swiglu)
-    return std::nullopt; // moe-lower-to-loops says what is wrong
-  FusedGmms f{swiglu.getInputs()[0].getDefiningOp<GmmOp>(), {}, swiglu};
-  if (swiglu.getInputs().size() == 2)
-    f.up = swiglu.getInputs()[1].getDefiningOp<GmmOp>();
-  if (!f.gate || (swiglu.getInputs().size() == 2 && !f.up))
-    return std::nullopt;
-  return f;
-}
-
 struct MoePrepareWeightsPass : mlir::moe::impl::MoePrepareWeightsBase<MoePrepareWeightsPass> {
   using MoePrepareWeightsBase::MoePrepareWeightsBase;
 
@@ -93,15 +71,17 @@ struct MoePrepareWeightsPass : mlir::moe::impl::MoePrepareWeightsBase<MoePrepare
   /// Gives every gmm of `fn` that can read packed weights a moe.pack_weights
   /// of them; returns how many.
   static int64_t packGmms(func::FuncOp fn) {
-    SmallVector<FusedGmms> groups;
+    SmallVector<strategy::FusedGmms> groups;
     DenseSet<Operation *> seen;
     fn.walk([&](GmmOp gmm) {
-      std::optional<FusedGmms> f = fusedGmms(gmm);
-      if (f && seen.insert(f->gate).second)
-        groups.push_back(*f);
+      // An incomplete fusion is moe-lower-to-loops' to report.
+      strategy::FusedGmms f =
+          strategy::fusedGmms(gmm, gmm->getAttrOfType<GmmLoweringAttr>(kLoweringAttrName));
+      if (f.complete() && seen.insert(f.gate).second)
+        groups.push_back(f);
     });
     int64_t packed = 0;
-    for (FusedGmms &f : groups) {
+    for (strategy::FusedGmms &f : groups) {
       auto lowering = f.gate->getAttrOfType<GmmLoweringAttr>(kLoweringAttrName);
       std::optional<strategy::PackedLayout> layout = strategy::packedLayoutFor(f.gate, f.swiglu, lowering);
       if (!layout || f.gate.getPackedRhs() || !fromArguments(f.gate.getRhs(), fn) ||

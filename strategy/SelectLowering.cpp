@@ -51,6 +51,19 @@ SwigluOp mlir::moe::strategy::fusableSwiglu(GmmOp gmm) {
   return swiglu;
 }
 
+strategy::FusedGmms mlir::moe::strategy::fusedGmms(GmmOp gmm, GmmLoweringAttr lowering) {
+  if (!lowering || !lowering.fuses("swiglu"))
+    return {gmm, {}, {}};
+  FusedGmms f;
+  f.swiglu = gmm->hasOneUse() ? dyn_cast<SwigluOp>(*gmm->user_begin()) : SwigluOp();
+  if (!f.swiglu)
+    return f;
+  f.gate = f.swiglu.getInputs()[0].getDefiningOp<GmmOp>();
+  if (f.swiglu.getInputs().size() == 2)
+    f.up = f.swiglu.getInputs()[1].getDefiningOp<GmmOp>();
+  return f;
+}
+
 namespace {
 
 /// A pack's gathered rows feeding gmms become one moe.gather_rows of the

@@ -32,3 +32,12 @@ func.func @shard(%rows: tensor<?x8xf32>, %w: tensor<2x8x8xf32>, %s: tensor<2xi32
   %h = moe.gmm %rows, %w, %s : tensor<?x8xf32>, tensor<2x8x8xf32>, tensor<2xi32>
   return %h : tensor<?x8xf32>
 }
+
+// -----
+
+// Weights packed for the float kernels: quantizing would drop them.
+func.func @packed(%x: tensor<?x64xf32>, %w: tensor<2x64x40xf32>, %p: tensor<2x1x64x64xf32>, %s: tensor<2xi32>) -> tensor<?x40xf32> {
+  // expected-error @+1 {{moe-quantize: this gmm reads weights moe-prepare-weights packed; quantize the block before preparing its weights}}
+  %y = moe.gmm %x, %w, %s packed(%p : tensor<2x1x64x64xf32>) : tensor<?x64xf32>, tensor<2x64x40xf32>, tensor<2xi32>
+  return %y : tensor<?x40xf32>
+}

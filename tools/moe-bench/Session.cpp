@@ -186,7 +186,7 @@ const moec::PreparedForm *Compiled::preparedForm(const std::string &function) co
 }
 
 double Compiled::prepareWeights(const std::string &function, std::map<std::string, moec::Buffer> &pool,
-                                const std::vector<std::string> &args, const std::string &prefix,
+                                std::vector<std::string> args, const std::string &prefix,
                                 std::vector<std::string> &preparedArgs,
                                 std::vector<std::string> &preparedWeights, std::string &error) {
   const moec::PreparedForm *form = preparedForm(function);

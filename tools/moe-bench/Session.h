@@ -57,12 +57,13 @@ public:
 
   /// Calls the prepare function of `function`'s prepared form (moe-quantize's
   /// int8 weights, moe-prepare-weights' packed ones) once, on the pool's
-  /// buffers among `args` (`function`'s arguments by name) it takes; its
+  /// buffers among `args` (`function`'s arguments by name; a copy, so that
+  /// `preparedArgs` may be the same vector) it takes; its
   /// results go into the pool as `<prefix>0`, `<prefix>1`, ... `preparedArgs`
   /// gets the prepared function's arguments and `preparedWeights` the new
   /// names. Returns the call's seconds, or a negative value with `error`.
   double prepareWeights(const std::string &function, std::map<std::string, moec::Buffer> &pool,
-                        const std::vector<std::string> &args, const std::string &prefix,
+                        std::vector<std::string> args, const std::string &prefix,
                         std::vector<std::string> &preparedArgs,
                         std::vector<std::string> &preparedWeights, std::string &error);
   /// `function`'s prepared form (nullptr: none).

@@ -817,6 +817,11 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
   if (quantMode != QuantRun::none) {
     double weights = 3.0 * experts * hidden * mlpDim + 3.0 * hidden * sharedDim;
     need += weights * (1.0 + (bytes == 2 ? 4.0 : 0.0));
+  } else if (prepareWeightsOption && !isTraining()) {
+    // The float weights packed once beside them (--prepare-weights): the
+    // routed ones in their type, the shared expert's widened to f32 and
+    // packed as f32 panels.
+    need += double(bytes) * 3.0 * experts * hidden * mlpDim + 8.0 * 3.0 * hidden * sharedDim;
   }
   // What the kernel can give without swapping or the out-of-memory killer
   // (the tensors of shapes the sizes depend on at run time meet the JIT's
