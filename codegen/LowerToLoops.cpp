@@ -179,6 +179,13 @@ struct MoeLowerToLoopsPass
       GmmLoweringAttr lowering = gmm ? loweringOf(gmm) : GmmLoweringAttr();
       if (lowering && failed(checkFastLowering(gmm, lowering, target)))
         anyFailed = true;
+      // The reference loops read rhs, which a packed gmm's need not hold.
+      if (gmm && !lowering && gmm.getPackedRhs()) {
+        gmm.emitError("its weights are packed, but it has no #moe.gmm_lowering whose kernels read them "
+                      "(its rhs need not hold the weights; run moe-prepare-weights after "
+                      "moe-select-lowering)");
+        anyFailed = true;
+      }
     }
     if (anyFailed)
       return signalPassFailure();

@@ -377,9 +377,11 @@ def Moe_GmmOp : Moe_Op<"gmm", [Pure, AttrSizedOperandSegments,
     kernel its `#moe.gmm_lowering` names (a `moe.pack_weights` of `rhs`, and
     of the up gmm's `rhs` when the lowering fuses a two-gmm SwiGLU), made
     once when the weights were loaded (`moe-prepare-weights`): the kernel
-    reads `%p` and packs nothing. The result is the same; `rhs` still says
-    what is multiplied (and what the reference lowering reads).
-    `moe-lower-to-loops` checks that `%p`'s shape is the lowering's layout.
+    reads `%p` and packs nothing, nor reads `rhs`: `rhs` gives the weights'
+    type, and its elements need not be there (`@f_prepared` passes a
+    `tensor.empty`, so that the raw weights need not stay alive).
+    `moe-lower-to-loops` checks that `%p`'s shape is the lowering's layout,
+    and refuses a packed gmm without a lowering that reads it.
   }];
   let arguments = (ins Moe_FloatTensor2D:$lhs, Moe_GmmRhsTensor3D:$rhs,
                        Moe_I32Tensor1D:$group_sizes,

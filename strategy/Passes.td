@@ -94,9 +94,12 @@ def MoePrepareWeights : Pass<"moe-prepare-weights", "::mlir::ModuleOp"> {
 
     A host that runs the block many times calls the first once when it loads
     the weights and the second per batch (moec run and moe-bench do); `@f`
-    alone still computes the same result, packing per task. `@f_prepared`
-    takes all of `@f`'s arguments that its body still names (the gmms keep
-    their `rhs`), then the packed weights and any reshaped or widened
+    alone still computes the same result, packing per task. A packed gmm's
+    kernels never read its `rhs`: in `@f_prepared` it is a `tensor.empty` of
+    the weights' type (when static), so that a host need not keep the raw
+    weights alive beside the packed copy. `@f_prepared` takes the arguments
+    of `@f` its body still names (activations, router, biases, shared
+    experts' weights), then the packed weights and any reshaped or widened
     weight the rest reads.
     Not for a function that trains (a moe.tgmm: the weights change every
     step), one shard's program (moe-partition's; its host runs `@f`), or int8
@@ -105,7 +108,8 @@ def MoePrepareWeights : Pass<"moe-prepare-weights", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numGmmsPacked", "gmms-packed", "gmms (with their fused up gmms) reading packed weights">,
   ];
-  let dependentDialects = ["::mlir::moe::MoeDialect", "::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::moe::MoeDialect", "::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // MOE_STRATEGY_PASSES_TD

@@ -14,6 +14,7 @@
 #include "strategy/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::moe {
 #define GEN_PASS_DEF_MOEPREPAREWEIGHTS
@@ -107,6 +108,16 @@ struct MoePrepareWeightsPass : mlir::moe::impl::MoePrepareWeightsBase<MoePrepare
                                             f.up ? f.up.getRhs() : Value(), layout->lanes,
                                             layout->tileColumns, layout->blockColumns, layout->gateUpUnit);
       f.gate.getPackedRhsMutable().assign(weights);
+      // The kernels read the packed copy only: rhs becomes an empty tensor
+      // of its type, so that the raw weights' one use is the pack and they
+      // go to the prepare function alone (a host need not keep them). A
+      // dynamic weight shape keeps rhs (its sizes come from the weights).
+      for (GmmOp g : {f.gate, f.up}) {
+        auto rhsType = g ? cast<RankedTensorType>(g.getRhs().getType()) : RankedTensorType();
+        if (rhsType && rhsType.hasStaticShape())
+          g.getRhsMutable().assign(tensor::EmptyOp::create(b, g.getLoc(), rhsType.getShape(),
+                                                           rhsType.getElementType()));
+      }
       ++packed;
     }
     return packed;

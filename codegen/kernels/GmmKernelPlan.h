@@ -21,9 +21,11 @@ struct GmmKernelPlan {
   Value lhs;            // [rows, D], or [tokens, D] when gathered through perm
   Value perm;           // i32 [R]: row r reads lhs[perm[r] / topK], zero if < 0
   int64_t topK = 1;
-  Value gateRhs;        // [E, D, Nw], innermost stride 1; [E, N, D] transposed
+  Value gateRhs;        // [E, D, Nw], innermost stride 1; [E, N, D] transposed;
+                        // null with packedRhs (never read then)
   bool transposeRhs = false; // the backward's row gradient: lhs @ rhs[g]^T
-  Value upRhs;          // with swiglu: the up columns' weight (may be gateRhs)
+  Value upRhs;          // with swiglu: the up columns' weight (may be gateRhs;
+                        // null with packedRhs)
   // The weights already in the kinds' layout (moe.pack_weights, made once
   // at load time; strategy/PackedLayout.h), [E, tiles, depth rows, lanes x
   // tile columns]: the kinds read a block of it per task and pack nothing.

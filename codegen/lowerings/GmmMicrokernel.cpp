@@ -38,9 +38,12 @@ GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
       plan.rowCount = e.dim(plan.lhs, 0);
   }
   plan.depth = cast<RankedTensorType>(gate.getLhs().getType()).getDimSize(1);
-  plan.gateRhs = e.unitStrideBuffer(gate.getRhs());
+  // Packed weights are all the kernels read: rhs is not made a buffer
+  // (moe-prepare-weights' @f_prepared passes a tensor.empty for it).
   if (gate.getPackedRhs())
     plan.packedRhs = e.unitStrideBuffer(gate.getPackedRhs());
+  else
+    plan.gateRhs = e.unitStrideBuffer(gate.getRhs());
   if (gate.isQuantized()) {
     plan.int8 = true;
     plan.gateScales = plan.upScales = e.unitStrideBuffer(gate.getRhsScales());
@@ -58,7 +61,8 @@ GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
     plan.interleaved = swiglu.getInterleaved();
     if (up) {
       plan.upBias = up.getBias() ? e.unitStrideBuffer(up.getBias()) : Value();
-      plan.upRhs = e.unitStrideBuffer(up.getRhs());
+      if (!plan.packedRhs)
+        plan.upRhs = e.unitStrideBuffer(up.getRhs());
       if (plan.int8)
         plan.upScales = e.unitStrideBuffer(up.getRhsScales());
       plan.upOffset = 0;

@@ -51,3 +51,13 @@ func.func @packed_two_layouts(%x: tensor<?x64xbf16>, %w: tensor<2x64x40xbf16>, %
   %y = moe.gmm %x, %w, %s packed(%p : tensor<2x4x32x32xbf16>) {moe.lowering = #moe.gmm_lowering<kernels = ["fma", "amx_bf16"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, packed_columns = 64, amx_min_rows = 16>} : tensor<?x64xbf16>, tensor<2x64x40xbf16>, tensor<2xi32>
   return %y : tensor<?x40xbf16>
 }
+
+// -----
+
+// The reference loops read rhs, which a packed gmm's need not hold.
+func.func @packed_reference(%x: tensor<?x64xf32>, %p: tensor<2x1x64x64xf32>, %s: tensor<2xi32>) -> tensor<?x40xf32> {
+  %w = tensor.empty() : tensor<2x64x40xf32>
+  // expected-error @+1 {{its weights are packed, but it has no #moe.gmm_lowering whose kernels read them (its rhs need not hold the weights; run moe-prepare-weights after moe-select-lowering)}}
+  %y = moe.gmm %x, %w, %s packed(%p : tensor<2x1x64x64xf32>) : tensor<?x64xf32>, tensor<2x64x40xf32>, tensor<2xi32>
+  return %y : tensor<?x40xf32>
+}

@@ -8,7 +8,8 @@
 
 // A bf16 SwiGLU over two gmms (w1, w3): one pack of both, gate and up
 // tiles alternating (gate_up_unit 32); the down projection's alone. The
-// gmms of @f_prepared read them; the arguments keep their places.
+// gmms of @f_prepared read them, their rhs an empty tensor of the weights'
+// type: @f_prepared takes none of the raw weights.
 // CHECK-LABEL: func.func @bf16_two_gmms(
 // CHECK-NOT:     packed(
 // CHECK:         return
@@ -19,12 +20,15 @@
 // CHECK:         %[[P2:.*]] = moe.pack_weights %[[W2]] {block_columns = 64 : i64, lanes = 2 : i64, tile_columns = 16 : i64}
 // CHECK:         return %[[P13]], %[[P2]]
 // CHECK-LABEL: func.func @bf16_two_gmms_prepared(
-// CHECK-SAME:      %{{.*}}: tensor<?x64xbf16>, %{{.*}}: tensor<?x2xi32>, %{{.*}}: tensor<?x2xf32>, %[[A3:.*]]: tensor<6x64x40xbf16>, %[[A4:.*]]: tensor<6x64x40xbf16>, %[[A5:.*]]: tensor<6x40x64xbf16>, %[[Q13:.*]]: tensor<6x6x32x32xbf16>, %[[Q2:.*]]: tensor<6x4x32x32xbf16>)
-// CHECK-SAME:      attributes {moe.kept_arguments = array<i64: 0, 1, 2, 3, 4, 5>}
-// CHECK:         moe.gmm %{{.*}}, %[[A3]], %{{.*}} packed(%[[Q13]] : tensor<6x6x32x32xbf16>) {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"]
-// CHECK:         moe.gmm %{{.*}}, %[[A4]], %{{.*}} {moe.lowering
+// CHECK-SAME:      %{{.*}}: tensor<?x64xbf16>, %{{.*}}: tensor<?x2xi32>, %{{.*}}: tensor<?x2xf32>, %[[Q13:.*]]: tensor<6x6x32x32xbf16>, %[[Q2:.*]]: tensor<6x4x32x32xbf16>)
+// CHECK-SAME:      attributes {moe.kept_arguments = array<i64: 0, 1, 2>}
+// CHECK-DAG:     %[[E1:.*]] = tensor.empty() : tensor<6x64x40xbf16>
+// CHECK-DAG:     %[[E3:.*]] = tensor.empty() : tensor<6x64x40xbf16>
+// CHECK:         moe.gmm %{{.*}}, %[[E1]], %{{.*}} packed(%[[Q13]] : tensor<6x6x32x32xbf16>) {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"]
+// CHECK:         moe.gmm %{{.*}}, %[[E3]], %{{.*}} {moe.lowering
 // CHECK:         moe.swiglu
-// CHECK:         moe.gmm %{{.*}}, %[[A5]], %{{.*}} packed(%[[Q2]] : tensor<6x4x32x32xbf16>)
+// CHECK:         %[[E2:.*]] = tensor.empty() : tensor<6x40x64xbf16>
+// CHECK:         moe.gmm %{{.*}}, %[[E2]], %{{.*}} packed(%[[Q2]] : tensor<6x4x32x32xbf16>)
 func.func @bf16_two_gmms(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
                          %w1: tensor<6x64x40xbf16>, %w3: tensor<6x64x40xbf16>,
                          %w2: tensor<6x40x64xbf16>) -> tensor<?x64xbf16> {
@@ -38,16 +42,17 @@ func.func @bf16_two_gmms(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w: tenso
 
 // f32 with a fused w13 reached through a reshape: FMA panels, half gate
 // and half up each (gate_up_unit = nr = 64); the reshape moves into the
-// prepare function with the pack, and what the gmm still names comes back
-// from it. A weight only the prepare function reads leaves @f_prepared.
+// prepare function with the pack, which is all @f_prepared takes of the
+// weights.
 // CHECK-LABEL: func.func @f32_fused_prepare_weights(
-// CHECK-SAME:      %{{.*}}: tensor<128x160xf32>) -> (tensor<2x64x160xf32>, tensor<2x3x64x64xf32>) attributes {moe.weight_arguments = array<i64: 1>}
+// CHECK-SAME:      %{{.*}}: tensor<128x160xf32>) -> tensor<2x3x64x64xf32> attributes {moe.weight_arguments = array<i64: 1>}
 // CHECK:         tensor.expand_shape
 // CHECK:         moe.pack_weights %{{.*}} {block_columns = 192 : i64, gate_up_unit = 64 : i64, lanes = 1 : i64, tile_columns = 64 : i64} : tensor<2x64x160xf32> -> tensor<2x3x64x64xf32>
 // CHECK-LABEL: func.func @f32_fused_prepared(
-// CHECK-SAME:      %{{.*}}: tensor<?x64xf32>, %{{.*}}: tensor<2x64x160xf32>, %{{.*}}: tensor<2x{{[0-9]+}}x64x64xf32>)
+// CHECK-SAME:      %{{.*}}: tensor<?x64xf32>, %{{.*}}: tensor<2x{{[0-9]+}}x64x64xf32>)
 // CHECK-SAME:      attributes {moe.kept_arguments = array<i64: 0>}
 // CHECK-NOT:     tensor.expand_shape
+// CHECK:         tensor.empty() : tensor<2x64x160xf32>
 // CHECK:         packed(
 func.func @f32_fused(%rows: tensor<?x64xf32>, %flat: tensor<128x160xf32>) -> tensor<?x80xf32> {
   %w13 = tensor.expand_shape %flat [[0, 1], [2]] output_shape [2, 64, 160] : tensor<128x160xf32> into tensor<2x64x160xf32>
