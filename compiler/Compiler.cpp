@@ -280,7 +280,7 @@ LogicalResult moec::prepareWeights(ModuleOp module, const GmmChoices &gmm) {
 }
 
 std::optional<moec::PreparedForm> moec::preparedForm(ModuleOp module, const std::string &function) {
-  PreparedForm form{function + "_prepare_weights", function + "_prepared", {}, {}};
+  PreparedForm form{function, function + "_prepare_weights", function + "_prepared", {}, {}};
   auto prepare = module.lookupSymbol<func::FuncOp>(form.prepare);
   auto prepared = module.lookupSymbol<func::FuncOp>(form.prepared);
   if (!prepare || !prepared)
@@ -348,7 +348,8 @@ namespace {
 /// one C signature for every entry point, so that a loader needs no
 /// knowledge of arity.
 void addEntryPoints(llvm::Module &module,
-                    const std::vector<FunctionSignature> &entries) {
+                    const std::vector<FunctionSignature> &entries,
+                    const std::vector<moec::PreparedForm> &preparedForms) {
   llvm::LLVMContext &ctx = module.getContext();
   auto *ptr = llvm::PointerType::getUnqual(ctx);
   std::string manifest;
@@ -372,6 +373,16 @@ void addEntryPoints(llvm::Module &module,
   auto *text = llvm::ConstantDataArray::getString(ctx, manifest);
   new llvm::GlobalVariable(module, text->getType(), /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, text, "moec_manifest");
+  // How to call each prepared form (runtime/PreparedWeights.h); a library
+  // without any has none of the symbol, as those built before it.
+  if (!preparedForms.empty()) {
+    std::string forms;
+    for (const moec::PreparedForm &form : preparedForms)
+      forms += form.str() + "\n";
+    auto formText = llvm::ConstantDataArray::getString(ctx, forms);
+    new llvm::GlobalVariable(module, formText->getType(), /*isConstant=*/true,
+                             llvm::GlobalValue::ExternalLinkage, formText, "moec_prepared_forms");
+  }
   // What the code needs of the CPU that loads it (runtime/CpuFeatures.h).
   std::string features = llvm::join(mlir::moe::strategy::requiredIsaFeatures(), " ");
   auto *featureText = llvm::ConstantDataArray::getString(ctx, features);
@@ -402,7 +413,8 @@ std::unique_ptr<llvm::Module>
 moec::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
                            llvm::TargetMachine &tm,
                            const std::vector<FunctionSignature> &entries,
-                           std::string &error) {
+                           std::string &error,
+                           const std::vector<PreparedForm> &preparedForms) {
   auto llvmModule = translateModuleToLLVMIR(module, context);
   if (!llvmModule) {
     error = "translation to LLVM IR failed";
@@ -411,7 +423,7 @@ moec::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
   llvmModule->setDataLayout(tm.createDataLayout());
   llvmModule->setTargetTriple(tm.getTargetTriple());
   if (!entries.empty())
-    addEntryPoints(*llvmModule, entries);
+    addEntryPoints(*llvmModule, entries, preparedForms);
   auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, &tm);
   if (auto err = optimize(llvmModule.get())) {
     error = llvm::toString(std::move(err));

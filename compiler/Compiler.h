@@ -9,6 +9,7 @@
 #ifndef MOEC_COMPILER_COMPILER_H
 #define MOEC_COMPILER_COMPILER_H
 
+#include "runtime/PreparedWeights.h"
 #include "runtime/ShardedRun.h"
 #include "runtime/Signature.h"
 #include "strategy/GmmStrategy.h"
@@ -87,15 +88,9 @@ mlir::LogicalResult lowerModule(mlir::ModuleOp module, const std::string &pipeli
 /// signatures can be read before lowerModule, which keeps what is decided.
 mlir::LogicalResult prepareWeights(mlir::ModuleOp module, const GmmChoices &gmm = {});
 
-/// How to call function `f`'s prepared form (moe-quantize's or
-/// moe-prepare-weights'): `prepare` once on f's arguments at `weightArgs`,
-/// then `prepared` on f's arguments at `keptArgs` followed by what
-/// `prepare` returned.
-struct PreparedForm {
-  std::string prepare, prepared;
-  std::vector<int64_t> weightArgs, keptArgs;
-};
-/// nullopt when `module` has no prepared form of `function`.
+/// Function `function`'s prepared form (moe-quantize's or
+/// moe-prepare-weights'; runtime/PreparedWeights.h): nullopt when `module`
+/// has none.
 std::optional<PreparedForm> preparedForm(mlir::ModuleOp module, const std::string &function);
 
 /// Runs a pipeline built in C++ over `module`, with the pass-manager
@@ -135,12 +130,14 @@ std::string describeHostTarget(llvm::TargetMachine &tm);
 
 /// Translates an LLVM-dialect module to LLVM IR optimized at -O3 for `tm`.
 /// For each of `entries`, adds what runtime/Library.h loads: a
-/// `moec_call_<name>(void **args)` and a line of the `moec_manifest` string.
+/// `moec_call_<name>(void **args)` and a line of the `moec_manifest` string;
+/// and a line of `moec_prepared_forms` for each of `preparedForms`.
 std::unique_ptr<llvm::Module>
 translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
                      llvm::TargetMachine &tm,
                      const std::vector<FunctionSignature> &entries,
-                     std::string &error);
+                     std::string &error,
+                     const std::vector<PreparedForm> &preparedForms = {});
 
 /// Assembly text or an ELF object for `module`.
 bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,

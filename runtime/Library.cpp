@@ -119,6 +119,27 @@ std::unique_ptr<Library> Library::open(const std::string &path, std::string &err
     }
     lib->functions_.push_back(*sig);
   }
+  // Libraries built with --prepare-weights=false (or before it) have none.
+  if (auto *forms = static_cast<const char *>(dlsym(handle, "moec_prepared_forms"))) {
+    std::istringstream formLines(forms);
+    while (std::getline(formLines, line)) {
+      if (line.empty())
+        continue;
+      auto form = PreparedForm::parse(line, error);
+      const FunctionSignature *f = form ? lib->find(form->function) : nullptr;
+      const FunctionSignature *prepare = form ? lib->find(form->prepare) : nullptr;
+      const FunctionSignature *prepared = form ? lib->find(form->prepared) : nullptr;
+      if (form && (!f || !prepare || !prepared))
+        error = "its manifest lacks a function of the prepared form '" + line + "'";
+      else if (form)
+        error = form->mismatch(*f, *prepare, *prepared);
+      if (!form || !error.empty()) {
+        error = path + ": " + error;
+        return nullptr;
+      }
+      lib->preparedForms_.push_back(*form);
+    }
+  }
   return lib;
 }
 
@@ -134,17 +155,23 @@ const FunctionSignature *Library::find(const std::string &name) const {
   return nullptr;
 }
 
-std::optional<std::vector<Buffer>> Library::run(const std::string &name,
-                                                std::vector<Buffer> &inputs,
-                                                std::string &error) {
+const FunctionSignature *Library::findOrSay(const std::string &name, std::string &error) const {
   const FunctionSignature *sig = find(name);
   if (!sig) {
     std::string names;
     for (auto &f : functions_)
       names += (names.empty() ? "" : ", ") + f.name;
     error = "no entry point '" + name + "' (the library has: " + names + ")";
-    return std::nullopt;
   }
+  return sig;
+}
+
+std::optional<std::vector<Buffer>> Library::run(const std::string &name,
+                                                std::vector<Buffer> &inputs,
+                                                std::string &error) {
+  const FunctionSignature *sig = findOrSay(name, error);
+  if (!sig)
+    return std::nullopt;
   using Entry = void (*)(void **);
   auto entry = reinterpret_cast<Entry>(dlsym(handle_, ("moec_call_" + name).c_str()));
   if (!entry) {
@@ -157,4 +184,39 @@ std::optional<std::vector<Buffer>> Library::run(const std::string &name,
                   return true;
                 },
                 error);
+}
+
+const PreparedForm *Library::preparedForm(const std::string &name) const {
+  for (const PreparedForm &form : preparedForms_)
+    if (form.function == name)
+      return &form;
+  return nullptr;
+}
+
+CallByName Library::caller() {
+  return [this](const std::string &name, std::vector<Buffer> &args, std::string &error) {
+    return run(name, args, error);
+  };
+}
+
+std::optional<PreparedWeights> Library::prepare(const std::string &name, std::vector<Buffer> &inputs,
+                                                std::string &error) {
+  const FunctionSignature *f = findOrSay(name, error);
+  if (!f)
+    return std::nullopt;
+  const PreparedForm *form = preparedForm(name);
+  if (!form) {
+    error = "'" + name + "' has no prepared form in this library (build it with moec -o and "
+            "--prepare-weights, the default; a block that trains has none): call run('" + name + "')";
+    return std::nullopt;
+  }
+  return PreparedWeights::prepare(*form, *f, inputs, caller(), error);
+}
+
+std::optional<std::vector<Buffer>> Library::run(const PreparedWeights &weights, std::vector<Buffer> &inputs,
+                                                std::string &error) {
+  const FunctionSignature *f = findOrSay(weights.form().function, error);
+  if (!f)
+    return std::nullopt;
+  return weights.run(*f, inputs, caller(), error);
 }

@@ -117,18 +117,27 @@ bool FunctionSignature::checkInputs(const std::vector<Buffer> &given,
             std::to_string(given.size());
     return false;
   }
-  for (size_t i = 0; i < given.size(); ++i) {
-    const TensorSignature &want = inputs[i];
-    const Buffer &got = given[i];
-    bool ok = got.dtype() == want.dtype && got.rank() == (int64_t)want.shape.size();
-    for (size_t d = 0; ok && d < want.shape.size(); ++d)
-      ok = want.shape[d] < 0 || want.shape[d] == got.shape()[d];
-    if (!ok) {
-      error = "argument " + std::to_string(i) + " of '" + name + "' expects " +
-              shapeString(want.shape) + "x" + dtypeName(want.dtype) + ", got " +
-              shapeString(got.shape()) + "x" + dtypeName(got.dtype());
+  for (size_t i = 0; i < given.size(); ++i)
+    if (!checkInput(i, given[i], error))
       return false;
-    }
+  return true;
+}
+
+bool FunctionSignature::checkInput(size_t i, const Buffer &got, std::string &error) const {
+  if (i >= inputs.size()) {
+    error = "'" + name + "' has no argument " + std::to_string(i) + " (it takes " +
+            std::to_string(inputs.size()) + ")";
+    return false;
+  }
+  const TensorSignature &want = inputs[i];
+  bool ok = got.dtype() == want.dtype && got.rank() == (int64_t)want.shape.size();
+  for (size_t d = 0; ok && d < want.shape.size(); ++d)
+    ok = want.shape[d] < 0 || want.shape[d] == got.shape()[d];
+  if (!ok) {
+    error = "argument " + std::to_string(i) + " of '" + name + "' expects " +
+            shapeString(want.shape) + "x" + dtypeName(want.dtype) + ", got " +
+            shapeString(got.shape()) + "x" + dtypeName(got.dtype());
+    return false;
   }
   return true;
 }

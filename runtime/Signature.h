@@ -32,6 +32,8 @@ struct FunctionSignature {
   /// Checks count, element types and static sizes, naming the argument and
   /// both shapes on a mismatch.
   bool checkInputs(const std::vector<Buffer> &inputs, std::string &error) const;
+  /// The same for argument `i` alone.
+  bool checkInput(size_t i, const Buffer &input, std::string &error) const;
 };
 
 } // namespace moec

@@ -2,8 +2,9 @@
 //
 // The worked example of docs/moec.md: load a library built by
 //   moec examples/small-e60-top8.mlir -o libblock.so
-// list its entry points, bind random inputs (or your own Buffers), run, and
-// read the outputs.
+// list its entry points, bind random inputs (or your own Buffers), prepare
+// the weights once (when the library has the function's prepared form),
+// run, and read the outputs.
 //
 //   run_block LIB.so [FUNCTION] [TOKENS] [SEED] [OUTPUT_DIR]
 //
@@ -80,8 +81,23 @@ int main(int argc, char **argv) {
   // moec::Buffer x(moec::DType::F32, {tokens, 64}); fill x.as<float>() ...
   std::vector<moec::Buffer> inputs = moec::randomInputs(*sig, seed, tokens);
 
+  // The weights into the kernels' layout once, as a program that loads
+  // them once would do; each run then packs nothing.
+  std::optional<moec::PreparedWeights> weights;
+  if (const moec::PreparedForm *form = lib->preparedForm(name)) {
+    auto start = std::chrono::steady_clock::now();
+    weights = lib->prepare(name, inputs, error);
+    if (!weights) {
+      std::fprintf(stderr, "run_block: %s\n", error.c_str());
+      return 1;
+    }
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::printf("prepare: %s in %.3f ms (%.1f MiB); the run calls %s\n", form->prepare.c_str(), ms,
+                weights->bytes() / 1048576.0, form->prepared.c_str());
+  }
+
   auto start = std::chrono::steady_clock::now();
-  auto outputs = lib->run(name, inputs, error);
+  auto outputs = weights ? lib->run(*weights, inputs, error) : lib->run(name, inputs, error);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!outputs) {
     std::fprintf(stderr, "run_block: %s\n", error.c_str());

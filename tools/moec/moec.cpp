@@ -244,8 +244,9 @@ cl::opt<bool> prepareWeightsBeforeRuns(
     cl::cat(moecCategory), "prepare-weights",
     cl::desc("Pack the gmm weights into the kernels' layout once, before the runs "
              "(<f>_prepare_weights, moe-prepare-weights), and time <f>_prepared, as a host that "
-             "loads the weights once does; =false runs <f>, which packs them per call"),
-    cl::init(true), cl::sub(runCommand));
+             "loads the weights once does; =false runs <f>, which packs them per call. "
+             "With -o lib.so, the library gets both halves beside <f> (Library::prepare)"),
+    cl::init(true), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand));
 cl::opt<std::string> outputDir(cl::cat(moecCategory), "output-dir", cl::desc("Directory for out<i>.npy"),
                                cl::init(""), cl::sub(runCommand));
 cl::opt<Launcher> launcher(cl::cat(moecCategory), "launcher",
@@ -360,6 +361,18 @@ std::string emitKind() {
 
 int compile(mlir::ModuleOp module) {
   std::string kind = emitKind(); // checked by checkOptions
+  // A library gets each function's prepared form too (one device,
+  // moe-to-llvm): a host packs the weights once with Library::prepare.
+  std::vector<PreparedForm> preparedForms;
+  if (kind == "so" && prepareWeightsBeforeRuns && passPipeline.empty()) {
+    std::vector<std::string> ignored;
+    std::vector<FunctionSignature> functions = entrySignatures(module, ignored);
+    if (mlir::failed(prepareWeights(module, gmmChoices())))
+      return 1;
+    for (const FunctionSignature &f : functions)
+      if (std::optional<PreparedForm> form = preparedForm(module, f.name))
+        preparedForms.push_back(*form);
+  }
   std::vector<std::string> skipped;
   std::vector<FunctionSignature> entries = entrySignatures(module, skipped);
   if (kind == "so")
@@ -381,7 +394,7 @@ int compile(mlir::ModuleOp module) {
   if (!tm)
     return fail(error);
   LLVMContext llvmContext;
-  auto llvmModule = translateAndOptimize(module, llvmContext, *tm, entries, error);
+  auto llvmModule = translateAndOptimize(module, llvmContext, *tm, entries, error, preparedForms);
   if (!llvmModule)
     return fail(error);
   if (kind == "llvm") {
@@ -643,28 +656,22 @@ int run(mlir::ModuleOp module) {
   // Prepared weights: the prepare function once, on the weights (views of
   // the arguments), then every run calls the prepared function on the
   // other arguments and what it returned.
-  std::vector<Buffer> preparedArgs;
+  std::optional<PreparedWeights> weights;
+  CallByName callHalf = [&](const std::string &name, std::vector<Buffer> &halfArgs, std::string &err) {
+    return callOnDevice(*program, name == prepared->prepare ? *prepareSig : *preparedSig, halfArgs, err);
+  };
   if (prepared) {
-    auto viewOf = [](Buffer &b) { return Buffer::view(b.dtype(), b.shape(), b.data()); };
-    std::vector<Buffer> weights;
-    for (int64_t i : prepared->weightArgs)
-      weights.push_back(viewOf(args[i]));
+    if (std::string why = prepared->mismatch(*sig, *prepareSig, *preparedSig); !why.empty())
+      return fail(why);
     auto start = std::chrono::steady_clock::now();
-    auto packed = callOnDevice(*program, *prepareSig, weights, error);
-    if (!packed)
+    weights = PreparedWeights::prepare(*prepared, *sig, args, callHalf, error);
+    if (!weights)
       return fail(error);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    int64_t bytes = 0;
-    for (const Buffer &b : *packed)
-      bytes += b.numBytes();
     outs() << "prepare: weights " << (packs ? "packed once for the kernels" : "quantized once")
            << " in " << format("%.1f", s * 1e3) << " ms ("
-           << format("%.1f", bytes / 1048576.0) << " MiB), @" << prepared->prepare
+           << format("%.1f", weights->bytes() / 1048576.0) << " MiB), @" << prepared->prepare
            << "; the runs call @" << prepared->prepared << "\n";
-    for (int64_t i : prepared->keptArgs)
-      preparedArgs.push_back(viewOf(args[i]));
-    for (Buffer &b : *packed)
-      preparedArgs.push_back(std::move(b));
   }
 
   // One call of the program: on this device, or on every shard of the mesh.
@@ -672,8 +679,7 @@ int run(mlir::ModuleOp module) {
   // program without placement) fails instead of running on nothing.
   std::function<std::optional<std::vector<Buffer>>(std::string &)> call =
       [&](std::string &err) {
-        return prepared ? callOnDevice(*program, *preparedSig, preparedArgs, err)
-                        : callOnDevice(*program, *sig, args, err);
+        return weights ? weights->run(*sig, args, callHalf, err) : callOnDevice(*program, *sig, args, err);
       };
   std::vector<std::vector<Buffer>> shardArgs;
   std::vector<RankStats> rankStats;
