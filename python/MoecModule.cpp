@@ -120,15 +120,20 @@ py::array toArray(Buffer b) {
 /// NumPy array (the list keeps it alive while the code runs without the
 /// interpreter's lock), C-contiguous and aligned, of the tag's element type
 /// (bf16 as 16-bit integers); the signature check (count, element types,
-/// static sizes) is the caller's.
+/// static sizes) is the caller's. With `allowNone`, None is an empty Buffer
+/// (an argument the call does not read).
 std::vector<Buffer> viewsOf(const py::list &arrays, const py::list &tags,
-                            const std::string &entry) {
+                            const std::string &entry, bool allowNone = false) {
   if (arrays.size() != tags.size())
     throw ArgumentError(std::to_string(arrays.size()) + " arrays and " +
                         std::to_string(tags.size()) + " element types");
   std::vector<Buffer> views;
   for (size_t i = 0; i < arrays.size(); ++i) {
     std::string which = "argument " + std::to_string(i) + " of '" + entry + "'";
+    if (allowNone && arrays[i].is_none()) {
+      views.emplace_back(); // not read: a weight already prepared, or x at prepare time
+      continue;
+    }
     if (!py::isinstance<py::array>(arrays[i]))
       throw ArgumentError(which + " is not a NumPy array");
     auto array = arrays[i].cast<py::array>(); // the same object: no conversion
@@ -172,6 +177,7 @@ struct CompileRequest {
   GmmChoices gmm;
   std::string targetCpu, pipeline, entry;
   bool tuningTableFromEnv = false; // the table is $MOEC_TUNING_TABLE's
+  bool prepareWeights = false;     // each entry's prepared form too
   int64_t collectiveTimeoutMs = 60000;
 };
 
@@ -182,7 +188,46 @@ public:
     std::optional<MeshLayout> layout;
     std::vector<int64_t> gradientArgs;
     std::optional<MemoryPlan> plan;
+    // Its prepared form (compiled with prepare_weights) and its halves.
+    std::optional<PreparedForm> prepared;
+    FunctionSignature prepareSig, preparedSig;
   };
+
+  /// Entry `name`'s weights prepared once; `args` its whole argument list
+  /// (only the weights are read).
+  std::shared_ptr<PreparedWeights> prepare(const std::string &name, std::vector<Buffer> &args) {
+    const Entry &e = entry(name);
+    if (!e.prepared)
+      throw ArgumentError("'" + name + "' has no prepared form (compile with prepare_weights=True; a " +
+                          "function that trains, one partitioned for a mesh, or one whose kernels read " +
+                          "no packed layout has none)");
+    checkArguments(e, args, e.prepared->weightArgs);
+    std::string error;
+    std::optional<PreparedWeights> weights;
+    {
+      py::gil_scoped_release release; // packing gigabytes takes a while
+      weights = PreparedWeights::prepare(*e.prepared, e.full, args, halves(e), error);
+    }
+    if (!weights)
+      throw RunError(error);
+    return std::make_shared<PreparedWeights>(std::move(*weights));
+  }
+
+  /// One call of the entry `weights` were prepared for, on `args` (its whole
+  /// argument list; the prepared weights' places are not read).
+  std::vector<Buffer> runPrepared(const PreparedWeights &weights, std::vector<Buffer> &args) {
+    const Entry &e = entry(weights.form().function);
+    checkArguments(e, args, weights.form().keptArgs);
+    std::string error;
+    std::optional<std::vector<Buffer>> results;
+    {
+      py::gil_scoped_release release;
+      results = weights.run(e.full, args, halves(e), error);
+    }
+    if (!results)
+      throw RunError(error);
+    return std::move(*results);
+  }
 
   static std::unique_ptr<Program> compile(const CompileRequest &request);
 
@@ -254,6 +299,26 @@ private:
       return std::nullopt;
     std::vector<RankStats> stats;
     return callSharded(*jit, e.shard, *e.layout, *local, nullptr, timeout, stats, error);
+  }
+
+  /// The argument count, and the arguments at `positions`, against entry
+  /// e's signature (what a call with prepared weights reads).
+  static void checkArguments(const Entry &e, const std::vector<Buffer> &args,
+                             const std::vector<int64_t> &positions) {
+    std::string error;
+    if (args.size() != e.full.inputs.size())
+      throw ArgumentError("'" + e.full.name + "' takes " + std::to_string(e.full.inputs.size()) +
+                          " inputs, got " + std::to_string(args.size()));
+    for (int64_t i : positions)
+      if (!e.full.checkInput(i, args[i], error))
+        throw ArgumentError(error);
+  }
+
+  /// Calls of entry e's two halves, on this device.
+  CallByName halves(const Entry &e) {
+    return [this, &e](const std::string &name, std::vector<Buffer> &args, std::string &error) {
+      return callOnDevice(*jit, name == e.prepared->prepare ? e.prepareSig : e.preparedSig, args, error);
+    };
   }
 
   std::string namesText() const {
@@ -361,6 +426,24 @@ std::unique_ptr<Program> Program::compile(const CompileRequest &r) {
     llvm::raw_string_ostream text(program->text);
     module->print(text);
   }
+  // The entries' prepared forms (one device, moe-to-llvm): packed once by
+  // Program.prepare, or by an HfLayer when it binds its weights.
+  if (r.prepareWeights && r.pipeline.empty()) {
+    if (mlir::failed(prepareWeights(*module, r.gmm)))
+      throw failed("preparing the weights failed");
+    for (auto &[name, e] : program->entries) {
+      std::optional<PreparedForm> form = e.layout ? std::nullopt : preparedForm(*module, name);
+      if (!form)
+        continue;
+      auto prepareSig = entrySignature(*module, form->prepare, error);
+      auto preparedSig = prepareSig ? entrySignature(*module, form->prepared, error) : std::nullopt;
+      if (!preparedSig)
+        throw CompileError(error);
+      if (std::string why = form->mismatch(e.full, *prepareSig, *preparedSig); !why.empty())
+        throw CompileError(why);
+      e.prepared = *form, e.prepareSig = *prepareSig, e.preparedSig = *preparedSig;
+    }
+  }
   if (mlir::failed(lowerModule(*module, r.pipeline, r.gmm)))
     throw failed("lowering the program failed");
   for (auto &[name, e] : program->entries)
@@ -369,9 +452,11 @@ std::unique_ptr<Program> Program::compile(const CompileRequest &r) {
   if (!program->jit)
     throw CompileError(error);
   // Compiled now: the first call runs, it does not compile.
-  for (const std::string &name : program->names)
-    if (!program->jit->materialize(name, error))
-      throw CompileError(error);
+  for (const auto &[name, e] : program->entries)
+    for (const std::string &fn : {name, e.prepared ? e.prepared->prepare : std::string(),
+                                  e.prepared ? e.prepared->prepared : std::string()})
+      if (!fn.empty() && !program->jit->materialize(fn, error))
+        throw CompileError(error);
   return program;
 }
 
@@ -431,6 +516,12 @@ PYBIND11_MODULE(_moec, m) {
     }
   });
 
+  // A program's weights prepared once: what its prepare half returned
+  // (packed, or quantized), owned here.
+  py::class_<PreparedWeights, std::shared_ptr<PreparedWeights>>(m, "PreparedWeights")
+      .def_property_readonly("entry", [](const PreparedWeights &w) { return w.form().function; })
+      .def_property_readonly("bytes", &PreparedWeights::bytes);
+
   py::class_<Program>(m, "Program")
       .def_readonly("entries", &Program::names)
       .def_readonly("default_entry", &Program::defaultEntry)
@@ -462,6 +553,28 @@ PYBIND11_MODULE(_moec, m) {
              std::vector<Buffer> args = viewsOf(arrays, tags, name);
              return resultsToArrays(p.run(name, args));
            })
+      .def("prepared_form",
+           [](const Program &p, const std::string &name) -> py::object {
+             const auto &form = p.entry(name).prepared;
+             if (!form)
+               return py::none();
+             py::dict d;
+             d["prepare"] = form->prepare;
+             d["prepared"] = form->prepared;
+             d["weights"] = form->weightArgs;
+             d["kept"] = form->keptArgs;
+             return std::move(d);
+           })
+      .def("prepare",
+           [](Program &p, const std::string &name, const py::list &arrays, const py::list &tags) {
+             std::vector<Buffer> args = viewsOf(arrays, tags, name, /*allowNone=*/true);
+             return p.prepare(name, args);
+           })
+      .def("call_prepared",
+           [](Program &p, const PreparedWeights &weights, const py::list &arrays, const py::list &tags) {
+             std::vector<Buffer> args = viewsOf(arrays, tags, weights.form().function, /*allowNone=*/true);
+             return resultsToArrays(p.runPrepared(weights, args));
+           })
       .def("median_call_seconds",
            [](Program &p, const std::string &name, const py::list &arrays, const py::list &tags,
               int iterations) {
@@ -477,7 +590,7 @@ PYBIND11_MODULE(_moec, m) {
          const std::string &pipeline, const std::string &mesh, const std::string &epDispatch,
          double capacityFactor, int64_t capacityRound, const std::string &gmmStrategy,
          const std::string &gmmTiling, const std::string &tuningTable, bool tuningTableFromEnv,
-         const std::string &targetCpu, int64_t collectiveTimeoutMs) {
+         const std::string &targetCpu, int64_t collectiveTimeoutMs, bool prepareWeights) {
         CompileRequest r;
         r.source = source, r.isPath = isPath;
         r.hfConfig = hfConfig, r.hfLayer = hfLayer, r.hfDtype = hfDtype;
@@ -504,6 +617,7 @@ PYBIND11_MODULE(_moec, m) {
         r.gmm.tiling = gmmTiling, r.gmm.tuningTable = tuningTable;
         r.tuningTableFromEnv = tuningTableFromEnv;
         r.collectiveTimeoutMs = collectiveTimeoutMs;
+        r.prepareWeights = prepareWeights;
         py::gil_scoped_release release; // compiling takes seconds
         return Program::compile(r);
       },
@@ -512,7 +626,8 @@ PYBIND11_MODULE(_moec, m) {
       py::arg("remat"), py::arg("activation_budget"), py::arg("pipeline"), py::arg("mesh"),
       py::arg("ep_dispatch"), py::arg("capacity_factor"), py::arg("capacity_round"),
       py::arg("gmm_strategy"), py::arg("gmm_tiling"), py::arg("tuning_table"),
-      py::arg("tuning_table_from_env"), py::arg("target_cpu"), py::arg("collective_timeout_ms"));
+      py::arg("tuning_table_from_env"), py::arg("target_cpu"), py::arg("collective_timeout_ms"),
+      py::arg("prepare_weights"));
 
   m.def(
       "hf_layer",

@@ -20,7 +20,8 @@ from . import _moec
 from ._moec import ArgumentError, CheckpointError, CompileError, RunError
 
 __all__ = [
-    "compile", "from_hf", "hf_layer", "load_hf_weights", "Program", "HfLayer", "ArgumentError",
+    "compile", "from_hf", "hf_layer", "load_hf_weights", "Program", "HfLayer", "PreparedWeights",
+    "ArgumentError",
     "CheckpointError", "CompileError", "RunError", "host_target",
 ]
 
@@ -81,6 +82,26 @@ def _from_array(array, tag, as_torch):
     return array
 
 
+def _convert_all(args, entry, allow_none):
+    """(arrays, tags) for a whole argument list; None stays None where allowed (an argument the
+    call does not read)."""
+    arrays, tags = [], []
+    for i, value in enumerate(args):
+        if value is None and allow_none:
+            arrays.append(None)
+            tags.append("f32")
+            continue
+        array, tag = _to_array(value, i, entry)
+        arrays.append(array)
+        tags.append(tag)
+    return arrays, tags
+
+
+def _results(program, entry, out, as_torch):
+    results = tuple(_from_array(a, t, as_torch) for a, t in zip(out, program._result_tags(entry)))
+    return results[0] if len(results) == 1 else results
+
+
 def _run(program, entry, args, as_torch=None, converted=()):
     """Calls `entry` of a Program on `args` (after `converted`, arguments already made
     (array, tag) pairs): the results as torch tensors when `as_torch` (default: when any
@@ -93,8 +114,39 @@ def _run(program, entry, args, as_torch=None, converted=()):
     out = program._native.call(entry, arrays, tags)
     if as_torch is None:
         as_torch = any(_is_torch(a) for a in args)
-    results = tuple(_from_array(a, t, as_torch) for a, t in zip(out, program._result_tags(entry)))
-    return results[0] if len(results) == 1 else results
+    return _results(program, entry, out, as_torch)
+
+
+class PreparedWeights:
+    """An entry's weights prepared once (Program.prepare): packed into its kernels' layout (or
+    quantized, for an int8 program), held here. Call it on the entry's whole argument list:
+    the weights' places are not read again (None will do there)."""
+
+    def __init__(self, program, entry, native, form):
+        self._program = program
+        self._native = native
+        self.entry = entry
+        self.weight_arguments = list(form["weights"])  # what was read once
+        self.call_arguments = list(form["kept"])  # what each call reads
+
+    @property
+    def nbytes(self):
+        """The prepared copy's size in bytes."""
+        return self._native.bytes
+
+    def __call__(self, *args):
+        return self.call_converted(_convert_all(args, self.entry, allow_none=True),
+                                   any(_is_torch(a) for a in args))
+
+    def call_converted(self, converted, as_torch):
+        """The call on arguments already made (arrays, tags) lists (None: not read)."""
+        arrays, tags = converted
+        out = self._program._native.call_prepared(self._native, arrays, tags)
+        return _results(self._program, self.entry, out, as_torch)
+
+    def __repr__(self):
+        return (f"<moec.PreparedWeights of {self.entry}: arguments {self.weight_arguments}, "
+                f"{self.nbytes / 2**20:.1f} MiB>")
 
 
 class Program:
@@ -160,6 +212,30 @@ class Program:
         """Runs `entry` on `args`: one result as itself, several as a tuple."""
         return _run(self, entry, args)
 
+    def prepared_form(self, entry=None):
+        """{"prepare", "prepared", "weights", "kept"} of an entry compiled with
+        prepare_weights=True: its halves and the argument numbers each takes; None when the
+        entry has none (one that trains, one partitioned for a mesh, or one whose kernels read
+        no packed layout)."""
+        return self._native.prepared_form(entry or self.entry)
+
+    def prepare(self, *args, entry=None):
+        """The entry's weights prepared once, from its whole argument list (only the weights are
+        read: None will do in the other places). Returns a PreparedWeights, which is called per
+        batch instead of the entry. Needs prepare_weights=True at compile time."""
+        entry = entry or self.entry
+        return self._prepare_converted(entry, _convert_all(args, entry, allow_none=True))
+
+    def _prepare_converted(self, entry, converted):
+        form = self._native.prepared_form(entry)
+        if form is None:
+            raise ArgumentError(f"'{entry}' has no prepared form (compile with "
+                                "prepare_weights=True; a function that trains, one partitioned "
+                                "for a mesh, or one whose kernels read no packed layout has "
+                                "none)")
+        arrays, tags = converted
+        return PreparedWeights(self, entry, self._native.prepare(entry, arrays, tags), form)
+
     def median_call_seconds(self, *args, entry=None, iterations=20):
         """The median time of `iterations` calls made from C++ on these arguments (converted
         once): the C++ call a Python call's overhead is measured against."""
@@ -189,7 +265,7 @@ def _compile(source="", is_path=False, hf_config="", hf_layer=0, hf_dtype="bf16"
              backward=None, routing_grad=False, remat="none", activation_budget=None,
              pipeline=None, mesh=None, ep_dispatch="compact", capacity_factor=0.0,
              capacity_round=1, gmm_strategy="microkernel", gmm_tiling=None, tuning_table=None,
-             target_cpu=None, collective_timeout_ms=60000):
+             target_cpu=None, collective_timeout_ms=60000, prepare_weights=False):
     if isinstance(mesh, dict):
         mesh = ",".join(f"{axis}={size}" for axis, size in mesh.items())
     from_env = tuning_table is None and bool(os.environ.get("MOEC_TUNING_TABLE"))
@@ -200,14 +276,15 @@ def _compile(source="", is_path=False, hf_config="", hf_layer=0, hf_dtype="bf16"
         bool(routing_grad), remat, None if activation_budget is None else int(activation_budget),
         pipeline or "", mesh or "", ep_dispatch, float(capacity_factor), int(capacity_round),
         gmm_strategy, gmm_tiling or "", tuning_table, from_env, target_cpu or "",
-        int(collective_timeout_ms))
+        int(collective_timeout_ms), bool(prepare_weights))
     return Program(native)
 
 
 def compile(source, *, entry=None, backward=None, routing_grad=False, remat="none",
             activation_budget=None, pipeline=None, mesh=None, ep_dispatch="compact",
             capacity_factor=0.0, capacity_round=1, gmm_strategy="microkernel", gmm_tiling=None,
-            tuning_table=None, target_cpu=None, collective_timeout_ms=60000):
+            tuning_table=None, target_cpu=None, collective_timeout_ms=60000,
+            prepare_weights=False):
     """Compiles a moe program (its text, or a path to a .mlir file) for this CPU.
 
     entry: the default entry (else the function the source defines).
@@ -221,6 +298,10 @@ def compile(source, *, entry=None, backward=None, routing_grad=False, remat="non
     gmm_strategy, gmm_tiling, tuning_table: moec's --gmm-strategy, --gmm-tiling,
         --tuning-table (default $MOEC_TUNING_TABLE).
     target_cpu: an LLVM CPU name this host can stand in for (default: this host).
+    prepare_weights: also compile each entry's prepared form (moe-prepare-weights), so that
+        Program.prepare packs the weights once and its calls pack nothing (moec's
+        --prepare-weights; off by default here: a call that passes the weights each time has
+        no use for it, and it compiles the block twice).
 
     Raises CompileError with the compiler's diagnostics, ArgumentError for a bad option.
     """
@@ -230,7 +311,7 @@ def compile(source, *, entry=None, backward=None, routing_grad=False, remat="non
                     mesh=mesh, ep_dispatch=ep_dispatch, capacity_factor=capacity_factor,
                     capacity_round=capacity_round, gmm_strategy=gmm_strategy,
                     gmm_tiling=gmm_tiling, tuning_table=tuning_table, target_cpu=target_cpu,
-                    collective_timeout_ms=collective_timeout_ms)
+                    collective_timeout_ms=collective_timeout_ms, prepare_weights=prepare_weights)
 
 
 def _dtype_tag(dtype):
@@ -287,7 +368,10 @@ def _random_weights(info, seed):
 
 
 class HfLayer:
-    """A Hugging Face model's MoE layer, compiled, with its weights bound: call it on x [T, H]."""
+    """A Hugging Face model's MoE layer, compiled, with its weights bound: call it on x [T, H].
+
+    With a prepared form (from_hf's default), the weights are packed into the kernels' layout
+    once, here, and each call packs nothing (`prepared` is the PreparedWeights, else None)."""
 
     def __init__(self, program, info, weights):
         self.program = program
@@ -295,12 +379,20 @@ class HfLayer:
         self.weights = weights  # {name: array or tensor}, in argument order
         # Converted once: a call converts only x.
         self._weights = [_to_array(w, i + 1, program.entry) for i, w in enumerate(weights.values())]
+        self.prepared = None
+        if program.prepared_form() is not None:  # x is not read: None in its place
+            self.prepared = program._prepare_converted(
+                program.entry, ([None] + [a for a, _ in self._weights],
+                                ["f32"] + [t for _, t in self._weights]))
 
     def __call__(self, x):
         # x first: the weights are the arguments after it.
         entry = self.program.entry
-        return _run(self.program, entry, (), _is_torch(x),
-                    converted=[_to_array(x, 0, entry)] + self._weights)
+        converted = [_to_array(x, 0, entry)] + self._weights
+        if self.prepared is not None:
+            return self.prepared.call_converted(([a for a, _ in converted],
+                                                 [t for _, t in converted]), _is_torch(x))
+        return _run(self.program, entry, (), _is_torch(x), converted=converted)
 
     def __repr__(self):
         i = self.info
@@ -308,15 +400,18 @@ class HfLayer:
                 f"M={i['intermediate_size']} E={i['experts']} K={i['top_k']}>")
 
 
-def from_hf(config, layer=None, weights=None, dtype="bf16", seed=0, **options):
+def from_hf(config, layer=None, weights=None, dtype="bf16", seed=0, prepare_weights=True,
+            **options):
     """Builds and compiles layer `layer`'s (None: the first MoE layer's) MoE block of the model config.json describes, with its
     weights from the safetensors checkpoint `weights` (random ones of the right shapes, seeded,
-    when None). dtype: "bf16" (default) or "f32" activations and weights. Other options as
-    compile's (backward, mesh, ...). Returns an HfLayer: call it on x [T, H]."""
+    when None). dtype: "bf16" (default) or "f32" activations and weights. prepare_weights: pack
+    the weights into the kernels' layout once, here, so that calls pack nothing (the layer
+    then holds the packed copy beside `weights`). Other options as compile's (backward,
+    mesh, ...). Returns an HfLayer: call it on x [T, H]."""
     tag = _dtype_tag(dtype)
     info = hf_layer(config, layer, tag)
     program = _compile(hf_config=os.fspath(config), hf_layer=_layer_number(layer), hf_dtype=tag,
-                       **options)
+                       prepare_weights=prepare_weights, **options)
     return HfLayer(program, info, _layer_weights(config, layer, weights, tag, info, seed))
 
 

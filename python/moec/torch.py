@@ -53,6 +53,10 @@ class MoELayer(torch.nn.Module):
     Weights whose argument gets no gradient are buffers, not parameters: DeepSeek-V3's selection
     bias (its balancing rule updates it), and the router when compiled without routing_grad.
     The backward is once differentiable (no gradients of gradients).
+    With a program compiled with prepare_weights=True (from_hf's prepare_weights=), a forward
+    that records no gradient (torch.no_grad(), inference) runs on the weights packed into the
+    kernels' layout once: packed at the first such forward, and again only after a weight
+    changed (an optimizer step, load_state_dict); the packed copy is held beside the weights.
     """
 
     def __init__(self, program, weights):
@@ -86,6 +90,7 @@ class MoELayer(torch.nn.Module):
             else:
                 self.register_buffer(name, tensor)
         self.hidden_size = inputs[0][1][-1]
+        self._prepared = None  # (the weights' versions and addresses, moec.PreparedWeights)
 
     @classmethod
     def from_hf(cls, config, layer=None, weights=None, dtype=torch.bfloat16, routing_grad=True,
@@ -93,7 +98,7 @@ class MoELayer(torch.nn.Module):
         """Layer `layer`'s MoE block of the model config.json describes, its weights from the
         checkpoint `weights` (random of the right shapes when None). dtype: torch.bfloat16 or
         torch.float32. routing_grad: the router gets a gradient. Other options as
-        moec.compile's (mesh, remat, ...)."""
+        moec.compile's (mesh, remat, prepare_weights for inference forwards, ...)."""
         tag = _dtype_tag(dtype)
         info = hf_layer(config, layer, tag)
         program = _compile(hf_config=str(config), hf_layer=_layer_number(layer), hf_dtype=tag,
@@ -146,13 +151,27 @@ class MoELayer(torch.nn.Module):
     def _call(self, entry, *args):
         return _run(self._program, entry, args, as_torch=True)
 
+    def _prepared_weights(self, weights):
+        """The weights packed once (a program compiled with prepare_weights), packed again when
+        one changed since: its version (bumped by every in-place write) or its storage."""
+        key = tuple((w._version, w.data_ptr()) for w in weights)
+        if self._prepared is None or self._prepared[0] != key:
+            self._prepared = None  # the old copy goes before the new one is made
+            self._prepared = (key, self._program.prepare(None, *weights, entry=self._entry))
+        return self._prepared[1]
+
     def forward(self, x):
         shape = x.shape
         if shape[-1] != self.hidden_size:
             raise ArgumentError(f"x's last dimension is {shape[-1]}; the layer's hidden size is "
                                 f"{self.hidden_size}")
         tokens = x.reshape(-1, self.hidden_size)
-        y = _CompiledBlock.apply(self, tokens, *self._weights())
+        weights = self._weights()
+        if not torch.is_grad_enabled() and self._program.prepared_form(self._entry) is not None:
+            # The weights prepare read are not read again (the router, biases and the like are).
+            y = self._prepared_weights(weights)(tokens, *weights)
+            return y.reshape(shape)
+        y = _CompiledBlock.apply(self, tokens, *weights)
         return y.reshape(shape)
 
     def extra_repr(self):

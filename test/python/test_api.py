@@ -120,6 +120,52 @@ func.func @widen(%a: tensor<4xi8>) -> tensor<4xi32> {
     assert out.dtype == torch.int32 and out.tolist() == [3, -4, 0, 9]
 
 
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_prepared_weights_compute_what_the_entry_does(program, dtype):
+    # Compiled with prepare_weights: the weights packed once (Program.prepare), then calls that
+    # read x and the router, bit for bit what the entry computes packing per call.
+    source = BLOCK if dtype == "f32" else BLOCK.replace("f32", "bf16")
+    prepared_program = moec.compile(source, prepare_weights=True)
+    plain = program if dtype == "f32" else moec.compile(source)
+    form = prepared_program.prepared_form()
+    assert form["weights"] == [2, 3] and form["kept"] == [0, 1]  # w13, w2 packed; the router read
+    w = [torch.from_numpy(a) for a in weights()]
+    if dtype == "bf16":
+        w = [a.to(torch.bfloat16) for a in w]
+    x = torch.from_numpy(tokens(37)).to(w[0].dtype)
+    packed = prepared_program.prepare(None, *w)
+    assert packed.nbytes >= sum(a.numel() * a.element_size() for a in w[1:])
+    assert packed.weight_arguments == [2, 3] and packed.call_arguments == [0, 1]
+    want = plain(x, *w)
+    got = packed(x, w[0], None, None)  # the packed weights' places are not read
+    assert got.dtype == want.dtype
+    assert torch.equal(got, want)
+    assert torch.equal(packed(x, *w), want)
+    # Prepared once: changing the weights afterwards changes nothing until prepared again.
+    w[1].mul_(2)
+    assert torch.equal(packed(x, w[0], None, None), want)
+    assert torch.equal(prepared_program.prepare(None, *w)(x, w[0], None, None), plain(x, *w))
+    # The entry itself still runs as before.
+    assert torch.equal(prepared_program(x, *w), plain(x, *w))
+
+
+def test_prepared_weights_refuse_what_they_cannot_take(program):
+    w = weights()
+    with pytest.raises(moec.ArgumentError, match="'moe_block' has no prepared form .compile with "
+                                                 "prepare_weights=True"):
+        program.prepare(None, *w)
+    prepared_program = moec.compile(BLOCK, prepare_weights=True)
+    with pytest.raises(moec.ArgumentError, match="'moe_block' takes 4 inputs, got 3"):
+        prepared_program.prepare(None, *w[1:])
+    with pytest.raises(moec.ArgumentError, match="argument 3 of 'moe_block' expects 8x96x64xf32, got 8x64x96xf32"):
+        prepared_program.prepare(None, w[0], w[1], np.ascontiguousarray(w[2].transpose(0, 2, 1)))
+    packed = prepared_program.prepare(None, *w)
+    with pytest.raises(moec.ArgumentError, match="argument 1 of 'moe_block' expects 64x8xf32"):
+        packed(tokens(3), None, None, None)  # the router is read per call
+    with pytest.raises(moec.ArgumentError, match="argument 0 of 'moe_block' expects \\?x64xf32, got 3x32xf32"):
+        packed(tokens(3)[:, :32].copy(), *w)
+
+
 def test_bad_calls_raise_with_the_message(program):
     w = weights()
     with pytest.raises(moec.ArgumentError, match="'moe_block' takes 4 inputs, got 3"):

@@ -123,6 +123,11 @@ def test_from_hf_with_and_without_a_checkpoint(model):
     assert isinstance(got, torch.Tensor)
     assert (got - want).abs().max().item() <= 1e-5 * want.abs().max().item()
     np.testing.assert_allclose(layer(x.numpy()), got.numpy(), rtol=0, atol=0)
+    # The weights were packed once, at from_hf; a layer that packs per call computes the same.
+    assert layer.prepared is not None and layer.prepared.weight_arguments
+    per_call = moec.from_hf(config, layer=LAYER, weights=path, dtype="f32", prepare_weights=False)
+    assert per_call.prepared is None
+    assert torch.equal(per_call(x), got)
     random_layer = moec.from_hf(config, layer=LAYER)  # bf16, random weights of the right shapes
     assert random_layer.weights["gate_up"].dtype == torch.bfloat16
     y = random_layer(x.to(torch.bfloat16))

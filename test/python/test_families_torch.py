@@ -102,3 +102,31 @@ def test_the_layer_trains_inside_a_model():
             opt.step()
             losses.append(loss.item())
         assert losses[-1] < losses[0], losses
+
+
+def test_inference_forwards_pack_the_weights_once():
+    # Compiled with prepare_weights: a forward under torch.no_grad() runs on weights packed
+    # once, bit for bit what the training forward computes; an optimizer step changes the
+    # weights, and the next such forward packs them again.
+    with tempfile.TemporaryDirectory() as d:
+        cfg, layer, _, config_path, weights = fam.write_model(d, "qwen3_moe", torch.float32, seed=3,
+                                                              sharded=False)
+        module = MoELayer.from_hf(config_path, layer=layer, weights=weights, dtype=torch.float32,
+                                  prepare_weights=True)
+        H = fam.sizes("qwen3_moe", cfg)[0]
+        x = torch.randn(TOKENS, H, generator=torch.Generator().manual_seed(5))
+        trained = module(x)
+        with torch.no_grad():
+            first = module(x)
+            packed = module._prepared[1]
+            again = module(x)
+        assert torch.equal(first, trained.detach()) and torch.equal(again, first)
+        assert module._prepared[1] is packed  # not packed a second time
+        opt = torch.optim.SGD(module.parameters(), lr=0.5)
+        trained.square().sum().backward()
+        opt.step()
+        with torch.no_grad():
+            after = module(x)
+        assert module._prepared[1] is not packed
+        assert not torch.equal(after, first)
+        assert torch.equal(after, module(x).detach())  # the step's weights, per call
