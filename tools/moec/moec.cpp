@@ -672,6 +672,10 @@ int run(mlir::ModuleOp module) {
            << " in " << format("%.1f", s * 1e3) << " ms ("
            << format("%.1f", weights->bytes() / 1048576.0) << " MiB), @" << prepared->prepare
            << "; the runs call @" << prepared->prepared << "\n";
+    // The runs read the packed copy: the raw weights they do not read go.
+    for (int64_t i : prepared->weightArgs)
+      if (!llvm::is_contained(prepared->keptArgs, i))
+        args[i] = Buffer();
   }
 
   // One call of the program: on this device, or on every shard of the mesh.
