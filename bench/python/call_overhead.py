@@ -49,7 +49,8 @@ def main():
         path = os.path.join(d, "config.json")
         with open(path, "w") as f:
             json.dump(config, f)
-        layer = moec.from_hf(path, dtype="f32")
+        # Packing per call: (a) times the entry itself, so (b) must call the same function.
+        layer = moec.from_hf(path, dtype="f32", prepare_weights=False)
     print(f"# {moec.host_target()}; {layer}")
     print(f"{'T':>5s} {'C++ call':>12s} {'Python (NumPy)':>15s} {'overhead':>10s} "
           f"{'Python (torch)':>15s} {'overhead':>10s} {'of the call':>11s}")
