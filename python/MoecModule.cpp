@@ -309,9 +309,13 @@ private:
     if (args.size() != e.full.inputs.size())
       throw ArgumentError("'" + e.full.name + "' takes " + std::to_string(e.full.inputs.size()) +
                           " inputs, got " + std::to_string(args.size()));
-    for (int64_t i : positions)
+    for (int64_t i : positions) {
+      if (!args[i].data())
+        throw ArgumentError("argument " + std::to_string(i) + " of '" + e.full.name +
+                            "' is None, but the call reads it");
       if (!e.full.checkInput(i, args[i], error))
         throw ArgumentError(error);
+    }
   }
 
   /// Calls of entry e's two halves, on this device.

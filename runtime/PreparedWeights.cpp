@@ -37,7 +37,15 @@ std::optional<std::vector<Buffer>> viewsAt(const FunctionSignature &f, std::vect
   }
   std::vector<Buffer> views;
   for (int64_t i : positions) {
+    if (i < 0 || i >= static_cast<int64_t>(args.size())) {
+      error = "'" + f.name + "' has no argument " + std::to_string(i) + " (" + what + ")";
+      return std::nullopt;
+    }
     Buffer &b = args[i];
+    if (!b.data() && b.numBytes() > 0) {
+      error = "argument " + std::to_string(i) + " of '" + f.name + "' is not given (" + what + ")";
+      return std::nullopt;
+    }
     if (!f.checkInput(i, b, error)) {
       error += " (" + what + ")";
       return std::nullopt;
@@ -66,9 +74,11 @@ std::optional<PreparedForm> PreparedForm::parse(const std::string &line, std::st
     int k = 0;
     while (k < 4 && key != keys[k])
       ++k;
-    ok = eq != std::string::npos && k < 4 && !seen[k];
+    ok = eq != std::string::npos && eq > 0 && (k == 4 || !seen[k]);
     if (!ok)
       break;
+    if (k == 4)
+      continue; // a key a later moec may add: not this runtime's to read
     seen[k] = true;
     if (k == 0)
       form.prepare = value;

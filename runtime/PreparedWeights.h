@@ -32,7 +32,8 @@ struct PreparedForm {
   std::vector<int64_t> weightArgs, keptArgs;
 
   /// "moe_block prepare=moe_block_prepare_weights prepared=moe_block_prepared
-  /// weights=2,3,4 kept=0,1": a line of a library's moec_prepared_forms.
+  /// weights=2,3,4 kept=0,1": a line of a library's moec_prepared_forms
+  /// (parse ignores keys it does not know, which a later moec may add).
   std::string str() const;
   static std::optional<PreparedForm> parse(const std::string &line, std::string &error);
 

@@ -96,14 +96,15 @@ def MoePrepareWeights : Pass<"moe-prepare-weights", "::mlir::ModuleOp"> {
     the weights and the second per batch (moec run and moe-bench do); `@f`
     alone still computes the same result, packing per task. A packed gmm's
     kernels never read its `rhs`: in `@f_prepared` it is a `tensor.empty` of
-    the weights' type (when static), so that a host need not keep the raw
+    the weights' type, so that a host need not keep the raw
     weights alive beside the packed copy. `@f_prepared` takes the arguments
     of `@f` its body still names (activations, router, biases, shared
     experts' weights), then the packed weights and any reshaped or widened
     weight the rest reads.
     Not for a function that trains (a moe.tgmm: the weights change every
-    step), one shard's program (moe-partition's; its host runs `@f`), or int8
-    weights (moe-quantize prepares those).
+    step), one shard's program (moe-partition's; its host runs `@f`), int8
+    weights (moe-quantize prepares those), or one whose halves' names
+    another function has.
   }];
   let statistics = [
     Statistic<"numGmmsPacked", "gmms-packed", "gmms (with their fused up gmms) reading packed weights">,

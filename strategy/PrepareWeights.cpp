@@ -56,9 +56,9 @@ struct MoePrepareWeightsPass : mlir::moe::impl::MoePrepareWeightsBase<MoePrepare
     if (!fn.isPublic() || fn.isDeclaration() || fn->hasAttr(kMeshAttrName) ||
         fn->hasAttr(kKeptArgumentsAttrName) || fn->hasAttr(kWeightArgumentsAttrName))
       return false;
-    // Prepared already (a second run of the pass, or moe-quantize's).
-    auto prepared = symbols.lookup<func::FuncOp>(preparedName(fn.getName()));
-    if (prepared && prepared->hasAttr(kKeptArgumentsAttrName))
+    // Prepared already (a second run of the pass, or moe-quantize's), or
+    // the names of the halves taken by functions of the user's.
+    if (symbols.lookup(preparedName(fn.getName())) || symbols.lookup(prepareWeightsName(fn.getName())))
       return false;
     bool trains = false, int8 = false;
     fn.walk([&](Operation *op) {
@@ -110,13 +110,14 @@ struct MoePrepareWeightsPass : mlir::moe::impl::MoePrepareWeightsBase<MoePrepare
       f.gate.getPackedRhsMutable().assign(weights);
       // The kernels read the packed copy only: rhs becomes an empty tensor
       // of its type, so that the raw weights' one use is the pack and they
-      // go to the prepare function alone (a host need not keep them). A
-      // dynamic weight shape keeps rhs (its sizes come from the weights).
+      // go to the prepare function alone (a host need not keep them).
+      // packedType took static weight shapes only.
       for (GmmOp g : {f.gate, f.up}) {
-        auto rhsType = g ? cast<RankedTensorType>(g.getRhs().getType()) : RankedTensorType();
-        if (rhsType && rhsType.hasStaticShape())
-          g.getRhsMutable().assign(tensor::EmptyOp::create(b, g.getLoc(), rhsType.getShape(),
-                                                           rhsType.getElementType()));
+        if (!g)
+          continue;
+        auto rhsType = cast<RankedTensorType>(g.getRhs().getType());
+        g.getRhsMutable().assign(tensor::EmptyOp::create(b, g.getLoc(), rhsType.getShape(),
+                                                         rhsType.getElementType()));
       }
       ++packed;
     }

@@ -15,6 +15,7 @@
 #include "runtime/Npy.h"
 #include "runtime/ThreadLimit.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -94,6 +95,10 @@ int main(int argc, char **argv) {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::printf("prepare: %s in %.3f ms (%.1f MiB); the run calls %s\n", form->prepare.c_str(), ms,
                 weights->bytes() / 1048576.0, form->prepared.c_str());
+    // The run reads the packed copy: the raw weights it does not read may go.
+    for (int64_t i : form->weightArgs)
+      if (std::find(form->keptArgs.begin(), form->keptArgs.end(), i) == form->keptArgs.end())
+        inputs[i] = moec::Buffer();
   }
 
   auto start = std::chrono::steady_clock::now();

@@ -268,6 +268,9 @@ def _compile(source="", is_path=False, hf_config="", hf_layer=0, hf_dtype="bf16"
              target_cpu=None, collective_timeout_ms=60000, prepare_weights=False):
     if isinstance(mesh, dict):
         mesh = ",".join(f"{axis}={size}" for axis, size in mesh.items())
+    if prepare_weights and pipeline:
+        raise ArgumentError("prepare_weights=True needs moec's own pipeline (moe-to-llvm): "
+                            "not with pipeline=")
     from_env = tuning_table is None and bool(os.environ.get("MOEC_TUNING_TABLE"))
     if tuning_table is None:
         tuning_table = os.environ.get("MOEC_TUNING_TABLE", "")
@@ -371,7 +374,9 @@ class HfLayer:
     """A Hugging Face model's MoE layer, compiled, with its weights bound: call it on x [T, H].
 
     With a prepared form (from_hf's default), the weights are packed into the kernels' layout
-    once, here, and each call packs nothing (`prepared` is the PreparedWeights, else None)."""
+    once, here, and each call packs nothing (`prepared` is the PreparedWeights, else None).
+    `weights` then holds the raw weights beside the packed copy, for reading: a change to one
+    that was packed is not seen by the calls (make a new layer)."""
 
     def __init__(self, program, info, weights):
         self.program = program
@@ -380,10 +385,16 @@ class HfLayer:
         # Converted once: a call converts only x.
         self._weights = [_to_array(w, i + 1, program.entry) for i, w in enumerate(weights.values())]
         self.prepared = None
-        if program.prepared_form() is not None:  # x is not read: None in its place
+        form = program.prepared_form()
+        if form is not None:  # x is not read: None in its place
             self.prepared = program._prepare_converted(
                 program.entry, ([None] + [a for a, _ in self._weights],
                                 ["f32"] + [t for _, t in self._weights]))
+            # Calls read the packed copy: the packed weights' places are None (not converted,
+            # not read; `weights` keeps them, for reading, not for the calls).
+            packed_only = set(form["weights"]) - set(form["kept"])
+            self._weights = [(None, "f32") if i + 1 in packed_only else w
+                             for i, w in enumerate(self._weights)]
 
     def __call__(self, x):
         # x first: the weights are the arguments after it.

@@ -55,8 +55,10 @@ class MoELayer(torch.nn.Module):
     The backward is once differentiable (no gradients of gradients).
     With a program compiled with prepare_weights=True (from_hf's prepare_weights=), a forward
     that records no gradient (torch.no_grad(), inference) runs on the weights packed into the
-    kernels' layout once: packed at the first such forward, and again only after a weight
-    changed (an optimizer step, load_state_dict); the packed copy is held beside the weights.
+    kernels' layout once: packed at the first such forward, and again after a weight changed
+    (an optimizer step, load_state_dict), after train()/eval(), or invalidate_prepared(); the
+    packed copy is held beside the weights. A write through `.data` (or a NumPy view) is not
+    seen: call invalidate_prepared() after one.
     """
 
     def __init__(self, program, weights):
@@ -151,13 +153,27 @@ class MoELayer(torch.nn.Module):
     def _call(self, entry, *args):
         return _run(self._program, entry, args, as_torch=True)
 
+    def invalidate_prepared(self):
+        """Drops the packed weights: the next no-grad forward packs them again. For writes the
+        layer cannot see (through `.data`, or a NumPy view of a weight)."""
+        self._prepared = None
+
+    def train(self, mode=True):
+        # model.eval() and model.train() pack again at the next no-grad forward.
+        self._prepared = None
+        return super().train(mode)
+
     def _prepared_weights(self, weights):
         """The weights packed once (a program compiled with prepare_weights), packed again when
-        one changed since: its version (bumped by every in-place write) or its storage."""
-        key = tuple((w._version, w.data_ptr()) for w in weights)
+        one changed since: its version (bumped by every in-place write through autograd's view
+        of it; an inference tensor has none) or its storage. The tensors are held with the
+        packed copy, so that a storage freed and reused at the same address cannot pass for
+        the one packed."""
+        key = tuple((None if w.is_inference() else w._version, w.data_ptr()) for w in weights)
         if self._prepared is None or self._prepared[0] != key:
             self._prepared = None  # the old copy goes before the new one is made
-            self._prepared = (key, self._program.prepare(None, *weights, entry=self._entry))
+            packed = self._program.prepare(None, *weights, entry=self._entry)
+            self._prepared = (key, packed, [w.detach() for w in weights])
         return self._prepared[1]
 
     def forward(self, x):
@@ -168,8 +184,10 @@ class MoELayer(torch.nn.Module):
         tokens = x.reshape(-1, self.hidden_size)
         weights = self._weights()
         if not torch.is_grad_enabled() and self._program.prepared_form(self._entry) is not None:
-            # The weights prepare read are not read again (the router, biases and the like are).
-            y = self._prepared_weights(weights)(tokens, *weights)
+            packed = self._prepared_weights(weights)
+            # The packed weights' places are not read (None); the router, biases and the like are.
+            kept = set(packed.call_arguments)
+            y = packed(tokens, *[w if i + 1 in kept else None for i, w in enumerate(weights)])
             return y.reshape(shape)
         y = _CompiledBlock.apply(self, tokens, *weights)
         return y.reshape(shape)

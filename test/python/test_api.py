@@ -154,6 +154,8 @@ def test_prepared_weights_refuse_what_they_cannot_take(program):
     with pytest.raises(moec.ArgumentError, match="'moe_block' has no prepared form .compile with "
                                                  "prepare_weights=True"):
         program.prepare(None, *w)
+    with pytest.raises(moec.ArgumentError, match="prepare_weights=True needs moec's own pipeline"):
+        moec.compile(BLOCK, prepare_weights=True, pipeline="moe-to-llvm")
     prepared_program = moec.compile(BLOCK, prepare_weights=True)
     with pytest.raises(moec.ArgumentError, match="'moe_block' takes 4 inputs, got 3"):
         prepared_program.prepare(None, *w[1:])
@@ -161,7 +163,9 @@ def test_prepared_weights_refuse_what_they_cannot_take(program):
         prepared_program.prepare(None, w[0], w[1], np.ascontiguousarray(w[2].transpose(0, 2, 1)))
     packed = prepared_program.prepare(None, *w)
     with pytest.raises(moec.ArgumentError, match="argument 1 of 'moe_block' expects 64x8xf32"):
-        packed(tokens(3), None, None, None)  # the router is read per call
+        packed(tokens(3), np.zeros((8, 64), np.float32), None, None)  # the router is read per call
+    with pytest.raises(moec.ArgumentError, match="argument 1 of 'moe_block' is None, but the call reads it"):
+        packed(tokens(3), None, None, None)
     with pytest.raises(moec.ArgumentError, match="argument 0 of 'moe_block' expects \\?x64xf32, got 3x32xf32"):
         packed(tokens(3)[:, :32].copy(), *w)
 

@@ -130,3 +130,16 @@ def test_inference_forwards_pack_the_weights_once():
         assert module._prepared[1] is not packed
         assert not torch.equal(after, first)
         assert torch.equal(after, module(x).detach())  # the step's weights, per call
+        # A write through .data is not seen until invalidate_prepared(); eval() packs again.
+        module.down.data.mul_(2)
+        with torch.no_grad():
+            assert torch.equal(module(x), after)
+            module.invalidate_prepared()
+            doubled = module(x)
+        assert torch.equal(doubled, module(x).detach()) and not torch.equal(doubled, after)
+        module.down.data.mul_(0.5)
+        packed = module._prepared[1]
+        module.eval()
+        with torch.no_grad():
+            assert torch.equal(module(x), after)
+        assert module._prepared[1] is not packed

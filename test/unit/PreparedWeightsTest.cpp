@@ -42,13 +42,17 @@ TEST(PreparedFormTest, LineRoundTrips) {
   auto none = PreparedForm::parse("g prepare=a prepared=b weights=0 kept=", error);
   ASSERT_TRUE(none) << error;
   EXPECT_TRUE(none->keptArgs.empty());
+  // A key a later moec adds is not this runtime's to read.
+  auto later = PreparedForm::parse("g prepare=a prepared=b weights=0 kept=1 layout=v2", error);
+  ASSERT_TRUE(later) << error;
+  EXPECT_EQ(later->keptArgs, (std::vector<int64_t>{1}));
 }
 
 TEST(PreparedFormTest, BadLinesAreRefused) {
   for (const char *line : {"", "f", "f prepare=a prepared=b weights=0", "f prepare=a prepared=b weights=x kept=",
                            "f prepare=a prepared=b weights=-1 kept=", "f prepare= prepared=b weights=0 kept=",
                            "f prepare=a prepare=a prepared=b weights=0 kept=", "f prepare=a prepared=b weights=0,,1 kept=",
-                           "f prepare=a prepared=b weights=0 kept= extra=1"}) {
+                           "f prepare=a prepared=b weights=0 kept= =1"}) {
     std::string error;
     EXPECT_FALSE(PreparedForm::parse(line, error)) << line;
     EXPECT_NE(error.find("not a prepared form"), std::string::npos) << error;
@@ -135,7 +139,15 @@ TEST(PreparedWeightsTest, ArgumentsAreChecked) {
   wrong.emplace_back(DType::F32, std::vector<int64_t>{3});
   EXPECT_FALSE(PreparedWeights::prepare(form, g, wrong, calls.call(), error));
   EXPECT_EQ(error, "argument 1 of 'g' expects 2xf32, got 3xf32 (a weight 'g_prepare_weights' prepares)");
-  EXPECT_TRUE(calls.names.empty()); // nothing ran
+  // An argument the prepared function reads may not be left out.
+  std::vector<Buffer> noX;
+  noX.emplace_back();
+  noX.emplace_back(DType::F32, std::vector<int64_t>{2});
+  auto weights = PreparedWeights::prepare(form, g, noX, calls.call(), error);
+  ASSERT_TRUE(weights) << error; // x is not read by prepare
+  EXPECT_FALSE(weights->run(g, noX, calls.call(), error));
+  EXPECT_EQ(error, "argument 0 of 'g' is not given (an argument 'g_prepared' reads)");
+  EXPECT_EQ(calls.names, (std::vector<std::string>{"g_prepare_weights"}));
 }
 
 } // namespace
