@@ -104,7 +104,7 @@ def MoePrepareWeights : Pass<"moe-prepare-weights", "::mlir::ModuleOp"> {
     Not for a function that trains (a moe.tgmm: the weights change every
     step), one shard's program (moe-partition's; its host runs `@f`), int8
     weights (moe-quantize prepares those), or one whose halves' names
-    another function has.
+    another function has (a warning says so).
   }];
   let statistics = [
     Statistic<"numGmmsPacked", "gmms-packed", "gmms (with their fused up gmms) reading packed weights">,

@@ -56,10 +56,18 @@ struct MoePrepareWeightsPass : mlir::moe::impl::MoePrepareWeightsBase<MoePrepare
     if (!fn.isPublic() || fn.isDeclaration() || fn->hasAttr(kMeshAttrName) ||
         fn->hasAttr(kKeptArgumentsAttrName) || fn->hasAttr(kWeightArgumentsAttrName))
       return false;
-    // Prepared already (a second run of the pass, or moe-quantize's), or
-    // the names of the halves taken by functions of the user's.
-    if (symbols.lookup(preparedName(fn.getName())) || symbols.lookup(prepareWeightsName(fn.getName())))
+    // Prepared already (a second run of the pass, or moe-quantize's).
+    auto prepared = symbols.lookup<func::FuncOp>(preparedName(fn.getName()));
+    if (prepared && prepared->hasAttr(kKeptArgumentsAttrName))
       return false;
+    // The halves' names taken by functions of the user's: @f keeps packing
+    // per call (a warning, not an error: moec -o prepares every function).
+    for (const std::string &name : {preparedName(fn.getName()), prepareWeightsName(fn.getName())})
+      if (symbols.lookup(name)) {
+        fn.emitWarning() << "moe-prepare-weights: @" << fn.getName() << " keeps packing its weights per "
+                         << "call: @" << name << " is another function's name";
+        return false;
+      }
     bool trains = false, int8 = false;
     fn.walk([&](Operation *op) {
       trains |= isa<TgmmOp>(op);
