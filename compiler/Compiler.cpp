@@ -279,8 +279,10 @@ LogicalResult moec::prepareWeights(ModuleOp module, const GmmChoices &gmm) {
   return runPassManager(module, pm);
 }
 
-std::optional<moec::PreparedForm> moec::preparedForm(ModuleOp module, const std::string &function) {
-  PreparedForm form{function, function + "_prepare_weights", function + "_prepared", {}, {}};
+std::optional<moec::PreparedHalves> moec::preparedHalves(ModuleOp module, const FunctionSignature &f,
+                                                         std::string &error) {
+  error.clear();
+  PreparedForm form{f.name, f.name + "_prepare_weights", f.name + "_prepared", {}, {}};
   auto prepare = module.lookupSymbol<func::FuncOp>(form.prepare);
   auto prepared = module.lookupSymbol<func::FuncOp>(form.prepared);
   if (!prepare || !prepared)
@@ -288,10 +290,18 @@ std::optional<moec::PreparedForm> moec::preparedForm(ModuleOp module, const std:
   auto weights = prepare->getAttrOfType<DenseI64ArrayAttr>(moe::kWeightArgumentsAttrName);
   auto kept = prepared->getAttrOfType<DenseI64ArrayAttr>(moe::kKeptArgumentsAttrName);
   if (!weights || !kept)
-    return std::nullopt;
+    return std::nullopt; // functions of the user's that happen to have the names
   form.weightArgs.assign(weights.asArrayRef().begin(), weights.asArrayRef().end());
   form.keptArgs.assign(kept.asArrayRef().begin(), kept.asArrayRef().end());
-  return form;
+  auto prepareSig = entrySignature(module, form.prepare, error);
+  auto preparedSig = prepareSig ? entrySignature(module, form.prepared, error) : std::nullopt;
+  if (!preparedSig)
+    return std::nullopt;
+  if (std::string why = form.mismatch(f, *prepareSig, *preparedSig); !why.empty()) {
+    error = why;
+    return std::nullopt;
+  }
+  return PreparedHalves{std::move(form), std::move(*prepareSig), std::move(*preparedSig)};
 }
 
 LogicalResult moec::runPassManager(ModuleOp module, PassManager &pm) {

@@ -88,10 +88,16 @@ mlir::LogicalResult lowerModule(mlir::ModuleOp module, const std::string &pipeli
 /// signatures can be read before lowerModule, which keeps what is decided.
 mlir::LogicalResult prepareWeights(mlir::ModuleOp module, const GmmChoices &gmm = {});
 
-/// Function `function`'s prepared form (moe-quantize's or
-/// moe-prepare-weights'; runtime/PreparedWeights.h): nullopt when `module`
-/// has none.
-std::optional<PreparedForm> preparedForm(mlir::ModuleOp module, const std::string &function);
+/// Function f's prepared form (moe-quantize's or moe-prepare-weights';
+/// runtime/PreparedWeights.h) and its halves' signatures, checked against
+/// f's (PreparedForm::mismatch). nullopt with `error` empty when `module`
+/// has none; with `error` set when its halves do not fit f.
+struct PreparedHalves {
+  PreparedForm form;
+  FunctionSignature prepare, prepared;
+};
+std::optional<PreparedHalves> preparedHalves(mlir::ModuleOp module, const FunctionSignature &f,
+                                             std::string &error);
 
 /// Runs a pipeline built in C++ over `module`, with the pass-manager
 /// command-line options when usePassManagerCLOptions() was called.

@@ -188,9 +188,8 @@ public:
     std::optional<MeshLayout> layout;
     std::vector<int64_t> gradientArgs;
     std::optional<MemoryPlan> plan;
-    // Its prepared form (compiled with prepare_weights) and its halves.
-    std::optional<PreparedForm> prepared;
-    FunctionSignature prepareSig, preparedSig;
+    // Its prepared form and its halves (compiled with prepare_weights).
+    std::optional<PreparedHalves> prepared;
   };
 
   /// Entry `name`'s weights prepared once; `args` its whole argument list
@@ -201,12 +200,15 @@ public:
       throw ArgumentError("'" + name + "' has no prepared form (compile with prepare_weights=True; a " +
                           "function that trains, one partitioned for a mesh, or one whose kernels read " +
                           "no packed layout has none)");
-    checkArguments(e, args, e.prepared->weightArgs);
     std::string error;
+    // A bad argument is the caller's (ArgumentError); what fails after is the run's.
+    if (!checkArgumentsAt(e.full, args, e.prepared->form.weightArgs,
+                          PreparedWeights::weightsRead(e.prepared->form), error))
+      throw ArgumentError(error);
     std::optional<PreparedWeights> weights;
     {
       py::gil_scoped_release release; // packing gigabytes takes a while
-      weights = PreparedWeights::prepare(*e.prepared, e.full, args, halves(e), error);
+      weights = PreparedWeights::prepare(e.prepared->form, e.full, args, halves(e), error);
     }
     if (!weights)
       throw RunError(error);
@@ -217,8 +219,10 @@ public:
   /// argument list; the prepared weights' places are not read).
   std::vector<Buffer> runPrepared(const PreparedWeights &weights, std::vector<Buffer> &args) {
     const Entry &e = entry(weights.form().function);
-    checkArguments(e, args, weights.form().keptArgs);
     std::string error;
+    if (!checkArgumentsAt(e.full, args, weights.form().keptArgs, PreparedWeights::argumentsRead(weights.form()),
+                          error))
+      throw ArgumentError(error);
     std::optional<std::vector<Buffer>> results;
     {
       py::gil_scoped_release release;
@@ -301,27 +305,11 @@ private:
     return callSharded(*jit, e.shard, *e.layout, *local, nullptr, timeout, stats, error);
   }
 
-  /// The argument count, and the arguments at `positions`, against entry
-  /// e's signature (what a call with prepared weights reads).
-  static void checkArguments(const Entry &e, const std::vector<Buffer> &args,
-                             const std::vector<int64_t> &positions) {
-    std::string error;
-    if (args.size() != e.full.inputs.size())
-      throw ArgumentError("'" + e.full.name + "' takes " + std::to_string(e.full.inputs.size()) +
-                          " inputs, got " + std::to_string(args.size()));
-    for (int64_t i : positions) {
-      if (!args[i].data())
-        throw ArgumentError("argument " + std::to_string(i) + " of '" + e.full.name +
-                            "' is None, but the call reads it");
-      if (!e.full.checkInput(i, args[i], error))
-        throw ArgumentError(error);
-    }
-  }
-
   /// Calls of entry e's two halves, on this device.
   CallByName halves(const Entry &e) {
     return [this, &e](const std::string &name, std::vector<Buffer> &args, std::string &error) {
-      return callOnDevice(*jit, name == e.prepared->prepare ? e.prepareSig : e.preparedSig, args, error);
+      return callOnDevice(*jit, name == e.prepared->form.prepare ? e.prepared->prepare : e.prepared->prepared,
+                          args, error);
     };
   }
 
@@ -436,16 +424,11 @@ std::unique_ptr<Program> Program::compile(const CompileRequest &r) {
     if (mlir::failed(prepareWeights(*module, r.gmm)))
       throw failed("preparing the weights failed");
     for (auto &[name, e] : program->entries) {
-      std::optional<PreparedForm> form = e.layout ? std::nullopt : preparedForm(*module, name);
-      if (!form)
+      if (e.layout)
         continue;
-      auto prepareSig = entrySignature(*module, form->prepare, error);
-      auto preparedSig = prepareSig ? entrySignature(*module, form->prepared, error) : std::nullopt;
-      if (!preparedSig)
+      e.prepared = preparedHalves(*module, e.full, error);
+      if (!e.prepared && !error.empty())
         throw CompileError(error);
-      if (std::string why = form->mismatch(e.full, *prepareSig, *preparedSig); !why.empty())
-        throw CompileError(why);
-      e.prepared = *form, e.prepareSig = *prepareSig, e.preparedSig = *preparedSig;
     }
   }
   if (mlir::failed(lowerModule(*module, r.pipeline, r.gmm)))
@@ -457,8 +440,8 @@ std::unique_ptr<Program> Program::compile(const CompileRequest &r) {
     throw CompileError(error);
   // Compiled now: the first call runs, it does not compile.
   for (const auto &[name, e] : program->entries)
-    for (const std::string &fn : {name, e.prepared ? e.prepared->prepare : std::string(),
-                                  e.prepared ? e.prepared->prepared : std::string()})
+    for (const std::string &fn : {name, e.prepared ? e.prepared->form.prepare : std::string(),
+                                  e.prepared ? e.prepared->form.prepared : std::string()})
       if (!fn.empty() && !program->jit->materialize(fn, error))
         throw CompileError(error);
   return program;
@@ -559,9 +542,10 @@ PYBIND11_MODULE(_moec, m) {
            })
       .def("prepared_form",
            [](const Program &p, const std::string &name) -> py::object {
-             const auto &form = p.entry(name).prepared;
-             if (!form)
+             const auto &halves = p.entry(name).prepared;
+             if (!halves)
                return py::none();
+             const PreparedForm *form = &halves->form;
              py::dict d;
              d["prepare"] = form->prepare;
              d["prepared"] = form->prepared;

@@ -30,32 +30,48 @@ bool parsePositions(const std::string &text, std::vector<int64_t> &out) {
 std::optional<std::vector<Buffer>> viewsAt(const FunctionSignature &f, std::vector<Buffer> &args,
                                            const std::vector<int64_t> &positions, const std::string &what,
                                            std::string &error) {
-  if (args.size() != f.inputs.size()) {
-    error = "'" + f.name + "' takes " + std::to_string(f.inputs.size()) + " inputs, got " +
-            std::to_string(args.size());
+  if (!checkArgumentsAt(f, args, positions, what, error))
     return std::nullopt;
-  }
   std::vector<Buffer> views;
-  for (int64_t i : positions) {
-    if (i < 0 || i >= static_cast<int64_t>(args.size())) {
-      error = "'" + f.name + "' has no argument " + std::to_string(i) + " (" + what + ")";
-      return std::nullopt;
-    }
-    Buffer &b = args[i];
-    if (!b.data() && b.numBytes() > 0) {
-      error = "argument " + std::to_string(i) + " of '" + f.name + "' is not given (" + what + ")";
-      return std::nullopt;
-    }
-    if (!f.checkInput(i, b, error)) {
-      error += " (" + what + ")";
-      return std::nullopt;
-    }
-    views.push_back(Buffer::view(b.dtype(), b.shape(), b.data()));
-  }
+  for (int64_t i : positions)
+    views.push_back(Buffer::view(args[i].dtype(), args[i].shape(), args[i].data()));
   return views;
 }
 
 } // namespace
+
+bool moec::checkArgumentsAt(const FunctionSignature &f, const std::vector<Buffer> &args,
+                            const std::vector<int64_t> &positions, const std::string &what,
+                            std::string &error) {
+  if (args.size() != f.inputs.size()) {
+    error = "'" + f.name + "' takes " + std::to_string(f.inputs.size()) + " inputs, got " +
+            std::to_string(args.size());
+    return false;
+  }
+  for (int64_t i : positions) {
+    if (i < 0 || i >= static_cast<int64_t>(args.size())) {
+      error = "'" + f.name + "' has no argument " + std::to_string(i) + " (" + what + ")";
+      return false;
+    }
+    const Buffer &b = args[i];
+    if (!b.data() && b.numBytes() > 0) {
+      error = "argument " + std::to_string(i) + " of '" + f.name + "' is not given (" + what + ")";
+      return false;
+    }
+    if (!f.checkInput(i, b, error)) {
+      error += " (" + what + ")";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string PreparedWeights::weightsRead(const PreparedForm &form) {
+  return "a weight '" + form.prepare + "' prepares";
+}
+std::string PreparedWeights::argumentsRead(const PreparedForm &form) {
+  return "an argument '" + form.prepared + "' reads";
+}
 
 std::string PreparedForm::str() const {
   return function + " prepare=" + prepare + " prepared=" + prepared + " weights=" + joined(weightArgs) +
@@ -129,7 +145,7 @@ std::string PreparedForm::mismatch(const FunctionSignature &f, const FunctionSig
 std::optional<PreparedWeights> PreparedWeights::prepare(const PreparedForm &form, const FunctionSignature &f,
                                                         std::vector<Buffer> &args, const CallByName &call,
                                                         std::string &error) {
-  auto weights = viewsAt(f, args, form.weightArgs, "a weight '" + form.prepare + "' prepares", error);
+  auto weights = viewsAt(f, args, form.weightArgs, weightsRead(form), error);
   if (!weights)
     return std::nullopt;
   auto made = call(form.prepare, *weights, error);
@@ -143,7 +159,7 @@ std::optional<PreparedWeights> PreparedWeights::prepare(const PreparedForm &form
 
 std::optional<std::vector<Buffer>> PreparedWeights::run(const FunctionSignature &f, std::vector<Buffer> &args,
                                                         const CallByName &call, std::string &error) const {
-  auto inputs = viewsAt(f, args, form_.keptArgs, "an argument '" + form_.prepared + "' reads", error);
+  auto inputs = viewsAt(f, args, form_.keptArgs, argumentsRead(form_), error);
   if (!inputs)
     return std::nullopt;
   for (const Buffer &b : buffers_)

@@ -43,6 +43,13 @@ struct PreparedForm {
                        const FunctionSignature &preparedSig) const;
 };
 
+/// f's whole argument list `args` (their count), and those at `positions`
+/// (given, of f's types and static sizes), as a call with prepared weights
+/// reads them; `what` ends a message (which half reads them).
+bool checkArgumentsAt(const FunctionSignature &f, const std::vector<Buffer> &args,
+                      const std::vector<int64_t> &positions, const std::string &what,
+                      std::string &error);
+
 /// A call of one function of a compiled program by name: the Library's, a
 /// JIT program's. Returns the results, or nullopt with `error` set.
 using CallByName = std::function<std::optional<std::vector<Buffer>>(
@@ -65,6 +72,9 @@ public:
                                          const CallByName &call, std::string &error) const;
 
   const PreparedForm &form() const { return form_; }
+  /// What prepare's and run's checks of `args` say they check.
+  static std::string weightsRead(const PreparedForm &form);
+  static std::string argumentsRead(const PreparedForm &form);
   /// What prepare returned (packed or quantized weights, and any reshaped
   /// weight the prepared function reads).
   const std::vector<Buffer> &buffers() const { return buffers_; }

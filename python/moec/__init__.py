@@ -382,28 +382,25 @@ class HfLayer:
         self.program = program
         self.info = info
         self.weights = weights  # {name: array or tensor}, in argument order
-        # Converted once: a call converts only x.
-        self._weights = [_to_array(w, i + 1, program.entry) for i, w in enumerate(weights.values())]
+        # Converted once: a call converts only x. x's place (0) is None until then.
+        arrays, tags = _convert_all([None] + list(weights.values()), program.entry, allow_none=True)
         self.prepared = None
         form = program.prepared_form()
-        if form is not None:  # x is not read: None in its place
-            self.prepared = program._prepare_converted(
-                program.entry, ([None] + [a for a, _ in self._weights],
-                                ["f32"] + [t for _, t in self._weights]))
-            # Calls read the packed copy: the packed weights' places are None (not converted,
-            # not read; `weights` keeps them, for reading, not for the calls).
-            packed_only = set(form["weights"]) - set(form["kept"])
-            self._weights = [(None, "f32") if i + 1 in packed_only else w
-                             for i, w in enumerate(self._weights)]
+        if form is not None:
+            self.prepared = program._prepare_converted(program.entry, (arrays, tags))
+            # Calls read the packed copy: the packed weights' places are None (not read;
+            # `weights` keeps them, for reading, not for the calls).
+            for i in set(form["weights"]) - set(form["kept"]):
+                arrays[i] = None
+        self._arrays, self._tags = arrays, tags
 
     def __call__(self, x):
-        # x first: the weights are the arguments after it.
         entry = self.program.entry
-        converted = [_to_array(x, 0, entry)] + self._weights
+        array, tag = _to_array(x, 0, entry)
+        converted = ([array] + self._arrays[1:], [tag] + self._tags[1:])
         if self.prepared is not None:
-            return self.prepared.call_converted(([a for a, _ in converted],
-                                                 [t for _, t in converted]), _is_torch(x))
-        return _run(self.program, entry, (), _is_torch(x), converted=converted)
+            return self.prepared.call_converted(converted, _is_torch(x))
+        return _run(self.program, entry, (), _is_torch(x), converted=list(zip(*converted)))
 
     def __repr__(self):
         i = self.info

@@ -92,7 +92,7 @@ class MoELayer(torch.nn.Module):
             else:
                 self.register_buffer(name, tensor)
         self.hidden_size = inputs[0][1][-1]
-        self._prepared = None  # (the weights' versions and addresses, moec.PreparedWeights)
+        self._prepared = None  # (key, moec.PreparedWeights, the tensors packed): _prepared_weights
 
     @classmethod
     def from_hf(cls, config, layer=None, weights=None, dtype=torch.bfloat16, routing_grad=True,

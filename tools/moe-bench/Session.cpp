@@ -55,8 +55,10 @@ std::unique_ptr<Compiled> Compiled::build(const std::string &source,
     c->signatures[sig.name] = sig;
     if (std::optional<moec::MeshLayout> layout = moec::meshLayout(*module, sig.name))
       c->layouts[sig.name] = *layout;
-    if (std::optional<moec::PreparedForm> form = moec::preparedForm(*module, sig.name))
-      c->preparedForms[sig.name] = *form;
+    if (std::optional<moec::PreparedHalves> halves = moec::preparedHalves(*module, sig, error))
+      c->preparedForms[sig.name] = halves->form;
+    else if (!error.empty())
+      return nullptr;
   }
   if (mlir::failed(moec::lowerModule(*module, "", gmm))) {
     error = diagnostics.empty() ? "lowering failed" : diagnostics;
@@ -195,20 +197,19 @@ double Compiled::prepareWeights(const std::string &function, std::map<std::strin
     error = "@" + function + " has no prepared form (<f>_prepare_weights, <f>_prepared)";
     return -1;
   }
-  auto named = [&](const std::vector<int64_t> &positions, std::vector<std::string> &names) {
-    for (int64_t i : positions) {
-      if (i < 0 || i >= static_cast<int64_t>(args.size())) {
-        error = "@" + form->prepared + " takes argument " + std::to_string(i) + " of @" + function +
-                ", which has " + std::to_string(args.size());
-        return false;
-      }
-      names.push_back(args[i]);
-    }
-    return true;
-  };
-  std::vector<std::string> weights, kept, results;
-  if (!named(form->weightArgs, weights) || !named(form->keptArgs, kept))
+  if (args.size() != signature(function)->inputs.size()) {
+    error = "@" + function + " takes " + std::to_string(signature(function)->inputs.size()) +
+            " arguments, not " + std::to_string(args.size());
     return -1;
+  }
+  // The positions are within @function's arguments (preparedHalves checked the form).
+  auto named = [&](const std::vector<int64_t> &positions) {
+    std::vector<std::string> names;
+    for (int64_t i : positions)
+      names.push_back(args[i]);
+    return names;
+  };
+  std::vector<std::string> weights = named(form->weightArgs), kept = named(form->keptArgs), results;
   for (size_t q = 0; q < sig->results.size(); ++q)
     results.push_back(prefix + std::to_string(q));
   double seconds = call(form->prepare, pool, weights, results, error);

@@ -369,9 +369,13 @@ int compile(mlir::ModuleOp module) {
     std::vector<FunctionSignature> functions = entrySignatures(module, ignored);
     if (mlir::failed(prepareWeights(module, gmmChoices())))
       return 1;
-    for (const FunctionSignature &f : functions)
-      if (std::optional<PreparedForm> form = preparedForm(module, f.name))
-        preparedForms.push_back(*form);
+    for (const FunctionSignature &f : functions) {
+      std::string error;
+      if (std::optional<PreparedHalves> halves = preparedHalves(module, f, error))
+        preparedForms.push_back(halves->form);
+      else if (!error.empty())
+        return fail(error);
+    }
   }
   std::vector<std::string> skipped;
   std::vector<FunctionSignature> entries = entrySignatures(module, skipped);
@@ -595,22 +599,21 @@ int run(mlir::ModuleOp module) {
                      : "\n");
   // The weights packed once, before the runs (one device, moe-to-llvm):
   // the entry's prepared form, when moe-prepare-weights makes one.
-  std::optional<PreparedForm> prepared;
-  std::optional<FunctionSignature> prepareSig, preparedSig;
+  std::optional<PreparedHalves> halves;
   bool packs = false;
   if (prepareWeightsBeforeRuns && !layout && passPipeline.empty()) {
     if (mlir::failed(prepareWeights(module, gmmChoices())))
       return 1;
-    prepared = preparedForm(module, sig->name);
+    halves = preparedHalves(module, *sig, error);
+    if (!halves && !error.empty())
+      return fail(error);
     // moe-prepare-weights packs float weights; moe-quantize's split (an
     // int8 module, prepared the same way) quantizes them.
-    if (prepared)
-      if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(prepared->prepare))
+    if (halves)
+      if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(halves->form.prepare))
         fn.walk([&](mlir::moe::PackWeightsOp) { packs = true; });
-    if (prepared && (!(prepareSig = entrySignature(module, prepared->prepare, error)) ||
-                     !(preparedSig = entrySignature(module, prepared->prepared, error))))
-      return fail(error);
   }
+  const PreparedForm *prepared = halves ? &halves->form : nullptr;
   // A run calls one function (and with prepared weights, the two halves):
   // the others (the forward next to its forward_backward, say) become
   // private and upstream's symbol-dce drops what is not called, so they are
@@ -658,11 +661,9 @@ int run(mlir::ModuleOp module) {
   // other arguments and what it returned.
   std::optional<PreparedWeights> weights;
   CallByName callHalf = [&](const std::string &name, std::vector<Buffer> &halfArgs, std::string &err) {
-    return callOnDevice(*program, name == prepared->prepare ? *prepareSig : *preparedSig, halfArgs, err);
+    return callOnDevice(*program, name == prepared->prepare ? halves->prepare : halves->prepared, halfArgs, err);
   };
   if (prepared) {
-    if (std::string why = prepared->mismatch(*sig, *prepareSig, *preparedSig); !why.empty())
-      return fail(why);
     auto start = std::chrono::steady_clock::now();
     weights = PreparedWeights::prepare(*prepared, *sig, args, callHalf, error);
     if (!weights)
