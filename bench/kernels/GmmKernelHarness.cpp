@@ -86,6 +86,17 @@ int64_t weightColumns(const GmmShape &shape) { return shape.swiglu ? 2 * shape.w
 int64_t tokens(const GmmShape &shape) { return (shape.rows + shape.topK - 1) / shape.topK; }
 } // namespace
 
+GmmTiles GmmTiles::fittedTo(int64_t vectorRegisters) const {
+  GmmTiles t = *this;
+  // Narrower first where even one row does not fit (nc stays a multiple of
+  // the narrower tile's 16 nv columns).
+  while (t.nv > 1 && 2 * t.nv + 1 > vectorRegisters)
+    t.nv /= 2;
+  t.mr = std::max<int64_t>(1, std::min(mr, (vectorRegisters - t.nv - 1) / t.nv));
+  t.mc = std::max(t.mr, mc / t.mr * t.mr);
+  return t;
+}
+
 std::string kernels::gmmProgram(const GmmKindSetup &setup, const GmmShape &shape, const GmmTiles &t) {
   const int64_t D = shape.depth, N = shape.width, Nw = weightColumns(shape), E = groupCount(shape);
   const std::string lt = lhsElement(setup, shape), wt = weightElement(setup, shape);

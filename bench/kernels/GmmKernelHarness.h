@@ -51,6 +51,13 @@ struct GmmShape {
 struct GmmTiles {
   int64_t mr = 4, nv = 2, kc = 16, nc = 64, mc = 8;
   int64_t packedColumns = 64, dotRows = 12;
+
+  /// These tiles with a register tile a register file of `vectorRegisters`
+  /// 16-lane vectors holds (mr x nv accumulators, nv weight vectors, a
+  /// broadcast; AVX2's 16 ymm hold 8): nv halved while one row does not
+  /// fit, mr cut to what fits, mc a multiple of it. What the lowering
+  /// accepts on that target.
+  GmmTiles fittedTo(int64_t vectorRegisters) const;
 };
 
 /// A kind as the harness runs it: its operands and the kernel list of its

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kernels/GmmKernelHarness.h"
+#include "strategy/GmmTiling.h"
 
 #include "compiler/Compiler.h"
 #include "codegen/kernels/GmmKernel.h"
@@ -111,6 +112,10 @@ int main(int argc, char **argv) {
                  tilesOption.c_str());
     return 2;
   }
+  // The default tiles are AVX-512's; on a smaller register file, the
+  // tallest of their width it holds (tiles given are taken as given).
+  if (!tilesOption.getNumOccurrences())
+    tiles = tiles.fittedTo(mlir::moe::strategy::MachineModel::target().vectorRegisters);
   tiles.packedColumns = packedColumnsOption;
   tiles.dotRows = dotRowsOption;
   if (shape.rows < 1 || shape.depth < 1 || shape.width < 1 || tiles.packedColumns < 1 || tiles.dotRows < 1) {
@@ -136,11 +141,12 @@ int main(int argc, char **argv) {
   std::string error;
   auto tm = hostTargetMachine(error);
   std::printf("host: %s\n", tm ? describeHostTarget(*tm).c_str() : error.c_str());
-  std::printf("gmm: one group of %ld rows x depth %ld x %ld %s, %u thread%s, tiles mr,nv,kc,nc,mc=%s "
+  std::printf("gmm: one group of %ld rows x depth %ld x %ld %s, %u thread%s, tiles mr,nv,kc,nc,mc=%ld,%ld,%ld,%ld,%ld "
               "packed_columns=%ld dot_rows=%ld\n",
               shape.rows, shape.depth, shape.swiglu ? 2 * shape.width : shape.width,
               shape.swiglu ? "weight columns (SwiGLU fused)" : "columns", unsigned(threadsOption),
-              threadsOption == 1 ? "" : "s", tilesOption.c_str(), tiles.packedColumns, tiles.dotRows);
+              threadsOption == 1 ? "" : "s", tiles.mr, tiles.nv, tiles.kc, tiles.nc, tiles.mc, tiles.packedColumns,
+              tiles.dotRows);
   double ops = 2 * gmmMultiplyAdds(shape);
   bool failed = false;
   for (const std::string &kind : kinds) {

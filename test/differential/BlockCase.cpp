@@ -769,9 +769,11 @@ BlockCase differential::randomCase(Choices &choices, bool backward) {
     c.toLLVM = "gmm-strategy=reference";
     break;
   case 1: { // tiles small enough for every remainder, and valid: the
-            // register tile fits 32 vectors, nv is even (fused SwiGLU),
-            // nc and mc are multiples of the tile
-    int64_t nv = 2, mr = pick(1, 14);
+            // register tile fits the host's register file (32 vectors with
+            // AVX-512: up to 14 rows; 8 with AVX2: up to 2), nv is even
+            // (fused SwiGLU), nc and mc are multiples of the tile
+    int64_t nv = 2;
+    int64_t mr = pick(1, (mlir::moe::strategy::MachineModel::target().vectorRegisters - nv - 1) / nv);
     c.toLLVM = "gmm-tiling={mr=" + std::to_string(mr) + ",nv=" + std::to_string(nv) +
                ",kc=" + std::to_string(pick(1, 64)) + ",nc=" + std::to_string(32 * pick(1, 4)) +
                ",mc=" + std::to_string(mr * pick(1, 4)) + "}";

@@ -38,7 +38,7 @@
 // ROUTING: weights.npy
 
 // TUNE: peak: 100.0 GFLOP/s {{FP32 FMA|AMX BF16|AVX512_BF16}}, {{[0-9]+}} threads (given)
-// TUNE: tune: up D=32,N=24,swiglu=1,bytes=2 -> mr={{[0-9]+}},nv={{[0-9]+}},kc={{[0-9]+}},nc={{[0-9]+}},mc={{[0-9]+}}, {{[0-9.]+}} GFLOP/s (cost model mr=6,nv=4,{{.*}}), stored in {{.*}}table.txt
+// TUNE: tune: up D=32,N=24,swiglu=1,bytes=2 -> mr={{[0-9]+}},nv={{[0-9]+}},kc={{[0-9]+}},nc={{[0-9]+}},mc={{[0-9]+}}, {{[0-9.]+}} GFLOP/s (cost model mr={{[0-9]+}},nv={{[0-9]+}},{{.*}}), stored in {{.*}}table.txt
 // TUNE: tune: down D=24,N=32,swiglu=0,bytes=2 -> {{.*}}, stored in
 // TUNE: RESULT {{.*}} impl=baseline {{.*}} dtype=bf16
 

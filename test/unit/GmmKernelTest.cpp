@@ -14,6 +14,7 @@
 
 #include "codegen/kernels/GmmKernel.h"
 #include "dialect/MoeDialect.h"
+#include "strategy/GmmTiling.h"
 
 #include <gtest/gtest.h>
 
@@ -119,7 +120,10 @@ std::vector<Case> cases() {
 void checkCase(const GmmKindSetup &setup, const Case &c, uint64_t seed) {
   SCOPED_TRACE(setup.kind + ", " + c.name + (c.shape.bf16ForFma ? " (bf16)" : "") + ", seed " +
                std::to_string(seed));
-  std::string program = gmmProgram(setup, c.shape, c.tiles);
+  // The cases' tiles, as tall as this host's register file allows (AVX2's
+  // holds 2 rows of 2 vectors).
+  GmmTiles tiles = c.tiles.fittedTo(mlir::moe::strategy::MachineModel::target().vectorRegisters);
+  std::string program = gmmProgram(setup, c.shape, tiles);
   std::string error;
   auto kernel = CompiledGmm::compile(program, /*reference=*/false, error);
   ASSERT_TRUE(kernel) << error;

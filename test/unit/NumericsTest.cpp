@@ -127,7 +127,10 @@ std::vector<Config> configs() {
     c.toLLVM = "gmm-tiling={mr=2,nv=2,kc=5,nc=32,mc=4}"; c.hidden = 37; c.mlp = 35;
     c.tokens = 45; c.hotExpert = 2; c.k = 3; });
   add("tall tiles bf16 baseline", [](Config &c) {
-    c.toLLVM = "gmm-tiling={mr=14,nv=2,kc=16,nc=32,mc=14}"; c.bf16 = true; c.fusedW13 = false;
+    // The tallest two-vector tile the host's register file holds (14 rows
+    // with AVX-512's 32 vectors, 2 with AVX2's 8).
+    std::string mr = std::to_string((mlir::moe::strategy::MachineModel::target().vectorRegisters - 3) / 2);
+    c.toLLVM = "gmm-tiling={mr=" + mr + ",nv=2,kc=16,nc=32,mc=" + mr + "}"; c.bf16 = true; c.fusedW13 = false;
     c.hidden = 40; c.mlp = 33; c.tokens = 50; c.k = 4; });
   // AMX tiles (where the CPU has none, the same code's run-time fallback):
   // depth and width not multiples of the tiles, several row and column

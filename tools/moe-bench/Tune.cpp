@@ -46,10 +46,18 @@ std::string gmmProgram(const GmmShape &shape, int64_t experts, int64_t groupRows
   return s + "  return %o : " + out + "\n}\n";
 }
 
-std::vector<GmmTiling> firstRound(const GmmShape &shape, const GmmTiling &model) {
+std::vector<GmmTiling> firstRound(const GmmShape &shape, const GmmTiling &model, int64_t registers) {
+  // The register tiles measured best with AVX-512's 32 vectors, then the
+  // tallest tile of each width the target's register file holds (AVX2's
+  // 16 ymm hold 8 16-lane vectors: none of the first fit there).
   std::vector<std::pair<int64_t, int64_t>> tiles =
       shape.swiglu ? std::vector<std::pair<int64_t, int64_t>>{{6, 4}, {14, 2}, {10, 2}}
                    : std::vector<std::pair<int64_t, int64_t>>{{6, 4}, {14, 2}, {8, 3}};
+  for (int64_t nv : {1, 2, 4}) {
+    int64_t mr = (registers - nv - 1) / nv;
+    if (mr >= 1 && !(shape.swiglu && nv % 2) && !llvm::is_contained(tiles, std::make_pair(mr, nv)))
+      tiles.push_back({mr, nv});
+  }
   std::vector<GmmTiling> out;
   for (auto [mr, nv] : tiles)
     for (int64_t kc : {128, 256, 512}) {
@@ -58,7 +66,10 @@ std::vector<GmmTiling> firstRound(const GmmShape &shape, const GmmTiling &model)
       int64_t nr = 16 * nv;
       t.columnBlock = std::max(nr, model.columnBlock / nr * nr);
       t.rowBlock = std::max(mr, model.rowBlock / mr * mr);
-      out.push_back(t);
+      // A tile the target cannot hold (or the SwiGLU cannot split) would
+      // only be refused by the lowering.
+      if (t.invalidReason(shape.swiglu, registers).empty())
+        out.push_back(t);
     }
   return out;
 }
@@ -89,8 +100,8 @@ bool moebench::tuneGmmTiles(const TuneRequest &request, std::string &error) {
     shape.width = up ? c.mlp : c.hidden;
     shape.swiglu = up;
     shape.elementBytes = bytes;
-    GmmTiling model = mlir::moe::strategy::costModelTiling(
-        shape, mlir::moe::strategy::MachineModel::target());
+    mlir::moe::strategy::MachineModel machine = mlir::moe::strategy::MachineModel::target();
+    GmmTiling model = mlir::moe::strategy::costModelTiling(shape, machine);
     std::string source = gmmProgram(shape, experts, groupRows, c.element());
     double flops = 2.0 * experts * groupRows * shape.depth * (up ? 2 * shape.width : shape.width);
 
@@ -101,7 +112,7 @@ bool moebench::tuneGmmTiles(const TuneRequest &request, std::string &error) {
     fillUniform(pool["a"], request.seed + 11, 1.0f);
     fillUniform(pool["w"], request.seed + 12, 0.02f);
 
-    std::vector<GmmTiling> candidates = firstRound(shape, model);
+    std::vector<GmmTiling> candidates = firstRound(shape, model, machine.vectorRegisters);
     GmmTiling best = model;
     double bestRate = 0;
     auto start = std::chrono::steady_clock::now();
