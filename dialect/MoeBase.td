@@ -137,7 +137,7 @@ def Moe_FloatTensor1D : 1DTensorOf<[F32, BF16]>;
 def Moe_F32Tensor2D : 2DTensorOf<[F32]>;
 def Moe_I32Tensor1D : 1DTensorOf<[I32]>;
 def Moe_I32Tensor2D : 2DTensorOf<[I32]>;
-// Weights in a gmm kernel's layout (moe.pack_weights).
-def Moe_PackedWeightsTensor : 4DTensorOf<[F32, BF16]>;
+// Weights in a gmm kernel's layout (moe.pack_weights): float, or int8 quads.
+def Moe_PackedWeightsTensor : 4DTensorOf<[F32, BF16, I8]>;
 
 #endif // MOE_BASE_TD

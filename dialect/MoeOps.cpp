@@ -434,9 +434,12 @@ LogicalResult GmmOp::verify() {
   bool int8 = rhs.getElementType().isInteger(8);
   if (Value packed = getPackedRhs()) {
     // The layout itself is the lowering's (moe-lower-to-loops checks it).
-    if (getTransposeRhs() || int8)
-      return emitOpError("packed weights are for the float forward: not with transpose_rhs or "
-                         "int8 weights");
+    if (getTransposeRhs())
+      return emitOpError("packed weights are for the forward: not with transpose_rhs");
+    // int8 packs into int8 quads, float into float (pairs or f32 panels).
+    if (int8 != cast<RankedTensorType>(packed.getType()).getElementType().isInteger(8))
+      return emitOpError() << "packed weights " << packed.getType() << " do not match rhs " << rhs
+                           << ": int8 weights pack into i8 quads, float weights into float";
     if (failed(expectDim(op, dimOf(packed, 0), "packed weights' expert count", rhs.getDimSize(0),
                          "rhs expert count")))
       return failure();
@@ -474,14 +477,18 @@ FailureOr<RankedTensorType> PackWeightsOp::packedType(RankedTensorType gate, Ran
   if (up && gateUpUnit == 0)
     return fail("an up weight needs gate_up_unit (the SwiGLU's column runs)");
   Type element;
+  bool int8 = gate.getElementType().isInteger(8);
+  if (int8 != (lanes == 4))
+    return fail("int8 weights pack with lanes 4 (quads), and only they");
   if (lanes == 1)
     element = Float32Type::get(gate.getContext());
-  else if (lanes == 2 && gate.getElementType().isBF16())
+  else if ((lanes == 2 && gate.getElementType().isBF16()) || lanes == 4)
     element = gate.getElementType();
   else
-    return fail("lanes must be 1 (f32 panels) or 2 (bf16 pairs, of bf16 weights)");
-  if (tileColumns <= 0 || tileColumns % 16 != 0 || (lanes == 2 && tileColumns != 16))
-    return fail("tile_columns must be a positive multiple of 16 (16 with lanes 2)");
+    return fail("lanes must be 1 (f32 panels), 2 (bf16 pairs, of bf16 weights) or 4 (int8 quads, of "
+                "int8 weights)");
+  if (tileColumns <= 0 || tileColumns % 16 != 0 || (lanes > 1 && tileColumns != 16))
+    return fail("tile_columns must be a positive multiple of 16 (16 with lanes 2 or 4)");
   if (blockColumns <= 0 || blockColumns % tileColumns != 0)
     return fail("block_columns must be a positive multiple of tile_columns");
   int64_t columns = gate.getDimSize(2), blockOut = blockColumns;
@@ -497,7 +504,9 @@ FailureOr<RankedTensorType> PackWeightsOp::packedType(RankedTensorType gate, Ran
   }
   int64_t blocks = (columns + blockOut - 1) / blockOut;
   int64_t depth = gate.getDimSize(1);
-  int64_t depthRows = lanes == 1 ? depth : (depth + 31) / 32 * 32 / lanes;
+  // A tile row is 64 bytes of depth: 32 bf16 values, 64 int8 ones.
+  int64_t tileDepth = lanes == 4 ? 64 : 32;
+  int64_t depthRows = lanes == 1 ? depth : (depth + tileDepth - 1) / tileDepth * tileDepth / lanes;
   return RankedTensorType::get(
       {gate.getDimSize(0), blocks * blockColumns / tileColumns, depthRows, tileColumns * lanes},
       element);

@@ -438,7 +438,9 @@ def Moe_PackWeightsOp : Moe_Op<"pack_weights", [Pure]> {
     tiles make a block, the columns one kernel task multiplies. `lanes`
     depth values sit side by side (2: the bf16 pairs vdpbf16ps and
     tdpbf16ps take, depth padded to 32; 1: the f32 panels of the FMA tiles,
-    bf16 weights widened). Without `gate_up_unit`, the physical columns are
+    bf16 weights widened; 4: the int8 quads vpdpbusd and tdpbsud take,
+    depth padded to 64, each byte the unsigned `W + 128`, i.e. W with its
+    top bit flipped, since those instructions take unsigned weights). Without `gate_up_unit`, the physical columns are
     `gate`'s in order. With it (a fused SwiGLU), each run of `gate_up_unit`
     physical columns holds `gate_up_unit / 2` columns of the gate and the
     same columns of the up projection: `up`'s, or, with no `up`, the second
@@ -447,8 +449,9 @@ def Moe_PackWeightsOp : Moe_Op<"pack_weights", [Pure]> {
     The result is `[E, blocks * block_columns / tile_columns, depth rows,
     tile_columns * lanes]`: `blocks` is the output columns (N, or Nw)
     divided by the output columns of a block (`block_columns`, or half of
-    it with `gate_up_unit`), rounded up; `depth rows` is D (lanes 1) or D
-    rounded up to 32, halved (lanes 2). `moe-prepare-weights` makes these
+    it with `gate_up_unit`), rounded up; `depth rows` is D (lanes 1), D
+    rounded up to 32, halved (lanes 2), or D rounded up to 64, quartered
+    (lanes 4). `moe-prepare-weights` makes these
     from each gmm's `#moe.gmm_lowering` and moves them into a function run
     when the weights are loaded.
 
@@ -458,7 +461,7 @@ def Moe_PackWeightsOp : Moe_Op<"pack_weights", [Pure]> {
         : tensor<60x2048x1408xbf16>, tensor<60x2048x1408xbf16> -> tensor<60x180x1024x32xbf16>
     ```
   }];
-  let arguments = (ins Moe_FloatTensor3D:$gate, Optional<Moe_FloatTensor3D>:$up,
+  let arguments = (ins Moe_GmmRhsTensor3D:$gate, Optional<Moe_GmmRhsTensor3D>:$up,
                        I64Attr:$lanes, I64Attr:$tile_columns, I64Attr:$block_columns,
                        DefaultValuedAttr<I64Attr, "0">:$gate_up_unit);
   let results = (outs Moe_PackedWeightsTensor:$packed);

@@ -151,3 +151,96 @@ FailureOr<PreparedSplit> mlir::moe::splitPreparedWeights(func::FuncOp fn, ArrayR
   symbols.insert(split.prepared);
   return split;
 }
+
+void mlir::moe::callPreparedHalves(func::FuncOp fn, const PreparedSplit &split) {
+  Block &body = fn.getBody().front();
+  // By position: the split may have been made from a copy of `fn`.
+  auto argsOf = [&](ArrayRef<BlockArgument> args) {
+    SmallVector<Value> values;
+    for (BlockArgument a : args)
+      values.push_back(body.getArgument(a.getArgNumber()));
+    return values;
+  };
+  SmallVector<Value> keptArgs = argsOf(split.keptArgs), weightArgs = argsOf(split.weightArgs);
+  // The arguments are the block's, which stays; its ops go.
+  while (!body.empty())
+    body.back().erase();
+  Location loc = fn.getLoc();
+  OpBuilder fb = OpBuilder::atBlockEnd(&body);
+  auto weights = func::CallOp::create(fb, loc, split.prepare, weightArgs);
+  llvm::append_range(keptArgs, weights.getResults());
+  auto call = func::CallOp::create(fb, loc, split.prepared, keptArgs);
+  func::ReturnOp::create(fb, loc, call.getResults());
+}
+
+std::optional<PreparedSplit> mlir::moe::preparedCaller(func::FuncOp fn, SymbolTable &symbols) {
+  if (fn.isDeclaration())
+    return std::nullopt;
+  auto prepare = symbols.lookup<func::FuncOp>(prepareWeightsName(fn.getName()));
+  auto prepared = symbols.lookup<func::FuncOp>(preparedName(fn.getName()));
+  if (!prepare || !prepared)
+    return std::nullopt;
+  auto weightAt = prepare->getAttrOfType<DenseI64ArrayAttr>(kWeightArgumentsAttrName);
+  auto keptAt = prepared->getAttrOfType<DenseI64ArrayAttr>(kKeptArgumentsAttrName);
+  Block &body = fn.getBody().front();
+  if (!weightAt || !keptAt || body.getOperations().size() != 3)
+    return std::nullopt;
+  auto first = dyn_cast<func::CallOp>(&body.front());
+  auto second = first ? dyn_cast<func::CallOp>(first->getNextNode()) : func::CallOp();
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!second || !ret || first.getCallee() != prepare.getName() || second.getCallee() != prepared.getName() ||
+      ret.getOperands() != second.getResults())
+    return std::nullopt;
+  // The calls pass the arguments the attributes name, and prepared gets
+  // prepare's results after the kept ones.
+  PreparedSplit split{prepare, prepared, {}, {}};
+  auto argsAt = [&](ArrayRef<int64_t> at, OperandRange operands, SmallVector<BlockArgument> &out) {
+    if (operands.size() < at.size())
+      return false;
+    for (auto [i, position] : llvm::enumerate(at)) {
+      auto arg = dyn_cast<BlockArgument>(operands[i]);
+      if (!arg || arg.getOwner() != &body || static_cast<int64_t>(arg.getArgNumber()) != position)
+        return false;
+      out.push_back(arg);
+    }
+    return true;
+  };
+  if (first.getNumOperands() != weightAt.size() || !argsAt(weightAt.asArrayRef(), first.getOperands(), split.weightArgs) ||
+      !argsAt(keptAt.asArrayRef(), second.getOperands(), split.keptArgs) ||
+      second.getOperands().drop_front(keptAt.size()) != first.getResults())
+    return std::nullopt;
+  return split;
+}
+
+func::FuncOp mlir::moe::mergedHalves(func::FuncOp fn, const PreparedSplit &split, StringRef name) {
+  auto merged = fn.cloneWithoutRegions();
+  merged.setName(name);
+  merged.setPrivate();
+  fn->getBlock()->getOperations().insertAfter(fn->getIterator(), merged);
+  Block *entry = merged.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockEnd(entry);
+  // Each half's body, its arguments mapped to what the call passed it.
+  auto inlineHalf = [&](func::FuncOp half, ArrayRef<Value> operands) {
+    IRMapping map;
+    Block &body = half.getBody().front();
+    for (auto [arg, operand] : llvm::zip(body.getArguments(), operands))
+      map.map(arg, operand);
+    for (Operation &op : body.without_terminator())
+      b.clone(op, map);
+    SmallVector<Value> results;
+    for (Value v : body.getTerminator()->getOperands())
+      results.push_back(map.lookupOrDefault(v));
+    return results;
+  };
+  auto argsOf = [&](ArrayRef<BlockArgument> args) {
+    SmallVector<Value> values;
+    for (BlockArgument a : args)
+      values.push_back(entry->getArgument(a.getArgNumber()));
+    return values;
+  };
+  SmallVector<Value> preparedOperands = argsOf(split.keptArgs);
+  llvm::append_range(preparedOperands, inlineHalf(split.prepare, argsOf(split.weightArgs)));
+  SmallVector<Value> results = inlineHalf(split.prepared, preparedOperands);
+  func::ReturnOp::create(b, fn.getLoc(), results);
+  return merged;
+}

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::moe {
@@ -53,6 +54,21 @@ struct PreparedSplit {
 /// Fails, with an error on `fn` naming `pass`, when either name exists.
 FailureOr<PreparedSplit> splitPreparedWeights(func::FuncOp fn, ArrayRef<Operation *> chains,
                                               StringRef name, SymbolTable &symbols, StringRef pass);
+
+/// Makes `fn`'s body the two calls: prepare(its weight arguments), then
+/// prepared(its kept arguments, the prepared weights), returned. `fn` keeps
+/// its signature and result. The split's arguments are taken by position
+/// (it may have been made from a copy of `fn`).
+void callPreparedHalves(func::FuncOp fn, const PreparedSplit &split);
+
+/// `fn`'s halves when `fn` is the two calls callPreparedHalves made (the
+/// form moe-quantize leaves @f in), with the arguments each takes.
+std::optional<PreparedSplit> preparedCaller(func::FuncOp fn, SymbolTable &symbols);
+
+/// `fn` with its calls of the two halves inlined: one body from the weight
+/// arguments to the result, as before the split. A new private function
+/// named `name`, after `fn`, the caller's to insert into a symbol table.
+func::FuncOp mergedHalves(func::FuncOp fn, const PreparedSplit &split, StringRef name);
 
 } // namespace mlir::moe
 

@@ -129,16 +129,7 @@ struct MoeQuantizePass : mlir::moe::impl::MoeQuantizeBase<MoeQuantizePass> {
     FailureOr<PreparedSplit> split = splitPreparedWeights(fn, chains, fn.getName(), symbols, "moe-quantize");
     if (failed(split))
       return failure();
-    Location loc = fn.getLoc();
-    Block &body = fn.getBody().front();
-    SmallVector<Value> keptArgs(split->keptArgs.begin(), split->keptArgs.end());
-    SmallVector<Value> weightArgs(split->weightArgs.begin(), split->weightArgs.end());
-    body.clear();
-    OpBuilder fb = OpBuilder::atBlockEnd(&body);
-    auto weights = func::CallOp::create(fb, loc, split->prepare, weightArgs);
-    llvm::append_range(keptArgs, weights.getResults());
-    auto call = func::CallOp::create(fb, loc, split->prepared, keptArgs);
-    func::ReturnOp::create(fb, loc, call.getResults());
+    callPreparedHalves(fn, *split);
     return success();
   }
 

@@ -8,18 +8,29 @@ using namespace mlir::moe;
 
 std::optional<strategy::PackedLayout> strategy::packedLayoutFor(GmmOp gate, SwigluOp swiglu,
                                                                 GmmLoweringAttr lowering) {
-  if (!lowering || lowering.isReference() || gate.getTransposeRhs() || gate.isQuantized())
+  if (!lowering || lowering.isReference() || gate.getTransposeRhs())
     return std::nullopt;
-  bool pairs = llvm::all_of(lowering.getKernels(), [](Attribute kind) {
-    StringRef name = cast<StringAttr>(kind).getValue();
-    return name == "avx512bf16_dot" || name == "amx_bf16";
-  });
+  auto allKinds = [&](StringRef a, StringRef b) {
+    return llvm::all_of(lowering.getKernels(), [&](Attribute kind) {
+      StringRef name = cast<StringAttr>(kind).getValue();
+      return name == a || name == b;
+    });
+  };
+  bool pairs = allKinds("avx512bf16_dot", "amx_bf16");
+  // int8_vector reads the weights in place: no packed layout beside it.
+  bool quads = allKinds("int8_vnni", "amx_int8");
   bool fmaOnly = lowering.getKernels().size() == 1 && lowering.hasKernel("fma");
   // Interleaved gate/up columns are one plain run of 2N weight columns, in
   // the kernels as in the layout.
   bool gateUp = swiglu && !swiglu.getInterleaved();
   PackedLayout layout;
-  if (pairs && gate.isPackableBf16()) {
+  if (gate.isQuantized()) {
+    if (!quads)
+      return std::nullopt;
+    // PackedOperands: 16-column tiles of depth quads (W + 128), paired as
+    // the bf16 tiles are.
+    layout = {4, 16, lowering.getPackedColumns(), gateUp ? 32 : 0};
+  } else if (pairs && gate.isPackableBf16()) {
     // PackedOperands: 16-column tiles of depth pairs; a column pair (32) is
     // a gate tile and an up tile.
     layout = {2, 16, lowering.getPackedColumns(), gateUp ? 32 : 0};

@@ -81,13 +81,15 @@ def MoePrepareWeights : Pass<"moe-prepare-weights", "::mlir::ModuleOp"> {
   let description = [{
     After moe-select-lowering: for each public function `@f` whose gmms'
     kernels read their weights in one layout (`packedLayoutFor`: bf16 pairs
-    for the AVX512_BF16 and AMX kinds, f32 panels for the FMA kind) and whose
-    weights are its arguments (through reshapes, concatenations and casts),
-    adds two functions and leaves `@f` as it is:
+    for the AVX512_BF16 and AMX kinds, int8 quads for the VNNI and AMX int8
+    kinds, f32 panels for the FMA kind) and whose weights are its arguments
+    (through reshapes, concatenations, casts and moe.quantize), adds two
+    functions and leaves `@f` as it is:
 
     - `@f_prepare_weights(weights) -> (packed weights, ...)`: a
       `moe.pack_weights` of each such gmm's weights (and of its fused up
-      gmm's), and any cast or reshape of a weight the rest still reads;
+      gmm's), after their quantization for an int8 gmm, and any cast,
+      reshape or quantization (scales) the rest still reads;
     - `@f_prepared(arguments, packed weights, ...)`: `@f`'s body with
       each of those gmms reading `packed(%p)`, so that its kernels pack
       nothing per call.
@@ -101,10 +103,14 @@ def MoePrepareWeights : Pass<"moe-prepare-weights", "::mlir::ModuleOp"> {
     of `@f` its body still names (activations, router, biases, shared
     experts' weights), then the packed weights and any reshaped or widened
     weight the rest reads.
+    A function moe-quantize split already (`@f` is the call of its
+    `@f_prepare_weights` and of its `@f_prepared`) is prepared as if it had
+    not been: the two halves are merged back into one body, the quantized
+    weights' packs join their quantization in a new `@f_prepare_weights`,
+    the new halves replace moe-quantize's, and `@f` calls them.
     Not for a function that trains (a moe.tgmm: the weights change every
-    step), one shard's program (moe-partition's; its host runs `@f`), int8
-    weights (moe-quantize prepares those), or one whose halves' names
-    another function has (a warning says so).
+    step), one shard's program (moe-partition's; its host runs `@f`), or
+    one whose halves' names another function has (a warning says so).
   }];
   let statistics = [
     Statistic<"numGmmsPacked", "gmms-packed", "gmms (with their fused up gmms) reading packed weights">,

@@ -7,6 +7,11 @@
 // @f_prepared. @f stays: a caller that knows nothing of the split still
 // gets the same result.
 //
+// A function moe-quantize split already (@f the two calls) is merged back
+// into one body first, so that its int8 weights are quantized and then
+// packed in one @f_prepare_weights; the new halves replace moe-quantize's,
+// and @f calls them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/PreparedWeights.h"
@@ -26,15 +31,25 @@ using namespace mlir::moe;
 
 namespace {
 
-bool isWeightPreparation(Operation *op) { return isa<PackWeightsOp>(op) || isWeightReshapeOrCast(op); }
+/// What may lie between a weight argument and what a gmm reads of it:
+/// reshapes, casts and moe-quantize's ops.
+bool isWeightDerivation(Operation *op) {
+  return isWeightReshapeOrCast(op) || isa<QuantizeOp, DequantizeOp>(op);
+}
+
+bool isWeightPreparation(Operation *op) { return isa<PackWeightsOp>(op) || isWeightDerivation(op); }
+
+/// What a prepare function is for: packing, and quantizing (a quantized
+/// gmm whose weights are not packed still reads them quantized once).
+bool isPreparationRoot(Operation *op) { return isa<PackWeightsOp, QuantizeOp>(op); }
 
 /// Whether `v` is computed from `fn`'s arguments alone, by top-level
-/// reshapes and casts: what can move into the prepare function.
+/// weight derivations: what can move into the prepare function.
 bool fromArguments(Value v, func::FuncOp fn) {
   if (auto arg = dyn_cast<BlockArgument>(v))
     return arg.getOwner() == &fn.getBody().front();
   Operation *def = v.getDefiningOp();
-  return def && def->getBlock() == &fn.getBody().front() && isWeightReshapeOrCast(def) &&
+  return def && def->getBlock() == &fn.getBody().front() && isWeightDerivation(def) &&
          llvm::all_of(def->getOperands(), [&](Value o) { return fromArguments(o, fn); });
 }
 
@@ -52,11 +67,21 @@ void hoistAbove(Value v, Operation *at) {
 struct MoePrepareWeightsPass : mlir::moe::impl::MoePrepareWeightsBase<MoePrepareWeightsPass> {
   using MoePrepareWeightsBase::MoePrepareWeightsBase;
 
-  static bool eligible(func::FuncOp fn, SymbolTable &symbols) {
+  /// A function to prepare: a public one, not one shard's program, not a
+  /// half, not one that trains; its halves' names free, or taken by
+  /// moe-quantize's halves of it (`quantized` then holds them).
+  static bool eligible(func::FuncOp fn, SymbolTable &symbols, std::optional<PreparedSplit> &quantized) {
+    quantized.reset();
     if (!fn.isPublic() || fn.isDeclaration() || fn->hasAttr(kMeshAttrName) ||
         fn->hasAttr(kKeptArgumentsAttrName) || fn->hasAttr(kWeightArgumentsAttrName))
       return false;
-    // Prepared already (a second run of the pass, or moe-quantize's).
+    quantized = preparedCaller(fn, symbols);
+    auto trains = [](func::FuncOp f) {
+      return f.walk([](TgmmOp) { return WalkResult::interrupt(); }).wasInterrupted();
+    };
+    if (quantized)
+      return !trains(quantized->prepared);
+    // Prepared already (a second run of the pass): @f packs per call.
     auto prepared = symbols.lookup<func::FuncOp>(preparedName(fn.getName()));
     if (prepared && prepared->hasAttr(kKeptArgumentsAttrName))
       return false;
@@ -68,13 +93,7 @@ struct MoePrepareWeightsPass : mlir::moe::impl::MoePrepareWeightsBase<MoePrepare
                          << "call: @" << name << " is another function's name";
         return false;
       }
-    bool trains = false, int8 = false;
-    fn.walk([&](Operation *op) {
-      trains |= isa<TgmmOp>(op);
-      if (auto gmm = dyn_cast<GmmOp>(op))
-        int8 |= gmm.isQuantized();
-    });
-    return !trains && !int8;
+    return !trains(fn);
   }
 
   /// Gives every gmm of `fn` that can read packed weights a moe.pack_weights
@@ -135,21 +154,35 @@ struct MoePrepareWeightsPass : mlir::moe::impl::MoePrepareWeightsBase<MoePrepare
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<func::FuncOp> functions;
-    for (auto fn : module.getOps<func::FuncOp>())
-      if (eligible(fn, symbols))
-        functions.push_back(fn);
-    for (func::FuncOp fn : functions) {
+    SmallVector<std::pair<func::FuncOp, std::optional<PreparedSplit>>> functions;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      std::optional<PreparedSplit> quantized;
+      if (eligible(fn, symbols, quantized))
+        functions.emplace_back(fn, std::move(quantized));
+    }
+    for (auto &[fn, quantized] : functions) {
       // The clone becomes @f_prepared's body (through the split), then goes.
-      auto clone = fn.clone();
-      clone.setPrivate();
-      module.getBody()->getOperations().insertAfter(fn->getIterator(), clone);
-      clone.setName((fn.getName() + "_packing").str());
+      // moe-quantize's halves are merged back for it: their weights'
+      // quantization and packing go into one prepare function.
+      std::string cloneName = (fn.getName() + "_packing").str();
+      func::FuncOp clone;
+      if (quantized) {
+        clone = mergedHalves(fn, *quantized, cloneName);
+      } else {
+        clone = fn.clone();
+        clone.setPrivate();
+        module.getBody()->getOperations().insertAfter(fn->getIterator(), clone);
+        clone.setName(cloneName);
+      }
       symbols.insert(clone);
       int64_t packed = packGmms(clone);
       if (packed > 0) {
-        SmallVector<Operation *> chains =
-            weightChains(clone, isWeightPreparation, [](Operation *op) { return isa<PackWeightsOp>(op); });
+        if (quantized) {
+          // Replaced by the halves made below, and @f calls those.
+          symbols.erase(quantized->prepare);
+          symbols.erase(quantized->prepared);
+        }
+        SmallVector<Operation *> chains = weightChains(clone, isWeightPreparation, isPreparationRoot);
         FailureOr<PreparedSplit> split =
             splitPreparedWeights(clone, chains, fn.getName(), symbols, "moe-prepare-weights");
         if (failed(split)) {
@@ -163,6 +196,8 @@ struct MoePrepareWeightsPass : mlir::moe::impl::MoePrepareWeightsBase<MoePrepare
           half->moveAfter(clone);
         }
         split->prepared->moveAfter(split->prepare);
+        if (quantized)
+          callPreparedHalves(fn, *split);
         numGmmsPacked += packed;
       }
       symbols.erase(clone);

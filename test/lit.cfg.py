@@ -32,7 +32,7 @@ tool_dirs = [config.moe_tools_dir, config.llvm_tools_dir]
 tools = ["moe-opt", "moec", "moe-bench", "moe-kernel-bench", "run_block"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
-# The host's bf16 instruction sets (what moec compiles for): tests of the
+# The host's bf16 and int8 instruction sets (what moec compiles for): tests of the
 # code paths that need them say REQUIRES, the refusals UNSUPPORTED.
 try:
     with open("/proc/cpuinfo") as cpuinfo:
@@ -40,7 +40,7 @@ try:
 except OSError:
     flags = []
 for flag, feature in (("avx512_bf16", "avx512bf16"), ("amx_bf16", "amx-bf16"),
-                      ("avx512_fp16", "avx512fp16")):
+                      ("avx512_fp16", "avx512fp16"), ("avx512_vnni", "avx512vnni")):
     if flag in flags:
         config.available_features.add(feature)
 

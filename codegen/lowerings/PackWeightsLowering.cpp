@@ -96,10 +96,19 @@ void mlir::moe::codegen::lowerPackWeights(RewriterBase &rewriter, PackWeightsOp 
                                 : load(gate));
         }
         Value stored;
-        if (lanes == 1)
+        if (lanes == 1) {
           stored = source.isF32() ? rows[0] : arith::ExtFOp::create(b, f32Type, rows[0]).getResult();
-        else
+        } else if (lanes == 2) {
           stored = vector::InterleaveOp::create(b, rows[0], rows[1]); // d0 d1 per column
+        } else {
+          // (d0 d2)(d1 d3) interleaved: d0 d1 d2 d3 per column; then W + 128
+          // as an unsigned byte, the top bit flipped (padding too: weight 0).
+          Value quads = vector::InterleaveOp::create(b, vector::InterleaveOp::create(b, rows[0], rows[2]),
+                                                     vector::InterleaveOp::create(b, rows[1], rows[3]));
+          auto bytes = cast<VectorType>(quads.getType());
+          Value top = arith::ConstantOp::create(b, DenseElementsAttr::get(bytes, b.getI8IntegerAttr(-128)));
+          stored = arith::XOrIOp::create(b, quads, top);
+        }
         vector::StoreOp::create(b, stored, out, ValueRange{g, t, k, e.index(v * kLanes * lanes)});
       }
     });

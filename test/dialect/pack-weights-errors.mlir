@@ -10,7 +10,7 @@ func.func @wrong_result(%w: tensor<4x64x40xbf16>) {
 // -----
 
 func.func @pairs_of_f32(%w: tensor<4x64x40xf32>) {
-  // expected-error @+1 {{lanes must be 1 (f32 panels) or 2 (bf16 pairs, of bf16 weights)}}
+  // expected-error @+1 {{lanes must be 1 (f32 panels), 2 (bf16 pairs, of bf16 weights) or 4 (int8 quads, of int8 weights)}}
   %p = moe.pack_weights %w {lanes = 2, tile_columns = 16, block_columns = 32} : tensor<4x64x40xf32> -> tensor<4x4x32x32xf32>
   return
 }
@@ -18,7 +18,7 @@ func.func @pairs_of_f32(%w: tensor<4x64x40xf32>) {
 // -----
 
 func.func @wide_pair_tiles(%w: tensor<4x64x40xbf16>) {
-  // expected-error @+1 {{tile_columns must be a positive multiple of 16 (16 with lanes 2)}}
+  // expected-error @+1 {{tile_columns must be a positive multiple of 16 (16 with lanes 2 or 4)}}
   %p = moe.pack_weights %w {lanes = 2, tile_columns = 32, block_columns = 64} : tensor<4x64x40xbf16> -> tensor<4x2x32x64xbf16>
   return
 }
@@ -66,7 +66,7 @@ func.func @odd_fused(%w: tensor<4x64x41xf32>) {
 // -----
 
 func.func @packed_transposed(%dy: tensor<?x64xf32>, %w: tensor<4x40x64xf32>, %p: tensor<4x2x64x32xf32>, %s: tensor<4xi32>) {
-  // expected-error @+1 {{packed weights are for the float forward: not with transpose_rhs or int8 weights}}
+  // expected-error @+1 {{packed weights are for the forward: not with transpose_rhs}}
   %0 = moe.gmm %dy, %w, %s packed(%p : tensor<4x2x64x32xf32>) transpose_rhs : tensor<?x64xf32>, tensor<4x40x64xf32>, tensor<4xi32>
   return
 }
@@ -76,5 +76,46 @@ func.func @packed_transposed(%dy: tensor<?x64xf32>, %w: tensor<4x40x64xf32>, %p:
 func.func @packed_experts(%x: tensor<?x64xf32>, %w: tensor<4x64x40xf32>, %p: tensor<3x2x64x32xf32>, %s: tensor<4xi32>) {
   // expected-error @+1 {{packed weights' expert count (3) does not match rhs expert count (4)}}
   %0 = moe.gmm %x, %w, %s packed(%p : tensor<3x2x64x32xf32>) : tensor<?x64xf32>, tensor<4x64x40xf32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @quads_of_bf16(%w: tensor<4x64x40xbf16>) {
+  // expected-error @+1 {{int8 weights pack with lanes 4 (quads), and only they}}
+  %p = moe.pack_weights %w {lanes = 4, tile_columns = 16, block_columns = 32} : tensor<4x64x40xbf16> -> tensor<4x4x16x64xbf16>
+  return
+}
+
+// -----
+
+func.func @int8_as_pairs(%w: tensor<4x64x40xi8>) {
+  // expected-error @+1 {{int8 weights pack with lanes 4 (quads), and only they}}
+  %p = moe.pack_weights %w {lanes = 2, tile_columns = 16, block_columns = 32} : tensor<4x64x40xi8> -> tensor<4x4x32x32xi8>
+  return
+}
+
+// -----
+
+// Quads: the depth (100) padded to 64s (128), four to a row.
+func.func @quads_depth(%w: tensor<4x100x40xi8>) {
+  // expected-error @+1 {{the layout packs into 'tensor<4x4x32x64xi8>', not 'tensor<4x4x25x64xi8>'}}
+  %p = moe.pack_weights %w {lanes = 4, tile_columns = 16, block_columns = 32} : tensor<4x100x40xi8> -> tensor<4x4x25x64xi8>
+  return
+}
+
+// -----
+
+func.func @int8_reads_float_packed(%x: tensor<?x64xf32>, %w: tensor<4x64x40xi8>, %sc: tensor<4xf32>, %p: tensor<4x4x32x32xbf16>, %s: tensor<4xi32>) {
+  // expected-error @+1 {{packed weights 'tensor<4x4x32x32xbf16>' do not match rhs 'tensor<4x64x40xi8>': int8 weights pack into i8 quads, float weights into float}}
+  %0 = moe.gmm %x, %w, %s scales(%sc : tensor<4xf32>) packed(%p : tensor<4x4x32x32xbf16>) : tensor<?x64xf32>, tensor<4x64x40xi8>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @float_reads_int8_packed(%x: tensor<?x64xf32>, %w: tensor<4x64x40xf32>, %p: tensor<4x4x16x64xi8>, %s: tensor<4xi32>) {
+  // expected-error @+1 {{packed weights 'tensor<4x4x16x64xi8>' do not match rhs 'tensor<4x64x40xf32>': int8 weights pack into i8 quads, float weights into float}}
+  %0 = moe.gmm %x, %w, %s packed(%p : tensor<4x4x16x64xi8>) : tensor<?x64xf32>, tensor<4x64x40xf32>, tensor<4xi32>
   return
 }

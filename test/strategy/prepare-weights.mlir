@@ -62,11 +62,22 @@ func.func @f32_fused(%rows: tensor<?x64xf32>, %flat: tensor<128x160xf32>) -> ten
   return %a : tensor<?x80xf32>
 }
 
+// int8 weights given as arguments: quads for the VNNI kind (depth 32
+// padded to 64, four to a row), beside the f32 panels of the float gmm;
+// the scales stay @f_prepared's.
+// CHECK-LABEL: func.func @int8_prepare_weights(
+// CHECK-SAME:      %[[Q:.*]]: tensor<4x32x24xi8>, %[[W2:.*]]: tensor<4x24x32xf32>) -> (tensor<4x2x16x64xi8>, tensor<4x1x24x64xf32>) attributes {moe.weight_arguments = array<i64: 1, 3>}
+// CHECK:         moe.pack_weights %[[Q]] {block_columns = 32 : i64, lanes = 4 : i64, tile_columns = 16 : i64} : tensor<4x32x24xi8> -> tensor<4x2x16x64xi8>
+// CHECK:         moe.pack_weights %[[W2]] {block_columns = 64 : i64, lanes = 1 : i64, tile_columns = 64 : i64}
+// CHECK-LABEL: func.func @int8_prepared(
+// CHECK-SAME:      %{{.*}}: tensor<?x32xf32>, %[[S:.*]]: tensor<4x24xf32>, %{{.*}}: tensor<4xi32>, %[[PQ:.*]]: tensor<4x2x16x64xi8>, %{{.*}}: tensor<4x1x24x64xf32>)
+// CHECK-SAME:      attributes {moe.kept_arguments = array<i64: 0, 2, 4>}
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<4x32x24xi8>
+// CHECK:         moe.gmm %{{.*}}, %[[E]], %{{.*}} scales(%[[S]] : tensor<4x24xf32>) packed(%[[PQ]] : tensor<4x2x16x64xi8>) {moe.lowering = #moe.gmm_lowering<kernels = ["int8_vnni"]
+
 // Not prepared: a function that trains (its tgmm: the weights change every
-// step), one whose weights are int8 (moe-quantize prepares those), a
-// private one.
+// step), a private one.
 // CHECK-NOT: func.func @trains_prepare_weights
-// CHECK-NOT: func.func @int8_prepare_weights
 // CHECK-NOT: func.func @private_prepare_weights
 func.func @trains(%x: tensor<?x64xf32>, %w: tensor<2x64x32xf32>, %dy: tensor<?x32xf32>, %sizes: tensor<2xi32>)
     -> (tensor<?x32xf32>, tensor<2x64x32xf32>) {

@@ -560,10 +560,11 @@ bool compileVariants(const BlockConfig &c, const moec::GmmChoices &gmm,
                                   : std::string()) +
                 "})";
     }
-    // Packed weights for the float forward (int8 has moe-quantize's; a
-    // shard's program and training keep their form).
+    // Packed weights for the forward, float or int8 (quantized, then packed,
+    // in one prepare function); a shard's program and training keep their
+    // form.
     moec::GmmChoices variantGmm = gmm;
-    variantGmm.prepareWeights = gmm.prepareWeights && !quant.enabled() && !plan && policy.empty();
+    variantGmm.prepareWeights = gmm.prepareWeights && !plan && policy.empty();
     v.program = Compiled::build(blockProgram(c), variantGmm, v.compileS, error, prepare);
     if (!v.program)
       return false;
@@ -1137,15 +1138,19 @@ int main(int argc, char **argv) {
           if (s < 0)
             return fail(error);
           double floatBytes = 0, preparedBytes = 0;
+          bool packed = false; // moe.pack_weights' results are the rank-4 ones
           for (int64_t i : block->preparedForm(entry)->weightArgs)
             floatBytes += pool[blockArgs[i]].numBytes();
-          for (const std::string &q : prepared)
+          for (const std::string &q : prepared) {
             preparedBytes += pool[q].numBytes();
+            packed |= pool[q].rank() == 4;
+          }
           if (quant.enabled())
             outs() << format("quant: mode=%s weight_scales=%s; weights quantized once in %.1f ms "
-                             "(%.1f MiB -> %.1f MiB with scales)\n",
+                             "(%.1f MiB -> %.1f MiB with scales)%s\n",
                              quant.modeName().c_str(), quant.scalesName().c_str(), s * 1e3,
-                             floatBytes / 1048576.0, preparedBytes / 1048576.0);
+                             floatBytes / 1048576.0, preparedBytes / 1048576.0,
+                             packed ? ", packed for the kernels: the timed calls pack none" : "");
           else
             outs() << format("prepare: weights packed once in %.1f ms for the kernels (%.1f MiB -> %.1f MiB); "
                              "the timed calls pack none\n",
