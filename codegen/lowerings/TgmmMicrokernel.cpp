@@ -3,8 +3,8 @@
 // moe.tgmm, out[e] = lhs_e^T @ rhs_e (the backward's weight gradients), as
 // register tiles in the vector dialect:
 //
-//   tasks  (column block of kSubBlocks * 64, expert, depth block of
-//          kDepthBlock) with the depth block innermost, so that the static
+//   tasks  (column block of 128, expert, depth block of kDepthBlock)
+//          with the depth block innermost, so that the static
 //          split of the parallel loop gives every thread a share of every
 //          expert (a hot expert is spread over both cores, not one expert
 //          per thread).
@@ -21,7 +21,8 @@
 //          (A = 32768 rows, 2048 x 1408, 60 experts, 2 threads; 256 columns
 //          or 384 depth values per task were slower again: the block
 //          accumulator leaves L2).
-//   tile   kDepthTile depth values d x kVectors * 16 columns: 24
+//   tile   kDepthTile depth values d x kVectors * 16 columns (6 x 64
+//          with AVX-512, 6 x 16 with AVX2: tileFor): 24 (6)
 //          vector<16xf32> accumulators over the chunk's rows, each step
 //          broadcasting lhs[r, d + i] and loading one panel row; the tile
 //          starts from and returns to an f32 block accumulator on the stack
@@ -50,10 +51,26 @@ using namespace mlir::moe::codegen;
 
 namespace {
 constexpr int64_t kLanes = 16;
-constexpr int64_t kDepthTile = 6; // depth values (output rows) of a tile
-constexpr int64_t kVectors = 4;   // 16-column vectors of a tile
-constexpr int64_t kSubBlocks = 2; // tile-wide column blocks of a task
-constexpr int64_t kDepthBlock = 32 * kDepthTile; // depth values of a task
+constexpr int64_t kBlockVectors = 8;  // 16-column vectors of a task's block (128 columns)
+constexpr int64_t kDepthBlock = 192; // depth values of a task
+
+/// The register tile: depthTile output rows x vectors 16-column vectors,
+/// as many accumulators as the register file holds beside a panel row's
+/// vectors and a broadcast. AVX-512's 32 vectors: 6 x 4 (24 + 4 + 1).
+/// AVX2's 16 ymm hold 8 16-lane vectors, where 6 x 4 spilled most of its
+/// accumulators: 6 x 1 (12 ymm accumulators, a panel row's 2, a
+/// broadcast). Measured on AMD EPYC znver3, 2 threads, a tgmm of 4080
+/// rows (60 experts of 68) x 1408 x 2048, medians of 7: 6 x 4 670 ms,
+/// 6 x 1 360-413, 2 x 2 451-485, 4 x 1 496-535, 4 x 2 573-631, 3 x 2
+/// 605-661.
+struct TgmmTile {
+  int64_t depthTile, vectors;
+};
+TgmmTile tileFor(int64_t vectorRegisters) {
+  if (vectorRegisters >= 32)
+    return {6, 4};
+  return {6, 1};
+}
 // Rows of a packed panel: the rhs panel (32 KiB; one tile's 64 columns of
 // it, 16 KiB, in L1 while the tiles of the block run), the lhs panel
 // (48 KiB) and the block accumulator (96 KiB) stay in L2 together.
@@ -81,8 +98,12 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   Value firstRow, endRow;
   std::tie(firstRow, endRow) = groupBounds(e, sizes, rowCount);
 
+  auto target = op->getParentOfType<ModuleOp>()->getAttrOfType<TargetAttr>(kTargetAttrName);
+  TgmmTile tile = tileFor(target ? target.getVectorRegisters() : 32);
+  const int64_t kDepthTile = tile.depthTile, kVectors = tile.vectors;
+  const int64_t kSubBlocks = kBlockVectors / kVectors; // tile-wide column blocks of a task
   int64_t tileColumns = kVectors * kLanes;
-  int64_t columns = kSubBlocks * tileColumns;
+  int64_t columns = kBlockVectors * kLanes;
   int64_t columnBlocks = (width + columns - 1) / columns;
   auto vecType = VectorType::get({kLanes}, b.getF32Type());
   Type rhsElement = cast<MemRefType>(rhs.getType()).getElementType();
@@ -105,7 +126,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     Value dBase = e.mul(db, e.index(kDepthBlock));
     Value n0 = e.mul(cb, e.index(columns));
     SmallVector<Value> cols, masks;
-    for (int64_t v = 0; v < kSubBlocks * kVectors; ++v) {
+    for (int64_t v = 0; v < kBlockVectors; ++v) {
       cols.push_back(e.add(n0, e.index(v * kLanes)));
       masks.push_back(lanesBelow(e, cols.back(), cWidth, kLanes));
     }
@@ -118,7 +139,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
       depthMasks.push_back(lanesBelow(e, depthCols.back(), e.index(depth), kLanes));
     }
     e.forLoop(zero, e.index(kDepthBlock), [&](Value i) {
-      for (int64_t v = 0; v < kSubBlocks * kVectors; ++v)
+      for (int64_t v = 0; v < kBlockVectors; ++v)
         vector::StoreOp::create(b, zeroVector, block, ValueRange{i, e.index(v * kLanes)});
     });
     Value first = e.load(firstRow, {g}), end = e.load(endRow, {g});
@@ -127,7 +148,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
       // The chunk's block columns, contiguous (columns past N read as zero).
       e.forLoop(zero, n, [&](Value r) {
         Value row = e.add(c, r);
-        for (int64_t v = 0; v < kSubBlocks * kVectors; ++v) {
+        for (int64_t v = 0; v < kBlockVectors; ++v) {
           Value loaded = vector::MaskedLoadOp::create(b, loadType, rhs, ValueRange{row, cols[v]},
                                                       masks[v], passThru);
           if (!rhsElement.isF32())
@@ -187,7 +208,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     e.forLoop(zero, e.index(kDepthBlock), [&](Value i) {
       Value d = e.add(dBase, i);
       e.ifThen(e.lt(d, e.index(depth)), [&] {
-        for (int64_t v = 0; v < kSubBlocks * kVectors; ++v) {
+        for (int64_t v = 0; v < kBlockVectors; ++v) {
           Value value = vector::LoadOp::create(b, vecType, block, ValueRange{i, e.index(v * kLanes)});
           if (!outElement.isF32())
             value = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), value);
