@@ -84,7 +84,8 @@ def MoePrepareWeights : Pass<"moe-prepare-weights", "::mlir::ModuleOp"> {
     for the AVX512_BF16 and AMX kinds, int8 quads for the VNNI and AMX int8
     kinds, f32 panels for the FMA kind) and whose weights are its arguments
     (through reshapes, concatenations, casts and moe.quantize), adds two
-    functions and leaves `@f` as it is:
+    functions and leaves `@f` as it is (but for a block moe-quantize split
+    already, below):
 
     - `@f_prepare_weights(weights) -> (packed weights, ...)`: a
       `moe.pack_weights` of each such gmm's weights (and of its fused up
@@ -107,7 +108,9 @@ def MoePrepareWeights : Pass<"moe-prepare-weights", "::mlir::ModuleOp"> {
     `@f_prepare_weights` and of its `@f_prepared`) is prepared as if it had
     not been: the two halves are merged back into one body, the quantized
     weights' packs join their quantization in a new `@f_prepare_weights`,
-    the new halves replace moe-quantize's, and `@f` calls them.
+    the new halves replace moe-quantize's, and `@f` calls them. As in
+    moe-quantize's own split, a `moe.quantize` of an argument is taken to be
+    of weights: it runs once, in the prepare function.
     Not for a function that trains (a moe.tgmm: the weights change every
     step), one shard's program (moe-partition's; its host runs `@f`), or
     one whose halves' names another function has (a warning says so).

@@ -40,7 +40,8 @@ try:
 except OSError:
     flags = []
 for flag, feature in (("avx512_bf16", "avx512bf16"), ("amx_bf16", "amx-bf16"),
-                      ("avx512_fp16", "avx512fp16"), ("avx512_vnni", "avx512vnni")):
+                      ("avx512_fp16", "avx512fp16"), ("avx512_vnni", "avx512vnni"),
+                      ("amx_int8", "amx-int8")):
     if flag in flags:
         config.available_features.add(feature)
 

@@ -71,9 +71,9 @@ TgmmTile tileFor(int64_t vectorRegisters) {
     return {6, 4};
   return {6, 1};
 }
-// Rows of a packed panel: the rhs panel (32 KiB; one tile's 64 columns of
-// it, 16 KiB, in L1 while the tiles of the block run), the lhs panel
-// (48 KiB) and the block accumulator (96 KiB) stay in L2 together.
+// Rows of a packed panel: the rhs panel (32 KiB; one tile's columns of it,
+// 64 (16 KiB) or 16 with AVX2, in L1 while the tiles of the block run), the
+// lhs panel (48 KiB) and the block accumulator (96 KiB) stay in L2 together.
 constexpr int64_t kRowChunk = 64;
 } // namespace
 
@@ -101,6 +101,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   auto target = op->getParentOfType<ModuleOp>()->getAttrOfType<TargetAttr>(kTargetAttrName);
   TgmmTile tile = tileFor(target ? target.getVectorRegisters() : 32);
   const int64_t kDepthTile = tile.depthTile, kVectors = tile.vectors;
+  static_assert(kDepthBlock % 6 == 0 && kBlockVectors % 4 == 0, "tileFor's tiles divide the block");
   const int64_t kSubBlocks = kBlockVectors / kVectors; // tile-wide column blocks of a task
   int64_t tileColumns = kVectors * kLanes;
   int64_t columns = kBlockVectors * kLanes;

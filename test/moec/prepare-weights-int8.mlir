@@ -23,6 +23,11 @@
 // RUN:   moec run %t/$f.mlir --random-inputs --dim 77 --output-dir %t/$f-prepared > %t/$f.log || exit 1; \
 // RUN:   moec run %t/$f.mlir --random-inputs --dim 77 --prepare-weights=false --output-dir %t/$f-plain > %t/$f-plain.log || exit 1; \
 // RUN:   cmp %t/$f-prepared/out0.npy %t/$f-plain/out0.npy || exit 1; done
+// Every block's prepared run packed (a comparison of two unpacked runs
+// would pass too).
+// RUN: cat %t/gpt-oss-bf16.log | FileCheck %s --check-prefix=PACKED
+// RUN: cat %t/shared-fused.log | FileCheck %s --check-prefix=PACKED
+// PACKED: prepare: weights quantized and packed once for the kernels
 // RUN: cat %t/two-gmms.log | FileCheck %s
 // RUN: cat %t/two-gmms-plain.log | FileCheck %s --check-prefix=PLAIN
 // CHECK: prepare: weights quantized and packed once for the kernels in {{.*}} ms ({{.*}} MiB), @moe_block_prepare_weights; the runs call @moe_block_prepared

@@ -47,15 +47,16 @@ std::string gmmProgram(const GmmShape &shape, int64_t experts, int64_t groupRows
 }
 
 std::vector<GmmTiling> firstRound(const GmmShape &shape, const GmmTiling &model, int64_t registers) {
-  // The register tiles measured best with AVX-512's 32 vectors, then the
-  // tallest tile of each width the target's register file holds (AVX2's
-  // 16 ymm hold 8 16-lane vectors: none of the first fit there).
+  // The register tiles measured best with AVX-512's 32 vectors; where none
+  // fits the target's register file (AVX2's 16 ymm hold 8 16-lane vectors),
+  // the tallest tile of each width it holds instead.
   std::vector<std::pair<int64_t, int64_t>> tiles =
       shape.swiglu ? std::vector<std::pair<int64_t, int64_t>>{{6, 4}, {14, 2}, {10, 2}}
                    : std::vector<std::pair<int64_t, int64_t>>{{6, 4}, {14, 2}, {8, 3}};
+  bool anyFits = llvm::any_of(tiles, [&](auto tile) { return tile.first * tile.second + tile.second + 1 <= registers; });
   for (int64_t nv : {1, 2, 4}) {
     int64_t mr = (registers - nv - 1) / nv;
-    if (mr >= 1 && !(shape.swiglu && nv % 2) && !llvm::is_contained(tiles, std::make_pair(mr, nv)))
+    if (!anyFits && mr >= 1 && !(shape.swiglu && nv % 2))
       tiles.push_back({mr, nv});
   }
   std::vector<GmmTiling> out;

@@ -4,7 +4,8 @@
 // are tested on. The weights are quantized in the body (per output channel
 // for the SwiGLU's, per expert for the down projection), so that moe-
 // prepare-weights moves quantization and packing into one prepare function.
-// KIND is replaced by the test (int8_vnni, with amx_int8 on AMX hosts).
+// KIND is replaced by the tests (int8_vnni; with amx_int8 in
+// prepare-weights-int8-amx.mlir, on AMX hosts).
 func.func @blocks(%x: tensor<?x100xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
                   %w1: tensor<4x100x72xf32>, %w3: tensor<4x100x72xf32>, %w13: tensor<4x100x144xf32>,
                   %w2: tensor<4x72x100xf32>) -> (tensor<?x100xf32>, tensor<?x72xf32>) {
