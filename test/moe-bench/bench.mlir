@@ -21,6 +21,8 @@
 // CHECK: time: median {{[0-9.]+}} ms
 // CHECK: stages: route {{.*}} pack {{.*}} up {{.*}} down {{.*}} combine {{.*}}; pack+combine {{[0-9.]+}}% of the stages
 // CHECK: RESULT distribution=random mode=full pass=forward impl=fused_w13 backend=microkernel topk=1 null_target=0 null_realized=0.0000 null_assignments=0 real_assignments=64 tflops={{[0-9.]+}} tokens_per_s={{[0-9.]+}} dtype=f32 peak_pct={{[0-9.]+}}
+// The prequeued block's weights are packed once too.
+// CHECK: prepare: the prequeued block's weights prepared once in {{[0-9.]+}} ms; the timed calls pack none
 // CHECK: RESULT distribution=random mode=prequeue
 // CHECK: run: distribution=runs
 // CHECK: RESULT distribution=runs mode=full {{.*}} topk=1
