@@ -12,6 +12,7 @@
 #include "runtime/Invoke.h"
 #include "runtime/ShardComm.h"
 #include "dialect/MoeDialect.h"
+#include "dialect/MoeOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -301,7 +302,12 @@ std::optional<moec::PreparedHalves> moec::preparedHalves(ModuleOp module, const 
     error = why;
     return std::nullopt;
   }
-  return PreparedHalves{std::move(form), std::move(*prepareSig), std::move(*preparedSig)};
+  PreparedHalves halves{std::move(form), std::move(*prepareSig), std::move(*preparedSig)};
+  prepare.walk([&](Operation *op) {
+    halves.packs |= isa<moe::PackWeightsOp>(op);
+    halves.quantizes |= isa<moe::QuantizeOp>(op);
+  });
+  return halves;
 }
 
 LogicalResult moec::runPassManager(ModuleOp module, PassManager &pm) {

@@ -95,6 +95,9 @@ mlir::LogicalResult prepareWeights(mlir::ModuleOp module, const GmmChoices &gmm 
 struct PreparedHalves {
   PreparedForm form;
   FunctionSignature prepare, prepared;
+  /// What the prepare function does to the weights: packs them into the
+  /// kernels' layout (moe.pack_weights), quantizes them (moe.quantize).
+  bool packs = false, quantizes = false;
 };
 std::optional<PreparedHalves> preparedHalves(mlir::ModuleOp module, const FunctionSignature &f,
                                              std::string &error);

@@ -56,9 +56,9 @@ llvm::Expected<GmmTiling> GmmTiling::parse(llvm::StringRef text) {
 std::string GmmTiling::invalidReason(bool swiglu, int64_t vectorRegisters) const {
   // Accumulators, one weight vector each, one broadcast: the register file
   // (first: the most telling refusal of a tile too large).
-  if (rows > 0 && vectors > 0 && rows * vectors + vectors + 1 > vectorRegisters)
+  if (rows > 0 && vectors > 0 && registersFor(rows, vectors) > vectorRegisters)
     return "register tile mr=" + std::to_string(rows) + " x nv=" + std::to_string(vectors) +
-           " needs " + std::to_string(rows * vectors + vectors + 1) +
+           " needs " + std::to_string(registersFor(rows, vectors)) +
            " vector registers, more than the target's " + std::to_string(vectorRegisters);
   return gmmTileError(rows, vectors, depthBlock, columnBlock, rowBlock, swiglu);
 }
@@ -142,7 +142,7 @@ GmmTiling mlir::moe::strategy::costModelTiling(const GmmShape &shape,
   // Two vectors where the register file holds fewer (AVX2's 16 ymm hold 8
   // 16-lane vectors).
   t.vectors = machine.vectorRegisters >= 32 ? 4 : 2;
-  t.rows = std::max<int64_t>(1, (machine.vectorRegisters - t.vectors - 1) / t.vectors);
+  t.rows = std::max<int64_t>(1, GmmTiling::maxRows(t.vectors, machine.vectorRegisters));
   int64_t nr = 16 * t.vectors;
   // The register tile's rows of A (mr x kc) stay in L1 while every weight
   // panel of the block passes by: a quarter of L1.

@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,14 @@ struct GmmTiling {
   std::string invalidReason(bool swiglu, int64_t vectorRegisters = 32) const;
   /// The tiles a #moe.gmm_lowering names.
   static GmmTiling of(GmmLoweringAttr lowering);
+  /// Vector registers a register tile of `rows` x `vectors` holds at once:
+  /// its accumulators, a weight row's vectors and the broadcast.
+  static int64_t registersFor(int64_t rows, int64_t vectors) { return rows * vectors + vectors + 1; }
+  /// The most rows a tile `vectors` wide may have on a register file of
+  /// `vectorRegisters` (0 when not even one row fits).
+  static int64_t maxRows(int64_t vectors, int64_t vectorRegisters) {
+    return std::max<int64_t>(0, (vectorRegisters - vectors - 1) / vectors);
+  }
   bool operator==(const GmmTiling &o) const {
     return rows == o.rows && vectors == o.vectors && depthBlock == o.depthBlock &&
            columnBlock == o.columnBlock && rowBlock == o.rowBlock;

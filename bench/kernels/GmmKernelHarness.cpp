@@ -4,6 +4,7 @@
 
 #include "compiler/Compiler.h"
 #include "codegen/kernels/GmmKernel.h"
+#include "strategy/GmmTiling.h"
 #include "strategy/TargetCpu.h"
 #include "tooling/Peak.h"
 
@@ -90,9 +91,10 @@ GmmTiles GmmTiles::fittedTo(int64_t vectorRegisters) const {
   GmmTiles t = *this;
   // Narrower first where even one row does not fit (nc stays a multiple of
   // the narrower tile's 16 nv columns).
-  while (t.nv > 1 && 2 * t.nv + 1 > vectorRegisters)
+  using mlir::moe::strategy::GmmTiling;
+  while (t.nv > 1 && GmmTiling::maxRows(t.nv, vectorRegisters) < 1)
     t.nv /= 2;
-  t.mr = std::max<int64_t>(1, std::min(mr, (vectorRegisters - t.nv - 1) / t.nv));
+  t.mr = std::max<int64_t>(1, std::min(mr, GmmTiling::maxRows(t.nv, vectorRegisters)));
   t.mc = std::max(t.mr, mc / t.mr * t.mr);
   return t;
 }

@@ -773,7 +773,8 @@ BlockCase differential::randomCase(Choices &choices, bool backward) {
             // AVX-512: up to 14 rows; 8 with AVX2: up to 2), nv is even
             // (fused SwiGLU), nc and mc are multiples of the tile
     int64_t nv = 2;
-    int64_t mr = pick(1, (mlir::moe::strategy::MachineModel::target().vectorRegisters - nv - 1) / nv);
+    using mlir::moe::strategy::GmmTiling, mlir::moe::strategy::MachineModel;
+    int64_t mr = pick(1, GmmTiling::maxRows(nv, MachineModel::target().vectorRegisters));
     c.toLLVM = "gmm-tiling={mr=" + std::to_string(mr) + ",nv=" + std::to_string(nv) +
                ",kc=" + std::to_string(pick(1, 64)) + ",nc=" + std::to_string(32 * pick(1, 4)) +
                ",mc=" + std::to_string(mr * pick(1, 4)) + "}";

@@ -129,7 +129,8 @@ std::vector<Config> configs() {
   add("tall tiles bf16 baseline", [](Config &c) {
     // The tallest two-vector tile the host's register file holds (14 rows
     // with AVX-512's 32 vectors, 2 with AVX2's 8).
-    std::string mr = std::to_string((mlir::moe::strategy::MachineModel::target().vectorRegisters - 3) / 2);
+    std::string mr = std::to_string(mlir::moe::strategy::GmmTiling::maxRows(
+        2, mlir::moe::strategy::MachineModel::target().vectorRegisters));
     c.toLLVM = "gmm-tiling={mr=" + mr + ",nv=2,kc=16,nc=32,mc=" + mr + "}"; c.bf16 = true; c.fusedW13 = false;
     c.hidden = 40; c.mlp = 33; c.tokens = 50; c.k = 4; });
   // AMX tiles (where the CPU has none, the same code's run-time fallback):

@@ -56,7 +56,7 @@ std::unique_ptr<Compiled> Compiled::build(const std::string &source,
     if (std::optional<moec::MeshLayout> layout = moec::meshLayout(*module, sig.name))
       c->layouts[sig.name] = *layout;
     if (std::optional<moec::PreparedHalves> halves = moec::preparedHalves(*module, sig, error))
-      c->preparedForms[sig.name] = halves->form;
+      c->preparedHalves[sig.name] = std::move(*halves);
     else if (!error.empty())
       return nullptr;
   }
@@ -183,8 +183,13 @@ const moec::FunctionSignature *Compiled::signature(const std::string &function) 
 }
 
 const moec::PreparedForm *Compiled::preparedForm(const std::string &function) const {
-  auto it = preparedForms.find(function);
-  return it == preparedForms.end() ? nullptr : &it->second;
+  auto it = preparedHalves.find(function);
+  return it == preparedHalves.end() ? nullptr : &it->second.form;
+}
+
+bool Compiled::preparePacks(const std::string &function) const {
+  auto it = preparedHalves.find(function);
+  return it != preparedHalves.end() && it->second.packs;
 }
 
 double Compiled::prepareWeights(const std::string &function, std::map<std::string, moec::Buffer> &pool,

@@ -68,6 +68,9 @@ public:
                         std::vector<std::string> &preparedWeights, std::string &error);
   /// `function`'s prepared form (nullptr: none).
   const moec::PreparedForm *preparedForm(const std::string &function) const;
+  /// Whether `function`'s prepare function packs the weights into the
+  /// kernels' layout (false: it only quantizes them, or there is none).
+  bool preparePacks(const std::string &function) const;
 
   /// The tensor signature of public `function` (nullptr: none such).
   const moec::FunctionSignature *signature(const std::string &function) const;
@@ -79,7 +82,7 @@ private:
   std::map<std::string, moec::FunctionSignature> signatures;
   std::map<std::string, RematChoice> rematChoices;
   std::map<std::string, moec::MeshLayout> layouts;
-  std::map<std::string, moec::PreparedForm> preparedForms;
+  std::map<std::string, moec::PreparedHalves> preparedHalves;
   std::unique_ptr<moec::JitProgram> program;
 };
 

@@ -53,9 +53,10 @@ std::vector<GmmTiling> firstRound(const GmmShape &shape, const GmmTiling &model,
   std::vector<std::pair<int64_t, int64_t>> tiles =
       shape.swiglu ? std::vector<std::pair<int64_t, int64_t>>{{6, 4}, {14, 2}, {10, 2}}
                    : std::vector<std::pair<int64_t, int64_t>>{{6, 4}, {14, 2}, {8, 3}};
-  bool anyFits = llvm::any_of(tiles, [&](auto tile) { return tile.first * tile.second + tile.second + 1 <= registers; });
+  bool anyFits = llvm::any_of(
+      tiles, [&](auto tile) { return GmmTiling::registersFor(tile.first, tile.second) <= registers; });
   for (int64_t nv : {1, 2, 4}) {
-    int64_t mr = (registers - nv - 1) / nv;
+    int64_t mr = GmmTiling::maxRows(nv, registers);
     if (!anyFits && mr >= 1 && !(shape.swiglu && nv % 2))
       tiles.push_back({mr, nv});
   }

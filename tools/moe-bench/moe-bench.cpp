@@ -1153,19 +1153,17 @@ int main(int argc, char **argv) {
           if (s < 0)
             return fail(error);
           double floatBytes = 0, preparedBytes = 0;
-          bool packed = false; // moe.pack_weights' results are the rank-4 ones
           for (int64_t i : block->preparedForm(entry)->weightArgs)
             floatBytes += pool[blockArgs[i]].numBytes();
-          for (const std::string &q : prepared) {
+          for (const std::string &q : prepared)
             preparedBytes += pool[q].numBytes();
-            packed |= pool[q].rank() == 4;
-          }
           if (quant.enabled())
             outs() << format("quant: mode=%s weight_scales=%s; weights quantized once in %.1f ms "
                              "(%.1f MiB -> %.1f MiB with scales)%s\n",
                              quant.modeName().c_str(), quant.scalesName().c_str(), s * 1e3,
                              floatBytes / 1048576.0, preparedBytes / 1048576.0,
-                             packed ? ", packed for the kernels: the timed calls pack none" : "");
+                             block->preparePacks(entry) ? ", packed for the kernels: the timed calls pack none"
+                                                        : "");
           else
             outs() << format("prepare: weights packed once in %.1f ms for the kernels (%.1f MiB -> %.1f MiB); "
                              "the timed calls pack none\n",

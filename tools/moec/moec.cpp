@@ -600,21 +600,12 @@ int run(mlir::ModuleOp module) {
   // The weights packed once, before the runs (one device, moe-to-llvm):
   // the entry's prepared form, when moe-prepare-weights makes one.
   std::optional<PreparedHalves> halves;
-  bool packs = false, quantizes = false;
   if (prepareWeightsBeforeRuns && !layout && passPipeline.empty()) {
     if (mlir::failed(prepareWeights(module, gmmChoices())))
       return 1;
     halves = preparedHalves(module, *sig, error);
     if (!halves && !error.empty())
       return fail(error);
-    // moe-prepare-weights packs weights; moe-quantize's split (an int8
-    // module) quantizes them, and packs them too where the kernels read a
-    // packed layout.
-    if (halves)
-      if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(halves->form.prepare)) {
-        fn.walk([&](mlir::moe::PackWeightsOp) { packs = true; });
-        fn.walk([&](mlir::moe::QuantizeOp) { quantizes = true; });
-      }
   }
   const PreparedForm *prepared = halves ? &halves->form : nullptr;
   // A run calls one function (and with prepared weights, the two halves):
@@ -673,9 +664,9 @@ int run(mlir::ModuleOp module) {
       return fail(error);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     outs() << "prepare: weights "
-           << (quantizes && packs ? "quantized and packed once for the kernels"
-               : packs            ? "packed once for the kernels"
-                                  : "quantized once")
+           << (halves->quantizes && halves->packs ? "quantized and packed once for the kernels"
+               : halves->packs                     ? "packed once for the kernels"
+                                                   : "quantized once")
            << " in " << format("%.1f", s * 1e3) << " ms ("
            << format("%.1f", weights->bytes() / 1048576.0) << " MiB), @" << prepared->prepare
            << "; the runs call @" << prepared->prepared << "\n";
