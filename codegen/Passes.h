@@ -52,11 +52,16 @@ struct ToLLVMOptions : public PassPipelineOptions<ToLLVMOptions> {
                               llvm::cl::desc("add <f>_prepare_weights and <f>_prepared: the gmm "
                                              "weights packed once, at load time (moe-prepare-weights)"),
                               llvm::cl::init(false)};
+  Option<bool> stageTimers{*this, "stage-timers",
+                           llvm::cl::desc("mark each stage of every function for the runtime's "
+                                          "stage timer (moe-mark-stages)"),
+                           llvm::cl::init(false)};
 };
 
 /// Its first part, on tensors: expand blocks, attach the target, select
-/// every gmm's lowering, and with `prepare-weights` add each public
-/// function's prepared form. Running it twice changes nothing (a target and
+/// every gmm's lowering, with `prepare-weights` add each public
+/// function's prepared form, and with `stage-timers` mark each function's
+/// stages. Running it twice changes nothing (a target and
 /// lowerings written already are kept): a host reads the new functions'
 /// signatures between this and moe-to-llvm.
 void buildStrategyPipeline(OpPassManager &pm, const ToLLVMOptions &options);

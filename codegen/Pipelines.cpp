@@ -54,6 +54,10 @@ void mlir::moe::buildStrategyPipeline(OpPassManager &pm, const ToLLVMOptions &op
   pm.addPass(createMoeSelectLowering(select));
   if (options.prepareWeights)
     pm.addPass(createMoePrepareWeights());
+  // Last: the prepared functions are marked too, and the strategy's ops
+  // are the ones the lowering will see.
+  if (options.stageTimers)
+    pm.addPass(createMoeMarkStages());
 }
 
 void mlir::moe::buildToLLVMPipeline(OpPassManager &pm, const ToLLVMOptions &options) {

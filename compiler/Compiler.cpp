@@ -8,6 +8,7 @@
 #include "runtime/CompilerBuiltins.h"
 #include "runtime/MemoryGuard.h"
 #include "runtime/RunTimeChecks.h"
+#include "runtime/StageTimer.h"
 #include "codegen/Passes.h"
 #include "runtime/Invoke.h"
 #include "runtime/ShardComm.h"
@@ -73,6 +74,20 @@ void moec::registerCompilerDialects(DialectRegistry &registry) {
 }
 
 std::string moec::openMPLibraryDir() { return MOEC_OPENMP_LIBRARY_DIR; }
+
+bool moec::setGeneratedCodeThreads(int threads) {
+  // The libomp the JIT loaded (JitProgram::create), by name: another OpenMP
+  // runtime in the process (PyTorch's libgomp) has the same function.
+  void *handle = dlopen((openMPLibraryDir() + "/libomp.so").c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (!handle)
+    return false;
+  auto set = reinterpret_cast<void (*)(int)>(dlsym(handle, "omp_set_num_threads"));
+  dlclose(handle); // the JIT's reference keeps it loaded
+  if (!set)
+    return false;
+  set(threads);
+  return true;
+}
 
 std::string moec::compilerRtBuiltins() {
   return llvm::sys::fs::exists(MOEC_COMPILER_RT_BUILTINS) ? MOEC_COMPILER_RT_BUILTINS : "";
@@ -242,6 +257,7 @@ LogicalResult toLLVMOptions(ModuleOp module, const moec::GmmChoices &gmm, moe::T
   options.gmmTiling = gmm.tiling;
   options.tuningTable = gmm.tuningTable;
   options.prepareWeights = gmm.prepareWeights;
+  options.stageTimers = gmm.stageTimers;
   return success();
 }
 
@@ -278,6 +294,25 @@ LogicalResult moec::prepareWeights(ModuleOp module, const GmmChoices &gmm) {
   PassManager pm(module.getContext());
   moe::buildStrategyPipeline(pm, options);
   return runPassManager(module, pm);
+}
+
+LogicalResult moec::decideStrategy(ModuleOp module, const GmmChoices &gmm) {
+  registerPipelinesOnce();
+  moe::ToLLVMOptions options;
+  if (failed(toLLVMOptions(module, gmm, options)))
+    return failure();
+  PassManager pm(module.getContext());
+  moe::buildStrategyPipeline(pm, options);
+  return runPassManager(module, pm);
+}
+
+std::vector<std::string> moec::stageNames(ModuleOp module, const std::string &name) {
+  std::vector<std::string> names;
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    if (auto stages = fn->getAttrOfType<ArrayAttr>(moe::kStagesAttrName))
+      for (Attribute a : stages)
+        names.push_back(cast<StringAttr>(a).getValue().str());
+  return names;
 }
 
 std::optional<moec::PreparedHalves> moec::preparedHalves(ModuleOp module, const FunctionSignature &f,
@@ -514,6 +549,8 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
     // A failed run-time check ends in one error line, not a stack dump
     // (runtime/RunTimeChecks.h).
     add(runTimeCheckSymbols());
+    // The marks of a function compiled with stage timers (StageTimer.h).
+    add(stageTimerSymbols());
     if (ompMaxThreads)
       add({{"omp_get_max_threads", ompMaxThreads}});
     return symbols;

@@ -69,6 +69,9 @@ struct GmmChoices {
   std::string tuningTable;
   /// moe-prepare-weights: <f>_prepare_weights / <f>_prepared beside <f>.
   bool prepareWeights = false;
+  /// moe-mark-stages: each function's stages timed by the runtime
+  /// (runtime/StageTimer.h); their names are stageNames'.
+  bool stageTimers = false;
 };
 
 /// From now on, lowerModule applies MLIR's pass-manager command-line options
@@ -87,6 +90,21 @@ mlir::LogicalResult lowerModule(mlir::ModuleOp module, const std::string &pipeli
 /// strategy half of moe-to-llvm with `gmm`, then the split), so that its
 /// signatures can be read before lowerModule, which keeps what is decided.
 mlir::LogicalResult prepareWeights(mlir::ModuleOp module, const GmmChoices &gmm = {});
+
+/// The strategy half of moe-to-llvm with `gmm` as it is (prepared forms
+/// and stage marks only when asked), so that what it adds can be read
+/// before lowerModule.
+mlir::LogicalResult decideStrategy(mlir::ModuleOp module, const GmmChoices &gmm);
+
+/// The names of function `name`'s stages (moe.stages, moe-mark-stages),
+/// in the order the runtime's stage timer numbers them; empty when it is
+/// not marked.
+std::vector<std::string> stageNames(mlir::ModuleOp module, const std::string &name);
+
+/// Sets the worker count of the OpenMP runtime the generated code's
+/// parallel loops run on (libomp's omp_set_num_threads, for this thread's
+/// next calls). False when libomp is not loaded (no JIT program yet).
+bool setGeneratedCodeThreads(int threads);
 
 /// Function f's prepared form (moe-quantize's or moe-prepare-weights';
 /// runtime/PreparedWeights.h) and its halves' signatures, checked against

@@ -62,6 +62,14 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
+  if (attr.getName() == kStagesAttrName) {
+    auto names = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!names || !isa<FunctionOpInterface>(op) ||
+        !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitError() << "'" << kStagesAttrName
+                             << "' must be an array of stage names, on a function";
+    return success();
+  }
   if (attr.getName() == kAdjointAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << kAdjointAttrName << "' must be a unit attribute";

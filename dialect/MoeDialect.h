@@ -55,6 +55,9 @@ inline constexpr llvm::StringLiteral kKeptArgumentsAttrName = "moe.kept_argument
 /// On a moe.gmm or moe.tgmm: its #moe.gmm_lowering (moe-select-lowering),
 /// which moe-lower-to-loops follows; without it, the reference loops.
 inline constexpr llvm::StringLiteral kLoweringAttrName = "moe.lowering";
+/// On a function moe-mark-stages marked: the name of each stage, in the
+/// order of the numbers its moert_stage_mark calls pass.
+inline constexpr llvm::StringLiteral kStagesAttrName = "moe.stages";
 
 /// The gmm kernel kinds a #moe.gmm_lowering may name (docs/codegen.md),
 /// and "reference".

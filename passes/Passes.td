@@ -291,4 +291,45 @@ def MoeRematReport : Pass<"moe-remat-report", "::mlir::ModuleOp"> {
   ];
 }
 
+def MoeMarkStages : Pass<"moe-mark-stages", "::mlir::ModuleOp"> {
+  let summary = "Time each stage of a function: a runtime mark before each stage's first op";
+  let description = [{
+    Cuts each function with a body (or each of `functions`) into stages, in
+    program order, and puts `func.call @moert_stage_mark(i)` before stage
+    i's first op and `@moert_stage_mark(-1)` before each return; the
+    runtime (runtime/StageTimer.h) adds the wall time from each mark to the
+    next to that stage. The first stage starts at the function's entry, so
+    the stages' times add up to the call's. `moe.stages` on the function
+    names them, in order.
+
+    Each op of the moe dialect and each linalg op starts a stage of its own,
+    named by the op ("gmm", "swiglu", "matmul", "fill", ...; "gmm^T" for a
+    gmm with transposed weights), then its first result's shape; an op of
+    the backward (`moe.adjoint`) is named "bwd ...". Where a gmm's
+    `#moe.gmm_lowering` fuses the gather of its rows or its SwiGLU, the
+    kernel is one stage, where moe-lower-to-loops puts it (the SwiGLU's
+    place), named for what it fuses ("gather+gmm+swiglu" and the gmm's
+    shape); the ops fused away start none. A run of arith or math
+    ops on tensors is one "elementwise" stage; any other op with a tensor
+    result (a concat, a pad) starts a stage named by its full name. What
+    costs nothing (constants, empty tensors, casts, dims, reshapes,
+    extracts) joins the stage before it.
+
+    The marks are calls with side effects, so the lowering keeps the ops
+    between them; they sit between top-level ops, outside the parallel
+    loops, so a stage's time is its wall time whatever the threads inside
+    it do. A function already marked is left as it is (a second run changes
+    nothing). moe-to-llvm runs this pass with `stage-timers`; moe-bench
+    --stage-timing reports the times (docs/training.md).
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "functions to mark (default: every function with a body)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"];
+  let statistics = [
+    Statistic<"numStagesMarked", "stages-marked", "Number of stages marked">,
+  ];
+}
+
 #endif // MOE_PASSES_TD

@@ -55,6 +55,9 @@ int64_t moert_mesh_coordinate(int64_t axis, int64_t axisSize, int64_t meshRank);
 // Counts `localRows` assignment rows routed to this shard's experts, of
 // which `droppedRows` did not fit the capacity (CommCounters).
 void moert_count_dropped_rows(int64_t localRows, int64_t droppedRows);
+// Stage `stage` of a function marked by moe-mark-stages starts now (-1: the
+// function ends); runtime/StageTimer.h adds up the times.
+void moert_stage_mark(int64_t stage);
 }
 
 /// Every entry point above, X(function) for each: the runtime's symbol map
@@ -109,6 +112,7 @@ inline const char *entryPoint(Collective collective, Element element) {
 
 inline const char *meshCoordinateEntryPoint() { return MOERT_NAME(moert_mesh_coordinate); }
 inline const char *countDroppedRowsEntryPoint() { return MOERT_NAME(moert_count_dropped_rows); }
+inline const char *stageMarkEntryPoint() { return MOERT_NAME(moert_stage_mark); }
 
 /// The axes code: kAxisBits per axis index, ended by kAxesEnd, so at most
 /// kMaxAxes axes fit an int64_t with its end marker.

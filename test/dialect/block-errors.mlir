@@ -248,3 +248,15 @@ func.func @f() attributes {moe.remat = {policy = "none"}} {
 func.func @f() attributes {moe.memory_plan = {arena_bytes = "big"}} {
   return
 }
+
+// -----
+
+// expected-error@+1 {{'moe.stages' must be an array of stage names, on a function}}
+func.func @f() attributes {moe.stages = ["route", 3]} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'moe.stages' must be an array of stage names, on a function}}
+%0 = arith.constant {moe.stages = ["route"]} 0.0 : f32

@@ -8,7 +8,12 @@
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --remat-mode bogus 2>&1 | FileCheck %s --check-prefix=POLICY
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --remat auto 2>&1 | FileCheck %s --check-prefix=BUDGET
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --remat expert_mlp 2>&1 | FileCheck %s --check-prefix=FORWARD
-// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --stage-timing 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --bench-pass forward_backward --queue-mode prequeue 2>&1 | FileCheck %s --check-prefix=PREQUEUE
+// --stage-timing times the training step's own stages inside it, at 2
+// threads and at 1, forward and backward (bwd), with each stage's share and
+// speed-up, and writes them to the JSON.
+// RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --bench-pass forward_backward --remat expert_mlp --stage-timing --iters 2 --warmup 0 --threads 2 --peak-gflops 100 --json %t-stages.json | FileCheck %s --check-prefix=STAGES
+// RUN: FileCheck %s --check-prefix=STAGES-JSON < %t-stages.json
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --bench-pass forward_backward --remat auto --activation-budget -5 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --bench-pass forward_backward --remat-mode auto --activation-budget 10 --iters 1 --peak-gflops 100 2>&1 | FileCheck %s --check-prefix=TIGHT
 
@@ -33,6 +38,27 @@
 // POLICY: moe-bench: for the --remat option: must be none, expert_mlp, combine or auto (got 'bogus')
 // BUDGET: moe-bench: error: --remat auto needs --activation-budget BYTES
 // FORWARD: moe-bench: error: --remat and --activation-budget apply to --bench-pass forward_backward
-// STAGES: moe-bench: error: --stage-timing and --queue-mode prequeue time the forward's stages; use them with --bench-pass forward
+// PREQUEUE: moe-bench: error: --queue-mode prequeue times the forward's stages; use it with --bench-pass forward
+// STAGES: time: median
+// STAGES: stages inside @moe_block_forward_backward (medians of 2; speed-up from 1 to 2 threads):
+// STAGES: all stages {{[0-9.]+}} ms 100.0% {{[0-9.]+}}x
+// STAGES-NEXT: threads: {{[0-9.]+}}% of the stages' time is threads left idle
+// STAGES-NOT: stages:
+// STAGES: RESULT {{.*}} remat=expert_mlp
+// Every stage in program order. expert_mlp keeps no h, so the forward's up
+// gmm fuses the gather and the SwiGLU (one stage); the backward recomputes
+// h (the gather and the gmm, then the SwiGLU) for swiglu_grad.
+// STAGES-JSON: "block_stages": [{"name": "route 64x2", "median_s": {{[0-9.e-]+}}, "one_thread_s": {{[0-9.e-]+}}}, {"name": "pack 128x32",
+// STAGES-JSON-SAME: {"name": "gather+gmm+swiglu 128x48"
+// STAGES-JSON-SAME: {"name": "gmm 128x32"
+// STAGES-JSON-SAME: {"name": "combine 64x32"
+// STAGES-JSON-SAME: {"name": "bwd gmm^T 128x24"
+// STAGES-JSON-SAME: {"name": "bwd gather+gmm 128x48"
+// STAGES-JSON-SAME: {"name": "bwd swiglu 128x24"
+// STAGES-JSON-SAME: {"name": "bwd tgmm 6x24x32"
+// STAGES-JSON-SAME: {"name": "bwd swiglu_grad 128x48"
+// STAGES-JSON-SAME: {"name": "bwd gmm^T 128x32"
+// STAGES-JSON-SAME: {"name": "bwd tgmm 6x32x48"
+// STAGES-JSON-SAME: {"name": "bwd combine 64x32", "median_s": {{[0-9.e-]+}}, "one_thread_s": {{[0-9.e-]+}}}]
 // TIGHT: moe-bench: error: moe-remat: no choice keeps @moe_block_forward_backward within 10 bytes for the backward; the least it can keep is {{[0-9]+}} bytes
 // NEGATIVE: moe-bench: error: --activation-budget must be a number of bytes (got -5)

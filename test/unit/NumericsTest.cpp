@@ -123,6 +123,9 @@ std::vector<Config> configs() {
   add("reference gmm, odd sizes, nulls", [](Config &c) {
     c.toLLVM = "gmm-strategy=reference"; c.hidden = 23; c.mlp = 19; c.tokens = 31;
     c.route.nullExperts = 2; c.k = 3; });
+  // Stage marks (moe-mark-stages) between the ops, the gmm fusions kept.
+  add("stage timers, shared expert, nulls", [](Config &c) {
+    c.toLLVM = "stage-timers=true"; c.shared = 16; c.route.nullExperts = 2; c.k = 3; });
   add("tiny tiles, odd sizes, hot expert", [](Config &c) {
     c.toLLVM = "gmm-tiling={mr=2,nv=2,kc=5,nc=32,mc=4}"; c.hidden = 37; c.mlp = 35;
     c.tokens = 45; c.hotExpert = 2; c.k = 3; });
@@ -465,6 +468,8 @@ std::vector<Config> gradientConfigs() {
     c.shared = 9; c.preweight = true; c.scatter = true; c.k = 3; });
   add("null experts, reference gmm", [](Config &c) {
     c.route.nullExperts = 2; c.toLLVM = "gmm-strategy=reference"; });
+  add("stage timers, shared expert", [](Config &c) {
+    c.toLLVM = "stage-timers=true"; c.shared = 9; });
   // Backward kernels over several depth tiles and column blocks, remainders
   // in both, a hot expert (one group holding most rows: more than one of
   // the tgmm kernel's 64-row chunks).

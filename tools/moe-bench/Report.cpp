@@ -68,6 +68,14 @@ std::string moebench::resultsJson(const RunInfo &run, const std::vector<Result> 
         os << (s ? ", " : "") << "\"" << r.stages[s].first << "\": " << r.stages[s].second;
       os << "}, \"gmm_up_gops\": " << r.upGops << ", \"gmm_down_gops\": " << r.downGops;
     }
+    if (!r.blockStages.empty()) {
+      os << ", \"block_stages\": [";
+      for (size_t s = 0; s < r.blockStages.size(); ++s)
+        os << (s ? ", " : "") << "{\"name\": \"" << r.blockStages[s].name
+           << "\", \"median_s\": " << r.blockStages[s].seconds
+           << ", \"one_thread_s\": " << r.blockStages[s].oneThreadSeconds << "}";
+      os << "]";
+    }
     os << "}" << (i + 1 < results.size() ? "," : "") << "\n";
   }
   os << "  ]\n}\n";

@@ -14,6 +14,13 @@
 
 namespace moebench {
 
+/// A stage of the timed function, timed inside it (StageTable.h): its
+/// median at the run's threads and at one (0: not measured).
+struct StageTime {
+  std::string name;
+  double seconds = 0, oneThreadSeconds = 0;
+};
+
 struct Result {
   std::string distribution, mode, impl, remat;
   std::string family; // --family, or empty
@@ -24,6 +31,7 @@ struct Result {
   double seconds = 0, tflops = 0, tokensPerS = 0, peakPct = 0, compileS = 0;
   std::vector<std::pair<std::string, double>> stages;
   double upGops = 0, downGops = 0; // --stage-timing: the routed gmms' rates
+  std::vector<StageTime> blockStages; // --stage-timing: inside the timed function
   // The forward's weights read per call over its time, and that rate's
   // share of the DRAM read bandwidth (the bound at decode sizes); 0: not
   // reported (training, sharded).

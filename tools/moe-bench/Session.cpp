@@ -3,6 +3,7 @@
 #include "Session.h"
 
 #include "compiler/ShardedCall.h"
+#include "runtime/StageTimer.h"
 
 #include "dialect/MoeDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -44,10 +45,10 @@ std::unique_ptr<Compiled> Compiled::build(const std::string &source,
       c->rematChoices[fn.getSymName().str()] = {
           remat.getAs<mlir::IntegerAttr>("kept_bytes").getInt(),
           remat.getAs<mlir::IntegerAttr>("recomputed_flops").getInt()};
-  // The weights packed once (before the signatures are read: it adds the
-  // functions a host calls).
-  if (gmm.prepareWeights && mlir::failed(moec::prepareWeights(*module, gmm))) {
-    error = diagnostics.empty() ? "moe-prepare-weights failed" : diagnostics;
+  // The weights packed once, the stages marked (before the signatures are
+  // read: it adds the functions a host calls).
+  if ((gmm.prepareWeights || gmm.stageTimers) && mlir::failed(moec::decideStrategy(*module, gmm))) {
+    error = diagnostics.empty() ? "the strategy pipeline failed" : diagnostics;
     return nullptr;
   }
   std::vector<std::string> skipped;
@@ -55,6 +56,8 @@ std::unique_ptr<Compiled> Compiled::build(const std::string &source,
     c->signatures[sig.name] = sig;
     if (std::optional<moec::MeshLayout> layout = moec::meshLayout(*module, sig.name))
       c->layouts[sig.name] = *layout;
+    if (std::vector<std::string> names = moec::stageNames(*module, sig.name); !names.empty())
+      c->stageNames[sig.name] = std::move(names);
     if (std::optional<moec::PreparedHalves> halves = moec::preparedHalves(*module, sig, error))
       c->preparedHalves[sig.name] = std::move(*halves);
     else if (!error.empty())
@@ -92,6 +95,18 @@ void giveBack(std::map<std::string, moec::Buffer> &pool, const std::vector<std::
     pool[args[i]] = std::move(lent[i]);
 }
 
+/// Frees the pool's buffers under `results`' names (those not also among
+/// `args`) before a call that makes new ones: the call's allocations reuse
+/// that memory instead of growing the heap while the last call's results
+/// are still held (a forward_backward's weight gradients are gigabytes, and
+/// a KVM guest faulted them in for seconds on the second call).
+void dropStaleResults(std::map<std::string, moec::Buffer> &pool, const std::vector<std::string> &args,
+                      const std::vector<std::string> &results) {
+  for (const std::string &name : results)
+    if (std::find(args.begin(), args.end(), name) == args.end())
+      pool.erase(name);
+}
+
 /// A call's results into the pool under `results`' names.
 void store(std::map<std::string, moec::Buffer> &pool, const std::vector<std::string> &results,
            std::vector<moec::Buffer> &out) {
@@ -111,6 +126,7 @@ double Compiled::call(const std::string &function, std::map<std::string, moec::B
   std::vector<moec::Buffer> inputs;
   if (!lend(pool, args, function, inputs, error))
     return -1;
+  dropStaleResults(pool, args, results);
   auto start = std::chrono::steady_clock::now();
   auto out = program->run(sig->second, inputs, error);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -140,6 +156,7 @@ double Compiled::callSharded(const std::string &function,
   giveBack(pool, args, full);
   if (!shardArgs)
     return -1;
+  dropStaleResults(pool, args, results);
   auto out = moec::callSharded(*program, sig->second, layout->second, *shardArgs, mpi, timeout,
                                ranks, error);
   if (!out)
@@ -154,6 +171,31 @@ double Compiled::callSharded(const std::string &function,
 const moec::MeshLayout *Compiled::layout(const std::string &function) const {
   auto it = layouts.find(function);
   return it == layouts.end() ? nullptr : &it->second;
+}
+
+double Compiled::callStaged(const std::string &function, std::map<std::string, moec::Buffer> &pool,
+                            const std::vector<std::string> &args,
+                            const std::vector<std::string> &results,
+                            std::vector<double> &stageSeconds, std::string &error) {
+  auto names = stageNames.find(function);
+  if (names == stageNames.end()) {
+    error = "@" + function + " was compiled without stage timers";
+    return -1;
+  }
+  moec::beginStageTiming(names->second.size());
+  double seconds = call(function, pool, args, results, error);
+  std::string timerError;
+  stageSeconds = moec::takeStageTimes(timerError);
+  if (seconds >= 0 && !timerError.empty()) {
+    error = "@" + function + ": " + timerError;
+    return -1;
+  }
+  return seconds;
+}
+
+std::vector<std::string> Compiled::stages(const std::string &function) const {
+  auto it = stageNames.find(function);
+  return it == stageNames.end() ? std::vector<std::string>() : it->second;
 }
 
 std::optional<RematChoice> Compiled::remat(const std::string &function) const {

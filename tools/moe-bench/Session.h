@@ -72,6 +72,15 @@ public:
   /// kernels' layout (false: it only quantizes them, or there is none).
   bool preparePacks(const std::string &function) const;
 
+  /// The same, timing each stage of `function` compiled with stage timers
+  /// (GmmChoices::stageTimers): `stageSeconds` gets one time per stage
+  /// (stages()' order).
+  double callStaged(const std::string &function, std::map<std::string, moec::Buffer> &pool,
+                    const std::vector<std::string> &args, const std::vector<std::string> &results,
+                    std::vector<double> &stageSeconds, std::string &error);
+  /// The names of `function`'s stages (empty: compiled without stage timers).
+  std::vector<std::string> stages(const std::string &function) const;
+
   /// The tensor signature of public `function` (nullptr: none such).
   const moec::FunctionSignature *signature(const std::string &function) const;
   /// moe-remat's decision for `function` (nullopt: no remat ran on it).
@@ -83,6 +92,7 @@ private:
   std::map<std::string, RematChoice> rematChoices;
   std::map<std::string, moec::MeshLayout> layouts;
   std::map<std::string, moec::PreparedHalves> preparedHalves;
+  std::map<std::string, std::vector<std::string>> stageNames;
   std::unique_ptr<moec::JitProgram> program;
 };
 

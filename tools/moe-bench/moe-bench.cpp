@@ -20,6 +20,7 @@
 #include "Quant.h"
 #include "Report.h"
 #include "Session.h"
+#include "StageTable.h"
 #include "Sweep.h"
 #include "dialect/MoeOps.h"
 #include "Tune.h"
@@ -143,7 +144,10 @@ cl::opt<int64_t> activationBudget("activation-budget",
 cl::opt<QueueMode> queueMode("queue-mode", cl::desc("What the timed call runs:"),
                              kQueueModeChoices.values(), cl::init(QueueMode::full),
                              cl::cat(category));
-cl::opt<bool> stageTiming("stage-timing", cl::desc("Time pack, up, down, combine separately"),
+cl::opt<bool> stageTiming("stage-timing",
+                          cl::desc("Time each stage inside the timed function (forward or "
+                                   "forward_backward: share, speed-up from 1 thread), and the "
+                                   "forward's pack, up, down, combine cut apart"),
                           cl::cat(category));
 cl::opt<bool> prepareWeightsOption(
     "prepare-weights",
@@ -427,6 +431,32 @@ bool timeStages(const BlockConfig &c, const QuantChoice &quant, Compiled &stages
                    100 * upOps / parts[2] / 1e9 / peak, 100 * downOps / parts[3] / 1e9 / peak);
   r.upGops = upOps / parts[2] / 1e9, r.downGops = downOps / parts[3] / 1e9;
   return true;
+}
+
+/// --stage-timing inside the timed function: `staged`'s copy of `function`
+/// (its prepared form, weights prepared once, when it has one) on the
+/// pool's `args`; the table printed, the stages into `r`.
+bool timeInside(Compiled &staged, const std::string &function,
+                std::map<std::string, moec::Buffer> &pool, const std::vector<std::string> &args,
+                const std::vector<std::string> &results, Result &r, std::string &error) {
+  std::string entry = function;
+  std::vector<std::string> entryArgs = args, prepared;
+  if (const moec::PreparedForm *form = staged.preparedForm(function)) {
+    if (staged.prepareWeights(function, pool, args, "staged_p", entryArgs, prepared, error) < 0)
+      return false;
+    entry = form->prepared;
+  }
+  std::vector<std::string> stagedResults;
+  for (const std::string &name : results)
+    stagedResults.push_back("staged_" + name);
+  bool ok = timeStagesInside(staged, entry, pool, entryArgs, stagedResults, warmup, iters,
+                             threads, r.blockStages, error);
+  for (const std::vector<std::string> *names : {&prepared, &stagedResults})
+    for (const std::string &name : *names)
+      pool.erase(name);
+  if (ok)
+    printStageTable(outs(), entry, r.blockStages, threads, iters);
+  return ok;
 }
 
 /// A sharded run's report: per shard its useful FLOPs (its experts' real
@@ -769,9 +799,8 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
       return "--remat and --activation-budget apply to --bench-pass forward_backward";
     policies = {""};
   } else {
-    if (stageTiming || queueMode != QueueMode::full)
-      return "--stage-timing and --queue-mode prequeue time the forward's stages; "
-             "use them with --bench-pass forward";
+    if (queueMode != QueueMode::full)
+      return "--queue-mode prequeue times the forward's stages; use it with --bench-pass forward";
     if (llvm::is_contained(policies, "auto") && activationBudget < 0)
       return "--remat auto needs --activation-budget BYTES";
   }
@@ -1017,6 +1046,15 @@ int main(int argc, char **argv) {
     if (!compileVariants(c, gmm, policies, quant, sharded ? &plan : nullptr, variants, error))
       return fail(error);
     double compileS = variants.front().compileS;
+    // --stage-timing: each variant again with stage timers, timed inside
+    // (StageTable.h); the timed programs carry no marks.
+    std::vector<Variant> stagedVariants;
+    if (stageTiming) {
+      moec::GmmChoices timers = gmm;
+      timers.stageTimers = true;
+      if (!compileVariants(c, timers, policies, quant, nullptr, stagedVariants, error))
+        return fail(error);
+    }
     // --quant-mode: the f32 block (or its forward_backward), the reference
     // the outputs are compared with.
     std::unique_ptr<Compiled> reference;
@@ -1030,7 +1068,7 @@ int main(int argc, char **argv) {
         return fail(error);
     }
     std::unique_ptr<Compiled> stages;
-    bool needStages = stageTiming || queueMode != QueueMode::full;
+    bool needStages = (stageTiming && !isTraining()) || queueMode != QueueMode::full;
     if (needStages && !(stages = Compiled::build(stageProgram(c), gmm, stageCompileS, error,
                                                  quant.enabled() ? quant.pipeline(false) : "")))
       return fail(error);
@@ -1098,8 +1136,9 @@ int main(int argc, char **argv) {
       for (size_t i = 0; i < weightNames.size(); ++i)
         fbResults.push_back("d" + weightNames[i]);
       double noneSeconds = 0;
-      for (const Variant &variant : variants)
+      for (size_t v = 0; v < variants.size(); ++v)
       for (const std::string &mode : modes) {
+        const Variant &variant = variants[v];
         Compiled *block = variant.program.get();
         if (training)
           outs() << format("remat: policy=%s kept_bytes=%lld (%.1f MiB) recomputed_flops=%lld "
@@ -1251,9 +1290,13 @@ int main(int argc, char **argv) {
           reportShards(c, plan, workloadFor(k, nullFraction), machine, *block->layout(entry),
                        pool["ids"].as<int32_t>(), rankStats, rankTimes, training, med, r);
 
-        if (stageTiming && mode == "full" &&
+        if (stageTiming && mode == "full" && !training &&
             !timeStages(c, quant, *stages, *route, pool, expertWeights, routeArgs, real, med,
                         peak, peakUnitName, r, error))
+          return fail(error);
+        if (stageTiming && mode == "full" &&
+            !timeInside(*stagedVariants[v].program, training ? "moe_block_forward_backward" : "moe_block",
+                        pool, referenceArgs, entryResults, r, error))
           return fail(error);
         if (training && variant.policy == "none")
           noneSeconds = med;
