@@ -298,9 +298,14 @@ def MoeMarkStages : Pass<"moe-mark-stages", "::mlir::ModuleOp"> {
     program order, and puts `func.call @moert_stage_mark(i)` before stage
     i's first op and `@moert_stage_mark(-1)` before each return; the
     runtime (runtime/StageTimer.h) adds the wall time from each mark to the
-    next to that stage. The first stage starts at the function's entry, so
-    the stages' times add up to the call's. `moe.stages` on the function
-    names them, in order.
+    next to that stage. The first stage starts at the function's entry.
+    What the lowering adds outside the marks (the buffer arena's allocation
+    before the first, the frees after the last) is not in any stage: a host
+    reports it as the call's time beyond the stages'. `moe.stages` on the
+    function names them, in order. Only functions of one block are marked
+    (stages in program order run in that order), and not one that calls a
+    function with a body (a prepared block's `@f` calling its halves: the
+    callees' marks would land in its stage numbers).
 
     Each op of the moe dialect and each linalg op starts a stage of its own,
     named by the op ("gmm", "swiglu", "matmul", "fill", ...; "gmm^T" for a

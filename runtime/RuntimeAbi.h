@@ -60,8 +60,9 @@ void moert_count_dropped_rows(int64_t localRows, int64_t droppedRows);
 void moert_stage_mark(int64_t stage);
 }
 
-/// Every entry point above, X(function) for each: the runtime's symbol map
-/// (ShardComm.cpp) is made from this list.
+/// Every entry point above but moert_stage_mark, X(function) for each: the
+/// sharded runtime's symbol map (ShardComm.cpp) is made from this list; the
+/// stage mark's comes from runtime/StageTimer.h (stageTimerSymbols).
 #define MOERT_ENTRY_POINTS(X)                                                               \
   X(moert_all_reduce_sum_f32)                                                               \
   X(moert_all_reduce_sum_bf16)                                                              \

@@ -81,3 +81,32 @@ func.func @fused(%x: tensor<16x64xf32>, %perm: tensor<32xi32>, %sizes: tensor<4x
   %d = moe.gmm %a, %w2, %sizes : tensor<32x16xf32>, tensor<4x16x64xf32>, tensor<4xi32>
   return %d : tensor<32x64xf32>
 }
+
+// A function that calls one with a body (a prepared block's @f calling its
+// halves) is timed through its callee: not marked.
+// CHECK-LABEL: func.func @caller
+// CHECK-NOT: moe.stages
+// CHECK-NOT: call @moert_stage_mark
+// CHECK: call @fused
+// CHECK-NOT: call @moert_stage_mark
+// CHECK: return
+func.func @caller(%x: tensor<16x64xf32>, %perm: tensor<32xi32>, %sizes: tensor<4xi32>,
+                  %w13: tensor<4x64x32xf32>, %w2: tensor<4x16x64xf32>) -> tensor<32x64xf32> {
+  %d = func.call @fused(%x, %perm, %sizes, %w13, %w2) : (tensor<16x64xf32>, tensor<32xi32>, tensor<4xi32>, tensor<4x64x32xf32>, tensor<4x16x64xf32>) -> tensor<32x64xf32>
+  return %d : tensor<32x64xf32>
+}
+
+// More than one block: left alone (stages in layout order need not run in
+// that order).
+// CHECK-LABEL: func.func @branches
+// CHECK-NOT: moe.stages
+// CHECK-NOT: call @moert_stage_mark
+// CHECK: return
+func.func @branches(%x: tensor<16x64xf32>, %c: i1) -> tensor<16x64xf32> {
+  cf.cond_br %c, ^a, ^b
+^a:
+  %y = arith.addf %x, %x : tensor<16x64xf32>
+  return %y : tensor<16x64xf32>
+^b:
+  return %x : tensor<16x64xf32>
+}

@@ -34,7 +34,9 @@ public:
                                          std::string &error, const std::string &prepare = "");
 
   /// Calls `function` on the buffers named by `args` (lent, not copied) and
-  /// stores its results under `results`. Returns the wall time of the call
+  /// stores its results under `results`; buffers the pool held under those
+  /// names (and not among `args`) are freed before the call, so its
+  /// allocations reuse their memory (lost if the call fails). Returns the wall time of the call
   /// in seconds, or a negative value with `error`.
   double call(const std::string &function, std::map<std::string, moec::Buffer> &pool,
               const std::vector<std::string> &args, const std::vector<std::string> &results,
@@ -72,7 +74,7 @@ public:
   /// kernels' layout (false: it only quantizes them, or there is none).
   bool preparePacks(const std::string &function) const;
 
-  /// The same, timing each stage of `function` compiled with stage timers
+  /// call(), timing each stage of `function` compiled with stage timers
   /// (GmmChoices::stageTimers): `stageSeconds` gets one time per stage
   /// (stages()' order).
   double callStaged(const std::string &function, std::map<std::string, moec::Buffer> &pool,

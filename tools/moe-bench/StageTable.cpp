@@ -14,26 +14,38 @@ using namespace moebench;
 using llvm::format;
 
 namespace {
-/// Medians per stage of `iters` calls after `warmup`.
+/// Medians per stage, and of the call, over `iters` calls after `warmup`.
 bool timeAt(Compiled &staged, const std::string &function,
             std::map<std::string, moec::Buffer> &pool, const std::vector<std::string> &args,
             const std::vector<std::string> &results, int warmup, int iters,
-            std::vector<double> &medians, std::string &error) {
+            std::vector<double> &medians, double &callMedian, std::string &error) {
   std::vector<std::vector<double>> perStage;
+  std::vector<double> calls;
   for (int i = 0; i < warmup + iters; ++i) {
     std::vector<double> seconds;
-    if (staged.callStaged(function, pool, args, results, seconds, error) < 0)
+    double s = staged.callStaged(function, pool, args, results, seconds, error);
+    if (s < 0)
       return false;
     if (i < warmup)
       continue;
+    calls.push_back(s);
     perStage.resize(seconds.size());
-    for (size_t s = 0; s < seconds.size(); ++s)
-      perStage[s].push_back(seconds[s]);
+    for (size_t k = 0; k < seconds.size(); ++k)
+      perStage[k].push_back(seconds[k]);
   }
   medians.clear();
   for (std::vector<double> &times : perStage)
     medians.push_back(moec::medianOf(times));
+  callMedian = moec::medianOf(calls);
   return true;
+}
+
+void row(llvm::raw_ostream &os, const std::string &name, double seconds, double oneThread,
+         double total, bool speedUp) {
+  os << format("  %-36s %10.2f ms %5.1f%%", name.c_str(), seconds * 1e3, 100 * seconds / total);
+  if (speedUp && seconds > 0 && oneThread > 0)
+    os << format("  %5.2fx", oneThread / seconds);
+  os << "\n";
 }
 } // namespace
 
@@ -42,62 +54,71 @@ bool moebench::timeStagesInside(Compiled &staged, const std::string &function,
                                 const std::vector<std::string> &args,
                                 const std::vector<std::string> &results, int warmup, int iters,
                                 unsigned threads, std::vector<StageTime> &stages,
-                                std::string &error) {
+                                StageTime &call, std::string &error) {
   std::vector<std::string> names = staged.stages(function);
   if (names.empty()) {
     error = "@" + function + " has no stages marked";
     return false;
   }
   std::vector<double> many, one;
-  if (!timeAt(staged, function, pool, args, results, warmup, iters, many, error))
+  call = {"call", 0, 0};
+  if (!timeAt(staged, function, pool, args, results, warmup, iters, many, call.seconds, error))
     return false;
   if (threads > 1) {
     if (!moec::setGeneratedCodeThreads(1)) {
       error = "cannot set the generated code's threads: libomp is not loaded";
       return false;
     }
-    bool ok = timeAt(staged, function, pool, args, results, warmup, iters, one, error);
+    bool ok = timeAt(staged, function, pool, args, results, warmup, iters, one,
+                     call.oneThreadSeconds, error);
     moec::setGeneratedCodeThreads(int(threads));
     if (!ok)
       return false;
   }
   stages.clear();
   for (size_t s = 0; s < names.size(); ++s)
-    stages.push_back({names[s], many[s], threads > 1 ? one[s] : many[s]});
+    stages.push_back({names[s], many[s], threads > 1 ? one[s] : 0.0});
   return true;
 }
 
 void moebench::printStageTable(llvm::raw_ostream &os, const std::string &function,
-                               const std::vector<StageTime> &stages, unsigned threads,
-                               int iters) {
+                               const std::vector<StageTime> &stages, const StageTime &call,
+                               unsigned threads, int iters) {
   double total = 0, totalOne = 0;
   for (const StageTime &s : stages)
     total += s.seconds, totalOne += s.oneThreadSeconds;
-  if (total <= 0)
+  // Shares are of the call; what the marks do not cover is a row of its own.
+  double whole = std::max(call.seconds, total);
+  if (whole <= 0)
     return;
-  os << format("stages inside @%s (medians of %d; speed-up from 1 to %u threads):\n",
-               function.c_str(), iters, threads);
+  bool speedUp = threads > 1;
+  if (speedUp)
+    os << format("stages inside @%s (medians of %d; speed-up from 1 to %u threads):\n",
+                 function.c_str(), iters, threads);
+  else
+    os << format("stages inside @%s (medians of %d):\n", function.c_str(), iters);
+  double small = 0, smallOne = 0;
+  int smallCount = 0;
+  for (const StageTime &s : stages) {
+    if (s.seconds < 0.005 * whole) {
+      small += s.seconds, smallOne += s.oneThreadSeconds, ++smallCount;
+      continue;
+    }
+    row(os, s.name, s.seconds, s.oneThreadSeconds, whole, speedUp);
+  }
+  if (smallCount)
+    row(os, std::to_string(smallCount) + " stages under 0.5% each", small, smallOne, whole, speedUp);
+  row(os, "all stages", total, totalOne, whole, speedUp);
+  row(os, "outside the marks", std::max(0.0, call.seconds - total),
+      std::max(0.0, call.oneThreadSeconds - totalOne), whole, speedUp);
+  row(os, "the call", call.seconds, call.oneThreadSeconds, whole, speedUp);
+  if (!speedUp)
+    return;
   // Each stage's time beyond a perfect split over the threads: what idle
   // threads cost it.
   auto lost = [&](const StageTime &s) {
     return std::max(0.0, s.seconds - s.oneThreadSeconds / threads);
   };
-  double small = 0, smallOne = 0;
-  int smallCount = 0;
-  for (const StageTime &s : stages) {
-    if (s.seconds < 0.005 * total) {
-      small += s.seconds, smallOne += s.oneThreadSeconds, ++smallCount;
-      continue;
-    }
-    os << format("  %-36s %10.2f ms %5.1f%%  %5.2fx\n", s.name.c_str(), s.seconds * 1e3,
-                 100 * s.seconds / total, s.seconds > 0 ? s.oneThreadSeconds / s.seconds : 0.0);
-  }
-  if (smallCount)
-    os << format("  %-36s %10.2f ms %5.1f%%  %5.2fx\n",
-                 (std::to_string(smallCount) + " stages under 0.5% each").c_str(), small * 1e3,
-                 100 * small / total, small > 0 ? smallOne / small : 0.0);
-  os << format("  %-36s %10.2f ms %5.1f%%  %5.2fx\n", "all stages", total * 1e3, 100.0,
-               totalOne / total);
   double lostTotal = 0;
   std::vector<const StageTime *> byLoss;
   for (const StageTime &s : stages)
@@ -105,7 +126,7 @@ void moebench::printStageTable(llvm::raw_ostream &os, const std::string &functio
   std::sort(byLoss.begin(), byLoss.end(),
             [&](const StageTime *a, const StageTime *b) { return lost(*a) > lost(*b); });
   os << format("threads: %.1f%% of the stages' time is threads left idle", 100 * lostTotal / total);
-  if (threads > 1 && lostTotal > 0) {
+  if (lostTotal > 0) {
     os << " (most in";
     for (size_t i = 0; i < byLoss.size() && i < 3 && lost(*byLoss[i]) > 0; ++i)
       os << (i ? "," : "")

@@ -24,20 +24,25 @@ namespace moebench {
 /// Calls `function` of `staged` (compiled with stage timers) `warmup` +
 /// `iters` times at `threads` threads, then as many at one thread (when
 /// `threads` > 1), on the pool's buffers `args`; each stage's medians into
-/// `stages`. Its results go to the pool as `results` (the caller erases
-/// them). False with `error`.
+/// `stages` (one-thread times 0 at one thread), and the call's own medians
+/// (its entry and exit, the arena's allocation and the frees are outside
+/// the marks) into `call`. Its results go to the pool as `results` (the
+/// caller erases them). False with `error`.
 bool timeStagesInside(Compiled &staged, const std::string &function,
                       std::map<std::string, moec::Buffer> &pool,
                       const std::vector<std::string> &args,
                       const std::vector<std::string> &results, int warmup, int iters,
-                      unsigned threads, std::vector<StageTime> &stages, std::string &error);
+                      unsigned threads, std::vector<StageTime> &stages, StageTime &call,
+                      std::string &error);
 
-/// The table of `stages` of `function`: time, share and speed-up per stage
-/// (stages under 0.5% of the call folded into one line), and the share of
-/// the call lost to threads left idle (each stage's time beyond its
+/// The table of `stages` of `function`: time, share of the call and, with
+/// more than one thread, speed-up per stage (stages under 0.5% of the call
+/// folded into one line), the call's time outside the marks, and the share
+/// of the call lost to threads left idle (each stage's time beyond its
 /// one-thread time over `threads`), with the stages losing most.
 void printStageTable(llvm::raw_ostream &os, const std::string &function,
-                     const std::vector<StageTime> &stages, unsigned threads, int iters);
+                     const std::vector<StageTime> &stages, const StageTime &call,
+                     unsigned threads, int iters);
 
 } // namespace moebench
 

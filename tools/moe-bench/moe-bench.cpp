@@ -449,13 +449,14 @@ bool timeInside(Compiled &staged, const std::string &function,
   std::vector<std::string> stagedResults;
   for (const std::string &name : results)
     stagedResults.push_back("staged_" + name);
+  StageTime call;
   bool ok = timeStagesInside(staged, entry, pool, entryArgs, stagedResults, warmup, iters,
-                             threads, r.blockStages, error);
+                             threads, r.blockStages, call, error);
   for (const std::vector<std::string> *names : {&prepared, &stagedResults})
     for (const std::string &name : *names)
       pool.erase(name);
   if (ok)
-    printStageTable(outs(), entry, r.blockStages, threads, iters);
+    printStageTable(outs(), entry, r.blockStages, call, threads, iters);
   return ok;
 }
 
