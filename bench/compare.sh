@@ -27,6 +27,12 @@ if ! ninja -C "$build" -t targets all 2>/dev/null | grep -q '^moe-peer-onednn:';
 fi
 bash "$root/scripts/build.sh" moe-peer-onednn >/dev/null
 
+# OpenBLAS 0.3.21 takes an AVX-512 Zen 4 for a Prescott (SSE3) without the
+# core type, so it is named there; elsewhere its own detection is right, and
+# SkylakeX's kernels on an AVX2-only CPU die of an illegal instruction.
+blas_env=(OPENBLAS_NUM_THREADS="$THREADS")
+if grep -qw avx512f /proc/cpuinfo; then blas_env+=(OPENBLAS_CORETYPE=SkylakeX); fi
+
 ks=$(echo $TOPKS | tr ' ' ',')
 for dt in $DTYPES; do
   for p in $PASSES; do
@@ -39,8 +45,7 @@ for dt in $DTYPES; do
     for k in $TOPKS; do
       common=(--routing "$log/routing/random-top$k" --hidden "$H" --mlp-dim "$M" --experts "$E"
               --dtype "$dt" --iters "$ITERS" --warmup 1 --threads "$THREADS")
-      # OpenBLAS takes this CPU for a Prescott (SSE3) without the core type.
-      OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS="$THREADS" \
+      env "${blas_env[@]}" \
         /usr/bin/python3 "$root/bench/peers/torch_moe.py" "${common[@]}" --pass "$p" |
         tee -a "$log/run.txt"
       # oneDNN has no autograd: it is a forward peer only.

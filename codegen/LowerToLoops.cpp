@@ -7,6 +7,7 @@
 #include "strategy/PackedLayout.h"
 #include "codegen/lowerings/Lowerings.h"
 #include "codegen/Passes.h"
+#include "passes/PassUtils.h"
 #include "strategy/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,20 +27,6 @@ using namespace mlir;
 using namespace mlir::moe;
 
 namespace {
-/// The lowering moe-select-lowering chose for a gmm or tgmm; none: the
-/// reference loops.
-GmmLoweringAttr loweringOf(Operation *op) {
-  auto lowering = op->getAttrOfType<GmmLoweringAttr>(kLoweringAttrName);
-  return lowering && !lowering.isReference() ? lowering : GmmLoweringAttr();
-}
-
-/// A gmm whose lowering reads its rows through a moe.gather_rows.
-bool readsThroughGather(Operation *op) {
-  auto gmm = dyn_cast<GmmOp>(op);
-  GmmLoweringAttr lowering = gmm ? loweringOf(gmm) : GmmLoweringAttr();
-  return lowering && lowering.fuses("gather") && gmm.getLhs().getDefiningOp<GatherRowsOp>();
-}
-
 /// The other matmuls (the router's logits, the backward's products that are
 /// no gmm) as loops over (rows, depth, columns) instead of linalg's (rows,
 /// columns, depth): the innermost loop then runs along a row of the weight
@@ -63,13 +50,6 @@ void matmulsAlongRows(ModuleOp module) {
   }
 }
 
-/// A gather_rows every user of which reads it as kernel rows.
-bool gatherFusedIntoUsers(GatherRowsOp gather) {
-  return !gather->use_empty() && llvm::all_of(gather->getUses(), [](OpOperand &use) {
-           return use.getOperandNumber() == 0 && readsThroughGather(use.getOwner());
-         });
-}
-
 /// The SwiGLU a lowering fuses (fusedOperands).
 LogicalResult fusedSwiglu(GmmOp gmm, GmmLoweringAttr lowering, SwigluOp &swiglu, GmmOp &gate,
                           GmmOp &up) {
@@ -79,7 +59,7 @@ LogicalResult fusedSwiglu(GmmOp gmm, GmmLoweringAttr lowering, SwigluOp &swiglu,
     return gmm.emitError("its lowering fuses a SwiGLU, but its result is not a moe.swiglu's only "
                          "input use (run moe-select-lowering again after rewriting the IR)");
   for (GmmOp g : {gate, up})
-    if (g && (loweringOf(g) != lowering || !g->hasOneUse()))
+    if (g && (fastLoweringOf(g) != lowering || !g->hasOneUse()))
       return gmm.emitError("the SwiGLU's gate and up gmms must share one lowering that fuses it");
   if (!fused.complete())
     return gmm.emitError("its lowering fuses a SwiGLU whose inputs are not both moe.gmm");
@@ -176,7 +156,7 @@ struct MoeLowerToLoopsPass
     // target.
     for (Operation *op : ops) {
       auto gmm = dyn_cast<GmmOp>(op);
-      GmmLoweringAttr lowering = gmm ? loweringOf(gmm) : GmmLoweringAttr();
+      GmmLoweringAttr lowering = gmm ? fastLoweringOf(gmm) : GmmLoweringAttr();
       if (lowering && failed(checkFastLowering(gmm, lowering, target)))
         anyFailed = true;
       // The reference loops read rhs, which a packed gmm's need not hold.
@@ -213,13 +193,13 @@ struct MoeLowerToLoopsPass
               codegen::lowerGatherRows(rewriter, o);
           })
           .Case([&](GmmOp o) {
-            if (GmmLoweringAttr lowering = loweringOf(o))
+            if (GmmLoweringAttr lowering = fastLoweringOf(o))
               lowerFast(o, lowering);
             else
               codegen::lowerGmm(rewriter, o);
           })
           .Case([&](TgmmOp o) {
-            if (loweringOf(o))
+            if (fastLoweringOf(o))
               codegen::lowerTgmmMicrokernel(rewriter, o);
             else
               codegen::lowerTgmm(rewriter, o);

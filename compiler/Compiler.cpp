@@ -75,14 +75,25 @@ void moec::registerCompilerDialects(DialectRegistry &registry) {
 
 std::string moec::openMPLibraryDir() { return MOEC_OPENMP_LIBRARY_DIR; }
 
-bool moec::setGeneratedCodeThreads(int threads) {
-  // The libomp the JIT loaded (JitProgram::create), by name: another OpenMP
-  // runtime in the process (PyTorch's libgomp) has the same function.
-  void *handle = dlopen((openMPLibraryDir() + "/libomp.so").c_str(), RTLD_LAZY | RTLD_NOLOAD);
+namespace {
+/// The libomp generated code runs on (JitProgram::create loads it).
+std::string libompPath() { return moec::openMPLibraryDir() + "/libomp.so"; }
+
+/// `name` in that libomp, by name: another OpenMP runtime in the process
+/// (PyTorch's libgomp) defines the same functions. Null when it is not
+/// loaded.
+void *libompSymbol(const char *name) {
+  void *handle = dlopen(libompPath().c_str(), RTLD_LAZY | RTLD_NOLOAD);
   if (!handle)
-    return false;
-  auto set = reinterpret_cast<void (*)(int)>(dlsym(handle, "omp_set_num_threads"));
+    return nullptr;
+  void *symbol = dlsym(handle, name);
   dlclose(handle); // the JIT's reference keeps it loaded
+  return symbol;
+}
+} // namespace
+
+bool moec::setGeneratedCodeThreads(int threads) {
+  auto set = reinterpret_cast<void (*)(int)>(libompSymbol("omp_set_num_threads"));
   if (!set)
     return false;
   set(threads);
@@ -286,14 +297,9 @@ LogicalResult moec::lowerModule(ModuleOp module, const std::string &pipeline,
 }
 
 LogicalResult moec::prepareWeights(ModuleOp module, const GmmChoices &gmm) {
-  registerPipelinesOnce();
-  moe::ToLLVMOptions options;
-  if (failed(toLLVMOptions(module, gmm, options)))
-    return failure();
-  options.prepareWeights = true;
-  PassManager pm(module.getContext());
-  moe::buildStrategyPipeline(pm, options);
-  return runPassManager(module, pm);
+  GmmChoices prepared = gmm;
+  prepared.prepareWeights = true;
+  return decideStrategy(module, prepared);
 }
 
 LogicalResult moec::decideStrategy(ModuleOp module, const GmmChoices &gmm) {
@@ -514,7 +520,7 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
   if (const char *perf = std::getenv("MOEC_PERF_JIT"); perf && std::string(perf) == "1")
     options.enablePerfNotificationListener = true;
   // Parallel loops call into libomp.
-  std::string libomp = openMPLibraryDir() + "/libomp.so";
+  std::string libomp = libompPath();
   llvm::StringRef libs[] = {libomp};
   options.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(lowered, options, std::move(tm));
@@ -527,9 +533,7 @@ std::unique_ptr<JitProgram> moec::JitProgram::create(ModuleOp lowered,
   // same name and may come first in the JIT's search: PyTorch's libgomp,
   // whose answer (its own count, often 1) left libomp's second thread
   // without work, every call twice as slow. Bound to libomp's by name.
-  void *ompMaxThreads = nullptr;
-  if (void *handle = dlopen(libomp.c_str(), RTLD_LAZY | RTLD_NOLOAD))
-    ompMaxThreads = dlsym(handle, "omp_get_max_threads");
+  void *ompMaxThreads = libompSymbol("omp_get_max_threads");
   // The collectives' calls go to this process's sharded runtime: named
   // here rather than looked up, so that no tool has to export them.
   (*engine)->registerSymbols([ompMaxThreads](llvm::orc::MangleAndInterner interner) {

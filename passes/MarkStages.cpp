@@ -49,28 +49,15 @@ bool costsNothing(Operation *op) {
          !hasTensorResult(op);
 }
 
-GmmLoweringAttr loweringOf(Operation *op) {
-  return op ? op->getAttrOfType<GmmLoweringAttr>(kLoweringAttrName) : GmmLoweringAttr();
-}
-
-/// A gmm whose #moe.gmm_lowering fuses the gather of its rows.
-bool readsThroughGather(Operation *op) {
-  auto gmm = dyn_cast<GmmOp>(op);
-  GmmLoweringAttr lowering = loweringOf(gmm);
-  return lowering && lowering.fuses("gather") && gmm.getLhs().getDefiningOp<GatherRowsOp>();
-}
-
 /// Ops whose code a #moe.gmm_lowering's fusion puts elsewhere (as
 /// moe-lower-to-loops follows it): a gather every user reads through, and
 /// a gmm that fuses its SwiGLU (its kernel goes where the SwiGLU is). They
 /// start no stage.
 bool fusedAway(Operation *op) {
   if (auto gather = dyn_cast<GatherRowsOp>(op))
-    return !gather->use_empty() && llvm::all_of(gather->getUses(), [](OpOperand &use) {
-             return use.getOperandNumber() == 0 && readsThroughGather(use.getOwner());
-           });
-  GmmLoweringAttr lowering = loweringOf(op);
-  return isa<GmmOp>(op) && lowering && lowering.fuses("swiglu");
+    return gatherFusedIntoUsers(gather);
+  GmmLoweringAttr lowering = isa<GmmOp>(op) ? fastLoweringOf(op) : GmmLoweringAttr();
+  return lowering && lowering.fuses("swiglu");
 }
 
 /// "gather+gmm+swiglu" and its shape for the stage a fused gmm kernel runs
@@ -152,6 +139,16 @@ struct MoeMarkStagesPass : mlir::moe::impl::MoeMarkStagesBase<MoeMarkStagesPass>
         module.emitError() << "moe-mark-stages: no function @" << f << " to mark";
         return signalPassFailure();
       }
+    // The runtime's mark takes the stage number; a function of the same
+    // name and another type would make every call invalid.
+    auto markType = FunctionType::get(&getContext(), {IntegerType::get(&getContext(), 64)}, {});
+    if (auto existing = module.lookupSymbol<func::FuncOp>(moec::abi::stageMarkEntryPoint());
+        existing && existing.getFunctionType() != markType) {
+      existing.emitError() << "moe-mark-stages: @" << moec::abi::stageMarkEntryPoint() << " is "
+                           << existing.getFunctionType() << ", but the runtime's stage mark is "
+                           << markType;
+      return signalPassFailure();
+    }
     for (func::FuncOp fn : marked)
       mark(fn);
   }

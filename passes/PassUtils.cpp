@@ -2,6 +2,8 @@
 
 #include "passes/PassUtils.h"
 
+#include "dialect/MoeDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -32,6 +34,23 @@ DenseElementsAttr concatConstants(DenseElementsAttr a, DenseElementsAttr b,
   return DenseElementsAttr::get(type, values);
 }
 } // namespace
+
+GmmLoweringAttr mlir::moe::fastLoweringOf(Operation *op) {
+  auto lowering = op ? op->getAttrOfType<GmmLoweringAttr>(kLoweringAttrName) : GmmLoweringAttr();
+  return lowering && !lowering.isReference() ? lowering : GmmLoweringAttr();
+}
+
+bool mlir::moe::readsThroughGather(Operation *op) {
+  auto gmm = dyn_cast<GmmOp>(op);
+  GmmLoweringAttr lowering = gmm ? fastLoweringOf(gmm) : GmmLoweringAttr();
+  return lowering && lowering.fuses("gather") && gmm.getLhs().getDefiningOp<GatherRowsOp>();
+}
+
+bool mlir::moe::gatherFusedIntoUsers(GatherRowsOp gather) {
+  return !gather->use_empty() && llvm::all_of(gather->getUses(), [](OpOperand &use) {
+           return use.getOperandNumber() == 0 && readsThroughGather(use.getOwner());
+         });
+}
 
 func::FuncOp mlir::moe::declareRuntimeFunction(Operation *op, StringRef name,
                                               FunctionType type) {

@@ -83,6 +83,19 @@ Value buildSharedExpert(OpBuilder &b, Location loc, BlockOp block, Value x);
 /// neither.
 bool isSharedExpertMatmul(linalg::MatmulOp mm);
 
+/// The lowering moe-select-lowering chose for a gmm or tgmm; none (null)
+/// without one or with the reference loops.
+GmmLoweringAttr fastLoweringOf(Operation *op);
+
+/// A gmm whose lowering reads its rows through a moe.gather_rows (fuses the
+/// gather).
+bool readsThroughGather(Operation *op);
+
+/// A gather_rows every user of which reads it as kernel rows: it has no
+/// code of its own (moe-lower-to-loops leaves it to the gmms, which erase
+/// it; moe-mark-stages gives it no stage).
+bool gatherFusedIntoUsers(GatherRowsOp gather);
+
 /// Replaces matmul `mm` by `result` (cast to its type when only the static
 /// sizes differ) and erases it, with its zero accumulator (fill, empty) when
 /// nothing else reads that.

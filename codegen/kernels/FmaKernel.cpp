@@ -117,20 +117,10 @@ void FmaKernel::packWeights(Value g, Value pc, Value kLen, Value c0, Value panel
   // row is a new page, which the hardware prefetcher does not cross).
   e.forLoop(zero, kLen, [&](Value k) {
     Value depthRow = e.add(pc, k);
-    if (!p.transposeRhs) {
-      // The row kPrefetchRows ahead (clamped to the weight: a prefetch of
-      // a real line), a line per vector of each panel.
-      Value ahead = e.min(e.add(depthRow, e.index(kPrefetchRows)), e.index(p.depth - 1));
-      e.forLoop(zero, panels, [&](Value pi) {
-        Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
-        for (int64_t v = 0; v < t.vectors; ++v) {
-          VectorColumns vc = vectorColumns(v, colOut);
-          Value col = e.min(vc.column, e.sub(vc.limit, e.index(1)));
-          memref::PrefetchOp::create(b, vc.weight, ValueRange{g, ahead, col}, /*isWrite=*/false,
-                                     /*localityHint=*/3, /*isDataCache=*/true);
-        }
-      });
-    }
+    // The row kPrefetchRows ahead (clamped to the weight: a prefetch of a
+    // real line); the transposed weight's rows are its columns.
+    Value ahead = p.transposeRhs ? Value()
+                                 : e.min(e.add(depthRow, e.index(kPrefetchRows)), e.index(p.depth - 1));
     e.forLoop(zero, panels, [&](Value pi) {
       Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
       for (int64_t v = 0; v < t.vectors; ++v) {
@@ -149,6 +139,9 @@ void FmaKernel::packWeights(Value g, Value pc, Value kLen, Value c0, Value panel
           }
           vec = vector::FromElementsOp::create(b, loadType, lanes);
         } else {
+          // A line per vector, for the pack of the row kPrefetchRows on.
+          memref::PrefetchOp::create(b, src, ValueRange{g, ahead, e.min(col, e.sub(limit, e.index(1)))},
+                                     /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
           vec = vector::MaskedLoadOp::create(b, loadType, src, ValueRange{g, depthRow, col},
                                              lanesBelow(e, col, limit, kLanes), passThru);
         }

@@ -6,6 +6,9 @@
 // Only the functions asked for; one that is not there is an error.
 // RUN: moe-opt %s -moe-mark-stages=functions=fused | FileCheck %s --check-prefix=ONLY
 // RUN: not moe-opt %s -moe-mark-stages=functions=missing 2>&1 | FileCheck %s --check-prefix=MISSING
+// A function of the runtime mark's name and another type is an error.
+// RUN: not moe-opt %S/Inputs/mark-stages-bad-mark.mlir -moe-mark-stages 2>&1 | FileCheck %s --check-prefix=BADMARK
+// BADMARK: error: moe-mark-stages: @moert_stage_mark is '(f32) -> ()', but the runtime's stage mark is '(i64) -> ()'
 
 // A block expanded, each op a stage: the first mark at the entry (the
 // constants before route are timed too), one before each op, -1 before

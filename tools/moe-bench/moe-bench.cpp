@@ -1181,7 +1181,8 @@ int main(int argc, char **argv) {
             preArgs = preparedArgs;
           }
         }
-        std::string entry = training ? "moe_block_forward_backward" : "moe_block";
+        const std::string blockEntry = training ? "moe_block_forward_backward" : "moe_block";
+        std::string entry = blockEntry;
         std::vector<std::string> entryResults = training ? fbResults : std::vector<std::string>{"y"};
         std::vector<std::string> referenceArgs = blockArgs;
         if (!training && mode == "full" && block->preparedForm(entry)) {
@@ -1296,8 +1297,8 @@ int main(int argc, char **argv) {
                         peak, peakUnitName, r, error))
           return fail(error);
         if (stageTiming && mode == "full" &&
-            !timeInside(*stagedVariants[v].program, training ? "moe_block_forward_backward" : "moe_block",
-                        pool, referenceArgs, entryResults, r, error))
+            !timeInside(*stagedVariants[v].program, blockEntry, pool, referenceArgs, entryResults, r,
+                        error))
           return fail(error);
         if (training && variant.policy == "none")
           noneSeconds = med;
