@@ -139,9 +139,14 @@ GmmTiling mlir::moe::strategy::costModelTiling(const GmmShape &shape,
   // Four vectors a row (a 64-float row of the weight panel: four cache
   // lines, loads that never split), then as many rows as the register file
   // holds beside the four weight vectors and the broadcast.
-  // Two vectors where the register file holds fewer (AVX2's 16 ymm hold 8
-  // 16-lane vectors).
-  t.vectors = machine.vectorRegisters >= 32 ? 4 : 2;
+  // Where the register file holds fewer (AVX2's 16 ymm hold 8 16-lane
+  // vectors): one vector a row, so that 6 rows give 12 ymm accumulators, more
+  // than the 8 FMAs in flight (2 ports x 4 cycles) that a 2 x 2 tile's 8
+  // barely cover, and 2 weight loads per 12 FMAs instead of 4 per 8 from the
+  // L2-resident panels. Measured on AMD EPYC znver3 (moe-kernel-bench, 2048
+  // rows x 1408 x 2048, 2 threads, best of 6): 2 x 2 83.8 ms, 6 x 1 72.1-74.2,
+  // 4 x 1 77.9. A fused SwiGLU pairs gate and up vectors: two.
+  t.vectors = machine.vectorRegisters >= 32 ? 4 : (shape.swiglu ? 2 : 1);
   t.rows = std::max<int64_t>(1, GmmTiling::maxRows(t.vectors, machine.vectorRegisters));
   int64_t nr = 16 * t.vectors;
   // The register tile's rows of A (mr x kc) stay in L1 while every weight

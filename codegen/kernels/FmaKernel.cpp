@@ -37,7 +37,7 @@ using namespace mlir::moe::codegen;
 namespace {
 constexpr int64_t kLanes = 16;
 // Weight rows fetched ahead of the packing. A block's part of a weight row
-// is a few cache lines (nc = 32 f32 columns on AVX2: two lines, the next
+// is a few cache lines (nc = 32 f32 columns for AVX2's SwiGLU gmm: two lines, the next
 // row 11 KiB on, in another page), too short a stream for the hardware
 // prefetcher, so every row was a miss to DRAM.
 constexpr int64_t kPrefetchRows = 16;
@@ -73,6 +73,7 @@ private:
     return arith::ExtFOp::create(b, vecType, v);
   }
   void packWeights(Value g, Value pc, Value kLen, Value c0, Value panels);
+  void packTransposedWeights(Value g, Value pc, Value kLen, Value c0, Value panels);
   void registerTile(Value r0, Value r1, Value g, Value ir, Value pi, Value c0, Value pc,
                     Value kLen);
   /// Where the 16 weight columns of a panel's vector `v` are, for the panel
@@ -109,6 +110,10 @@ FmaKernel::VectorColumns FmaKernel::vectorColumns(int64_t v, Value colOut) {
 }
 
 void FmaKernel::packWeights(Value g, Value pc, Value kLen, Value c0, Value panels) {
+  if (p.transposeRhs) {
+    packTransposedWeights(g, pc, kLen, c0, panels);
+    return;
+  }
   Value zero = e.index(0);
   Type element = cast<MemRefType>(p.gateRhs.getType()).getElementType();
   auto loadType = VectorType::get({kLanes}, element);
@@ -118,36 +123,104 @@ void FmaKernel::packWeights(Value g, Value pc, Value kLen, Value c0, Value panel
   e.forLoop(zero, kLen, [&](Value k) {
     Value depthRow = e.add(pc, k);
     // The row kPrefetchRows ahead (clamped to the weight: a prefetch of a
-    // real line); the transposed weight's rows are its columns.
-    Value ahead = p.transposeRhs ? Value()
-                                 : e.min(e.add(depthRow, e.index(kPrefetchRows)), e.index(p.depth - 1));
+    // real line).
+    Value ahead = e.min(e.add(depthRow, e.index(kPrefetchRows)), e.index(p.depth - 1));
     e.forLoop(zero, panels, [&](Value pi) {
       Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
       for (int64_t v = 0; v < t.vectors; ++v) {
         VectorColumns vc = vectorColumns(v, colOut);
         Value src = vc.weight, col = vc.column, limit = vc.limit;
-        Value vec;
-        if (p.transposeRhs) {
-          // rhs [E, N, D]: the 16 columns are 16 rows of the weight, a
-          // scalar each (the pack is amortized over the task's rows).
-          SmallVector<Value> lanes;
-          for (int64_t l = 0; l < kLanes; ++l) {
-            Value c = e.add(col, e.index(l));
-            Value at = e.min(c, e.sub(limit, e.index(1)));
-            Value v = memref::LoadOp::create(b, src, ValueRange{g, at, depthRow});
-            lanes.push_back(arith::SelectOp::create(b, e.lt(c, limit), v, e.zero(element)));
-          }
-          vec = vector::FromElementsOp::create(b, loadType, lanes);
-        } else {
-          // A line per vector, for the pack of the row kPrefetchRows on.
-          memref::PrefetchOp::create(b, src, ValueRange{g, ahead, e.min(col, e.sub(limit, e.index(1)))},
-                                     /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
-          vec = vector::MaskedLoadOp::create(b, loadType, src, ValueRange{g, depthRow, col},
-                                             lanesBelow(e, col, limit, kLanes), passThru);
-        }
+        // A line per vector, for the pack of the row kPrefetchRows on.
+        memref::PrefetchOp::create(b, src, ValueRange{g, ahead, e.min(col, e.sub(limit, e.index(1)))},
+                                   /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+        Value vec = vector::MaskedLoadOp::create(b, loadType, src, ValueRange{g, depthRow, col},
+                                                 lanesBelow(e, col, limit, kLanes), passThru);
         vector::StoreOp::create(b, toF32(vec), packed, ValueRange{pi, k, e.index(v * kLanes)});
       }
     });
+  });
+}
+
+/// The 8 x 8 transpose of eight vector<8xf32> rows as vector.shuffles (the
+/// unpack / shuffle / 128-bit permute sequence, 24 shuffles), which LLVM
+/// selects for any x86-64 target. Why not x86vector's transpose8x8xf32: it
+/// blends through inline assembly (vblendps), an AVX instruction whatever
+/// the compile target.
+static void transpose8x8(ImplicitLocOpBuilder &b, SmallVectorImpl<Value> &rows) {
+  auto shuffle = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
+    return vector::ShuffleOp::create(b, x, y, mask);
+  };
+  // Pairs of rows interleaved within each 128-bit half.
+  SmallVector<Value, 8> t(8), s(8);
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = shuffle(rows[2 * i], rows[2 * i + 1], {0, 8, 1, 9, 4, 12, 5, 13});
+    t[2 * i + 1] = shuffle(rows[2 * i], rows[2 * i + 1], {2, 10, 3, 11, 6, 14, 7, 15});
+  }
+  // Four rows' values of columns (j, j + 4) for j = 0..3, rows 0-3 in s[0..3]
+  // and rows 4-7 in s[4..7].
+  for (int h = 0; h < 2; ++h) {
+    Value lo0 = t[4 * h], hi0 = t[4 * h + 1], lo1 = t[4 * h + 2], hi1 = t[4 * h + 3];
+    s[4 * h + 0] = shuffle(lo0, lo1, {0, 1, 8, 9, 4, 5, 12, 13});
+    s[4 * h + 1] = shuffle(lo0, lo1, {2, 3, 10, 11, 6, 7, 14, 15});
+    s[4 * h + 2] = shuffle(hi0, hi1, {0, 1, 8, 9, 4, 5, 12, 13});
+    s[4 * h + 3] = shuffle(hi0, hi1, {2, 3, 10, 11, 6, 7, 14, 15});
+  }
+  // Column j: the low halves of s[j] and s[j + 4]; column j + 4: the high ones.
+  for (int j = 0; j < 4; ++j) {
+    rows[j] = shuffle(s[j], s[j + 4], {0, 1, 2, 3, 8, 9, 10, 11});
+    rows[j + 4] = shuffle(s[j], s[j + 4], {4, 5, 6, 7, 12, 13, 14, 15});
+  }
+}
+
+void FmaKernel::packTransposedWeights(Value g, Value pc, Value kLen, Value c0, Value panels) {
+  // rhs [E, N, D]: a panel vector's 16 columns are 16 rows of the weight.
+  // Eight of them are read 8 depth values at a time (contiguous), turned in
+  // registers and stored as 8 packed rows of 8 columns. Gathered a scalar
+  // at a time (as before), the 16 reads sat one weight row apart (8 KiB for
+  // D = 2048): all in one 8-way L1 set, so nearly every one missed L1.
+  Value zero = e.index(0);
+  Type element = cast<MemRefType>(p.gateRhs.getType()).getElementType();
+  auto rowType = VectorType::get({8}, element);
+  auto f32Row = VectorType::get({8}, b.getF32Type());
+  Value zeroRow = arith::ConstantOp::create(b, DenseElementsAttr::get(f32Row, 0.0f));
+  // Depth values in whole 8s; the rest (D % 8) a scalar at a time.
+  Value kWhole = e.mul(e.divs(kLen, e.index(8)), e.index(8));
+  e.forLoop(zero, panels, [&](Value pi) {
+    Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
+    for (int64_t v = 0; v < t.vectors; ++v) {
+      VectorColumns vc = vectorColumns(v, colOut);
+      Value limit = vc.limit, last = e.sub(vc.limit, e.index(1));
+      for (int64_t half = 0; half < kLanes / 8; ++half) {
+        // The eight weight rows (past the weight: its last row, zeroed).
+        SmallVector<Value> rowAt, live;
+        for (int64_t i = 0; i < 8; ++i) {
+          Value c = e.add(vc.column, e.index(half * 8 + i));
+          rowAt.push_back(e.min(c, last));
+          live.push_back(e.lt(c, limit));
+        }
+        e.forLoop(zero, kWhole, e.index(8), {}, [&](Value k, ValueRange) -> SmallVector<Value> {
+          SmallVector<Value> rows;
+          for (int64_t i = 0; i < 8; ++i) {
+            Value r = vector::LoadOp::create(b, rowType, vc.weight, ValueRange{g, rowAt[i], e.add(pc, k)});
+            if (!element.isF32())
+              r = arith::ExtFOp::create(b, f32Row, r);
+            rows.push_back(arith::SelectOp::create(b, live[i], r, zeroRow));
+          }
+          transpose8x8(b, rows);
+          for (int64_t q = 0; q < 8; ++q)
+            vector::StoreOp::create(b, rows[q], packed,
+                                    ValueRange{pi, e.add(k, e.index(q)), e.index(v * kLanes + half * 8)});
+          return {};
+        });
+        e.forLoop(kWhole, kLen, [&](Value k) {
+          for (int64_t i = 0; i < 8; ++i) {
+            Value x = e.loadF32(vc.weight, {g, rowAt[i], e.add(pc, k)});
+            x = arith::SelectOp::create(b, live[i], x, e.f32(0.0));
+            memref::StoreOp::create(b, x, packed, ValueRange{pi, k, e.index(v * kLanes + half * 8 + i)});
+          }
+        });
+      }
+    }
   });
 }
 

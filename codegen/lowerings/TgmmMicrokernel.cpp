@@ -43,6 +43,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -205,18 +206,33 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
       }
       return {};
     });
-    // The block to the output, once (rounded there when bf16).
-    e.forLoop(zero, e.index(kDepthBlock), [&](Value i) {
-      Value d = e.add(dBase, i);
-      e.ifThen(e.lt(d, e.index(depth)), [&] {
+    // The block to the output, once (rounded there when bf16). Masked only
+    // where the block passes N: AVX2's masked store (vmaskmovps) is
+    // microcoded on AMD, and with few rows per expert the output is a large
+    // part of the work (a 192 x 128 block for 68 rows' products).
+    auto storeBlock = [&](bool masked) {
+      e.forLoop(zero, e.min(e.index(kDepthBlock), e.sub(e.index(depth), dBase)), [&](Value i) {
+        Value d = e.add(dBase, i);
         for (int64_t v = 0; v < kBlockVectors; ++v) {
           Value value = vector::LoadOp::create(b, vecType, block, ValueRange{i, e.index(v * kLanes)});
           if (!outElement.isF32())
             value = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), value);
-          vector::MaskedStoreOp::create(b, out, ValueRange{g, d, cols[v]}, masks[v], value);
+          if (masked)
+            vector::MaskedStoreOp::create(b, out, ValueRange{g, d, cols[v]}, masks[v], value);
+          else
+            vector::StoreOp::create(b, value, out, ValueRange{g, d, cols[v]});
         }
       });
-    });
+    };
+    auto whole = scf::IfOp::create(b, TypeRange{}, e.lt(e.add(n0, e.index(columns - 1)), cWidth),
+                                   /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(whole.thenBlock()->getTerminator());
+      storeBlock(/*masked=*/false);
+      b.setInsertionPoint(whole.elseBlock()->getTerminator());
+      storeBlock(/*masked=*/true);
+    }
   });
   rewriter.replaceOp(op, e.tensor(out, type));
 }

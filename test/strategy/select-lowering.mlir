@@ -73,8 +73,10 @@ func.func @int8_gmm(%rows: tensor<?x32xf32>, %w: tensor<4x32x24xi8>, %s: tensor<
 // SPR-LABEL: func @f32_and_backward
 // SPR: moe.gmm {{.*}}transpose_rhs{{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 4,
 // SPR: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"]>}
+// AVX2 without SwiGLU: 6 rows of one vector (12 ymm accumulators); with it
+// (@bf16_swiglu above), 2 x 2 for the gate/up vector pair.
 // HSW-LABEL: func @f32_and_backward
-// HSW: kernels = ["fma"], mr = 2, nv = 2,
+// HSW: kernels = ["fma"], mr = 6, nv = 1,
 // REF-LABEL: func @f32_and_backward
 // REF: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["reference"]>}
 func.func @f32_and_backward(%dy: tensor<?x24xf32>, %w: tensor<4x32x24xf32>, %x: tensor<?x32xf32>,

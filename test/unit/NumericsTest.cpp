@@ -472,7 +472,7 @@ std::vector<Config> gradientConfigs() {
     c.toLLVM = "stage-timers=true"; c.shared = 9; });
   // Backward kernels over several depth tiles and column blocks, remainders
   // in both, a hot expert (one group holding most rows: more than one of
-  // the tgmm kernel's 64-row chunks).
+  // the tgmm kernel's chunks of at most 64 rows).
   // bf16 storage: the backward's kernels widen bf16 operands and round
   // the gradients once (tgmm's f32 block sums, the transposed gmm's tiles).
   add("bf16, shared expert, hot expert over two tgmm chunks", [](Config &c) {
