@@ -475,8 +475,10 @@ std::vector<Config> gradientConfigs() {
   // the tgmm kernel's chunks of at most 64 rows).
   // bf16 storage: the backward's kernels widen bf16 operands and round
   // the gradients once (tgmm's f32 block sums, the transposed gmm's tiles).
+  // Hidden 136: dW2's first 128-column block lies inside N (the tgmm's
+  // unmasked bf16 store), its second passes N (the masked one).
   add("bf16, shared expert, hot expert over two tgmm chunks", [](Config &c) {
-    c.bf16 = true; c.tokens = 70; c.hidden = 40; c.mlp = 24; c.experts = 3; c.hotExpert = 0;
+    c.bf16 = true; c.tokens = 70; c.hidden = 136; c.mlp = 24; c.experts = 3; c.hotExpert = 0;
     c.shared = 8; });
   // tgmm tasks are 128 columns by 192 depth values: hidden 200 and 2M = 74
   // (gate|up) make the down and up projections' weight gradients span two

@@ -36,8 +36,8 @@ public:
   /// Calls `function` on the buffers named by `args` (lent, not copied) and
   /// stores its results under `results`; buffers the pool held under those
   /// names (and not among `args`) are freed before the call, so its
-  /// allocations reuse their memory (lost if the call fails). Returns the wall time of the call
-  /// in seconds, or a negative value with `error`.
+  /// allocations reuse their memory (lost if the call fails). Returns the
+  /// wall time of the call in seconds, or a negative value with `error`.
   double call(const std::string &function, std::map<std::string, moec::Buffer> &pool,
               const std::vector<std::string> &args, const std::vector<std::string> &results,
               std::string &error);
