@@ -133,8 +133,10 @@ std::string mlir::moe::gmmTileError(int64_t mr, int64_t nv, int64_t kc, int64_t 
                                     bool swiglu) {
   if (mr <= 0 || nv <= 0 || kc <= 0 || nc <= 0 || mc <= 0)
     return "every tile size must be positive";
-  if (swiglu && nv % 2)
-    return "nv must be even when SwiGLU is fused (half gate, half up)";
+  // A panel's first half is gate columns, its second up ones: whole
+  // vectors, or with one vector a row its two halves.
+  if (swiglu && nv != 1 && nv % 2)
+    return "nv must be 1 or even when SwiGLU is fused (half the panel gate, half up)";
   if (nc % (16 * nv))
     return "nc=" + std::to_string(nc) + " must be a multiple of the register tile's " +
            std::to_string(16 * nv) + " columns";

@@ -493,10 +493,9 @@ FailureOr<RankedTensorType> PackWeightsOp::packedType(RankedTensorType gate, Ran
     return fail("block_columns must be a positive multiple of tile_columns");
   int64_t columns = gate.getDimSize(2), blockOut = blockColumns;
   if (gateUpUnit != 0) {
-    if (gateUpUnit < 0 || gateUpUnit % tileColumns != 0 || gateUpUnit % 32 != 0 ||
-        blockColumns % gateUpUnit != 0)
-      return fail("gate_up_unit must be a multiple of tile_columns and of 32 that divides "
-                  "block_columns");
+    // Runs of gate_up_unit / 2 columns: 8 or more (one f32 vector's half).
+    if (gateUpUnit < 0 || gateUpUnit % tileColumns != 0 || blockColumns % gateUpUnit != 0)
+      return fail("gate_up_unit must be a multiple of tile_columns that divides block_columns");
     if (!up && columns % 2 != 0)
       return fail("a fused gate/up weight needs an even column count");
     columns = up ? columns : columns / 2;

@@ -145,8 +145,10 @@ GmmTiling mlir::moe::strategy::costModelTiling(const GmmShape &shape,
   // barely cover, and 2 weight loads per 12 FMAs instead of 4 per 8 from the
   // L2-resident panels. Measured on AMD EPYC znver3 (moe-kernel-bench, 2048
   // rows x 1408 x 2048, 2 threads, best of 6): 2 x 2 83.8 ms, 6 x 1 72.1-74.2,
-  // 4 x 1 77.9. A fused SwiGLU pairs gate and up vectors: two.
-  t.vectors = machine.vectorRegisters >= 32 ? 4 : (shape.swiglu ? 2 : 1);
+  // 4 x 1 77.9. A fused SwiGLU splits the one vector (8 gate and 8 up
+  // lanes); measured there at 546 rows x 1408 x 2048 (2816 weight columns),
+  // the 2 x 2 tile ran at 128-132 GFLOP/s, the unfused 6 x 1 at 151.
+  t.vectors = machine.vectorRegisters >= 32 ? 4 : 1;
   t.rows = std::max<int64_t>(1, GmmTiling::maxRows(t.vectors, machine.vectorRegisters));
   int64_t nr = 16 * t.vectors;
   // The register tile's rows of A (mr x kc) stay in L1 while every weight

@@ -8,14 +8,17 @@
 //            nr = 16*nv columns (f32, contiguous: no cache-set conflicts from
 //            the weight's row stride, bf16 widened once; or read the panels
 //            moe.pack_weights made at load time), then for each
-//            register tile of mr rows and each panel, mr x nv accumulators
-//            of vector<16xf32> over the depth block
+//            register tile of mr rows (bf16 rows widened into an f32 block
+//            first) and each panel, mr x nv accumulators of vector<16xf32>
+//            over the depth block
 //
 // Fusions, each optional (moe-select-lowering decides what the IR allows):
 //   - gather: rows are read from `x[perm[r] / K]` (the pack's gather), so the
 //     packed [T*K, H] rows never exist;
 //   - SwiGLU: a panel holds nr/2 gate and nr/2 up columns, and the last depth
 //     block writes silu(gate) * up: the [T*K, 2M] hidden never reaches memory.
+//     With one vector a row (nv = 1, AVX2's 6 x 16 tile) the vector is split:
+//     lanes 0-7 gate, 8-15 up (or 8 interleaved pairs), 8 outputs a panel.
 //
 // Why by hand: upstream's linalg tiling + vectorization gives a tiled matmul,
 // but not grouped rows with a data-dependent row-to-weight map, a gathered
@@ -46,8 +49,8 @@ class FmaKernel final : public GmmKernel {
 public:
   FmaKernel(Emitter &e, const GmmKernelPlan &plan)
       : GmmKernel(e, plan), b(e.b), t(plan.tiling), nr(kLanes * t.vectors),
-        outPerPanel(plan.swiglu ? nr / 2 : nr), panelsPerBlock(t.columnBlock / nr),
-        vecType(VectorType::get({kLanes}, b.getF32Type())) {}
+        split(plan.swiglu && t.vectors == 1), outPerPanel(plan.swiglu ? nr / 2 : nr),
+        panelsPerBlock(t.columnBlock / nr), vecType(VectorType::get({kLanes}, b.getF32Type())) {}
 
   int64_t rowGranule() const override { return t.rowBlock; }
   Value rowBlock(Value) override { return e.index(t.rowBlock); }
@@ -58,6 +61,8 @@ public:
     if (!p.packedRhs)
       packed = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
     partial = e.alloc({t.rowBlock, panelsPerBlock * nr}, b.getF32Type(), {});
+    if (!cast<MemRefType>(p.lhs.getType()).getElementType().isF32())
+      wideRows = e.alloc({t.rows, t.depthBlock}, b.getF32Type(), {});
   }
   void emitTask(const GmmTask &task) override {
     this->task(task.firstRow, task.endRow, task.group, task.columnBlock);
@@ -67,46 +72,75 @@ private:
   Value splat(double v) {
     return arith::ConstantOp::create(b, DenseElementsAttr::get(vecType, static_cast<float>(v)));
   }
-  Value toF32(Value v) {
-    if (cast<VectorType>(v.getType()).getElementType().isF32())
-      return v;
-    return arith::ExtFOp::create(b, vecType, v);
-  }
   void packWeights(Value g, Value pc, Value kLen, Value c0, Value panels);
   void packTransposedWeights(Value g, Value pc, Value kLen, Value c0, Value panels);
-  void registerTile(Value r0, Value r1, Value g, Value ir, Value pi, Value c0, Value pc,
-                    Value kLen);
-  /// Where the 16 weight columns of a panel's vector `v` are, for the panel
-  /// writing output columns from `colOut`: the weight, its first column, the
-  /// end of its columns, and its bias.
+  /// The left operand rows of the register tile from row `ir`: where each
+  /// is read (rows past r1 repeat its last row: computed, never stored) and,
+  /// gathered, whether it is a real slot.
+  struct TileRows {
+    SmallVector<Value> source, valid;
+  };
+  TileRows tileRows(Value r1, Value ir);
+  /// bf16 rows: the tile's rows widened into `wideRows` [i][k] once, for
+  /// every panel of the block.
+  void widenRows(const TileRows &rows, Value pc, Value kLen);
+  void registerTile(const TileRows &rows, Value r0, Value r1, Value g, Value ir, Value pi, Value c0,
+                    Value pc, Value kLen);
+  /// Where the weight columns of a panel's vector `v` are, for the panel
+  /// writing output columns from `colOut`: runs of consecutive columns of
+  /// one weight, each its lanes [lane0, lane0 + lanes) of the vector, with
+  /// the weight, its first column, the end of its columns, and its bias. One
+  /// run of 16 lanes, or with a split vector the gate's 8 and the up's 8.
   struct VectorColumns {
     Value weight, column, limit, bias;
+    int64_t lane0 = 0, lanes = kLanes;
   };
-  VectorColumns vectorColumns(int64_t v, Value colOut);
+  SmallVector<VectorColumns, 2> vectorRuns(int64_t v, Value colOut);
+  /// The one run of an unsplit vector.
+  VectorColumns vectorColumns(int64_t v, Value colOut) {
+    SmallVector<VectorColumns, 2> runs = vectorRuns(v, colOut);
+    assert(runs.size() == 1 && "a split vector has two runs");
+    return runs.front();
+  }
+  /// Lanes [lane0, lane0 + lanes) of `v`.
+  Value lanesOf(Value v, int64_t lane0, int64_t lanes) {
+    return vector::ShuffleOp::create(b, v, v, llvm::to_vector(llvm::seq<int64_t>(lane0, lane0 + lanes)));
+  }
   void task(Value r0, Value r1, Value g, Value cb);
 
   ImplicitLocOpBuilder &b;
   const GmmTiling &t;
-  int64_t nr, outPerPanel, panelsPerBlock;
+  int64_t nr;
+  // A SwiGLU's gate and up columns share each vector (nv = 1).
+  bool split;
+  int64_t outPerPanel, panelsPerBlock;
   VectorType vecType;
   Value packed, partial; // the worker's scratch
+  // bf16 rows widened, [mr, kc], once per register tile and depth block for
+  // all its panels (null for f32 rows, broadcast in place). Broadcast in
+  // place, a bf16 value is a load, a shift and a broadcast, three times an
+  // f32 one's uops: with AVX2's 6-row tile the bf16 forward at T 4096 top-2
+  // (znver3) took 1.72-1.78 s that way, 1.08-1.12 s widened first.
+  Value wideRows;
   // Where a depth block starts in `packed`: 0 in the worker's block, the
   // block's first depth row in weights packed at load time (all of D).
   Value packedDepth;
 };
 
-FmaKernel::VectorColumns FmaKernel::vectorColumns(int64_t v, Value colOut) {
+SmallVector<FmaKernel::VectorColumns, 2> FmaKernel::vectorRuns(int64_t v, Value colOut) {
   Value width = e.index(p.width);
+  Value offset = e.index(p.upOffset);
   if (p.swiglu && p.interleaved)
     // Gate and up alternate: the panel's 2 x outPerPanel weight columns.
-    return {p.gateRhs, e.add(e.mul(colOut, e.index(2)), e.index(v * kLanes)),
-            e.mul(width, e.index(2)), p.gateBias};
-  if (p.swiglu && v >= t.vectors / 2) {
-    Value offset = e.index(p.upOffset);
-    return {p.upRhs, e.add(e.add(colOut, offset), e.index((v - t.vectors / 2) * kLanes)),
-            e.add(width, offset), p.upBias};
-  }
-  return {p.gateRhs, e.add(colOut, e.index(v * kLanes)), width, p.gateBias};
+    return {{p.gateRhs, e.add(e.mul(colOut, e.index(2)), e.index(v * kLanes)),
+             e.mul(width, e.index(2)), p.gateBias}};
+  if (split)
+    return {{p.gateRhs, colOut, width, p.gateBias, 0, kLanes / 2},
+            {p.upRhs, e.add(colOut, offset), e.add(width, offset), p.upBias, kLanes / 2, kLanes / 2}};
+  if (p.swiglu && v >= t.vectors / 2)
+    return {{p.upRhs, e.add(e.add(colOut, offset), e.index((v - t.vectors / 2) * kLanes)),
+             e.add(width, offset), p.upBias}};
+  return {{p.gateRhs, e.add(colOut, e.index(v * kLanes)), width, p.gateBias}};
 }
 
 void FmaKernel::packWeights(Value g, Value pc, Value kLen, Value c0, Value panels) {
@@ -116,8 +150,6 @@ void FmaKernel::packWeights(Value g, Value pc, Value kLen, Value c0, Value panel
   }
   Value zero = e.index(0);
   Type element = cast<MemRefType>(p.gateRhs.getType()).getElementType();
-  auto loadType = VectorType::get({kLanes}, element);
-  Value passThru = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(element)));
   // Weight rows in memory order (a row of the block is contiguous; a new
   // row is a new page, which the hardware prefetcher does not cross).
   e.forLoop(zero, kLen, [&](Value k) {
@@ -127,16 +159,21 @@ void FmaKernel::packWeights(Value g, Value pc, Value kLen, Value c0, Value panel
     Value ahead = e.min(e.add(depthRow, e.index(kPrefetchRows)), e.index(p.depth - 1));
     e.forLoop(zero, panels, [&](Value pi) {
       Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
-      for (int64_t v = 0; v < t.vectors; ++v) {
-        VectorColumns vc = vectorColumns(v, colOut);
-        Value src = vc.weight, col = vc.column, limit = vc.limit;
-        // A line per vector, for the pack of the row kPrefetchRows on.
-        memref::PrefetchOp::create(b, src, ValueRange{g, ahead, e.min(col, e.sub(limit, e.index(1)))},
-                                   /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
-        Value vec = vector::MaskedLoadOp::create(b, loadType, src, ValueRange{g, depthRow, col},
-                                                 lanesBelow(e, col, limit, kLanes), passThru);
-        vector::StoreOp::create(b, toF32(vec), packed, ValueRange{pi, k, e.index(v * kLanes)});
-      }
+      for (int64_t v = 0; v < t.vectors; ++v)
+        for (const VectorColumns &run : vectorRuns(v, colOut)) {
+          Value src = run.weight, col = run.column, limit = run.limit;
+          // A line per run, for the pack of the row kPrefetchRows on.
+          memref::PrefetchOp::create(b, src, ValueRange{g, ahead, e.min(col, e.sub(limit, e.index(1)))},
+                                     /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+          auto loadType = VectorType::get({run.lanes}, element);
+          Value passThru =
+              arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(element)));
+          Value vec = vector::MaskedLoadOp::create(b, loadType, src, ValueRange{g, depthRow, col},
+                                                   lanesBelow(e, col, limit, run.lanes), passThru);
+          if (!element.isF32())
+            vec = arith::ExtFOp::create(b, VectorType::get({run.lanes}, b.getF32Type()), vec);
+          vector::StoreOp::create(b, vec, packed, ValueRange{pi, k, e.index(v * kLanes + run.lane0)});
+        }
     });
   });
 }
@@ -187,10 +224,10 @@ void FmaKernel::packTransposedWeights(Value g, Value pc, Value kLen, Value c0, V
   Value kWhole = e.mul(e.divs(kLen, e.index(8)), e.index(8));
   e.forLoop(zero, panels, [&](Value pi) {
     Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
-    for (int64_t v = 0; v < t.vectors; ++v) {
-      VectorColumns vc = vectorColumns(v, colOut);
+    for (int64_t v = 0; v < t.vectors; ++v)
+      for (const VectorColumns &vc : vectorRuns(v, colOut)) {
       Value limit = vc.limit, last = e.sub(vc.limit, e.index(1));
-      for (int64_t half = 0; half < kLanes / 8; ++half) {
+      for (int64_t half = 0; half < vc.lanes / 8; ++half) {
         // The eight weight rows (past the weight: its last row, zeroed).
         SmallVector<Value> rowAt, live;
         for (int64_t i = 0; i < 8; ++i) {
@@ -209,14 +246,15 @@ void FmaKernel::packTransposedWeights(Value g, Value pc, Value kLen, Value c0, V
           transpose8x8(b, rows);
           for (int64_t q = 0; q < 8; ++q)
             vector::StoreOp::create(b, rows[q], packed,
-                                    ValueRange{pi, e.add(k, e.index(q)), e.index(v * kLanes + half * 8)});
+                                    ValueRange{pi, e.add(k, e.index(q)), e.index(v * kLanes + vc.lane0 + half * 8)});
           return {};
         });
         e.forLoop(kWhole, kLen, [&](Value k) {
           for (int64_t i = 0; i < 8; ++i) {
             Value x = e.loadF32(vc.weight, {g, rowAt[i], e.add(pc, k)});
             x = arith::SelectOp::create(b, live[i], x, e.f32(0.0));
-            memref::StoreOp::create(b, x, packed, ValueRange{pi, k, e.index(v * kLanes + half * 8 + i)});
+            memref::StoreOp::create(b, x, packed,
+                                    ValueRange{pi, k, e.index(v * kLanes + vc.lane0 + half * 8 + i)});
           }
         });
       }
@@ -224,22 +262,45 @@ void FmaKernel::packTransposedWeights(Value g, Value pc, Value kLen, Value c0, V
   });
 }
 
-void FmaKernel::registerTile(Value r0, Value r1, Value g, Value ir, Value pi, Value c0, Value pc,
-                             Value kLen) {
+FmaKernel::TileRows FmaKernel::tileRows(Value r1, Value ir) {
   Value zero = e.index(0), one = e.index(1);
-  Value rowsHere = e.sub(r1, ir);
-  // Rows past the tile's end repeat its last row: computed, never stored.
-  SmallVector<Value> srcRow, valid;
+  TileRows rows;
   for (int64_t i = 0; i < t.rows; ++i) {
     Value r = e.min(e.add(ir, e.index(i)), e.sub(r1, one));
     if (p.perm) {
       Value slot = e.toIndex(e.load(p.perm, {r}));
-      valid.push_back(e.ge(slot, zero));
-      srcRow.push_back(e.divs(e.max(slot, zero), e.index(p.topK)));
+      rows.valid.push_back(e.ge(slot, zero));
+      rows.source.push_back(e.divs(e.max(slot, zero), e.index(p.topK)));
     } else {
-      srcRow.push_back(r);
+      rows.source.push_back(r);
     }
   }
+  return rows;
+}
+
+void FmaKernel::widenRows(const TileRows &rows, Value pc, Value kLen) {
+  // 16 values of a row at a time, the rest (kLen % 16) one by one.
+  Type element = cast<MemRefType>(p.lhs.getType()).getElementType();
+  auto narrow = VectorType::get({kLanes}, element);
+  Value whole = e.mul(e.divs(kLen, e.index(kLanes)), e.index(kLanes));
+  for (int64_t i = 0; i < t.rows; ++i) {
+    e.forLoop(e.index(0), whole, e.index(kLanes), {}, [&](Value k, ValueRange) -> SmallVector<Value> {
+      Value v = vector::LoadOp::create(b, narrow, p.lhs, ValueRange{rows.source[i], e.add(pc, k)});
+      vector::StoreOp::create(b, arith::ExtFOp::create(b, vecType, v), wideRows, ValueRange{e.index(i), k});
+      return {};
+    });
+    e.forLoop(whole, kLen, [&](Value k) {
+      memref::StoreOp::create(b, e.loadF32(p.lhs, {rows.source[i], e.add(pc, k)}), wideRows,
+                              ValueRange{e.index(i), k});
+    });
+  }
+}
+
+void FmaKernel::registerTile(const TileRows &rows, Value r0, Value r1, Value g, Value ir, Value pi,
+                             Value c0, Value pc, Value kLen) {
+  Value zero = e.index(0);
+  Value rowsHere = e.sub(r1, ir);
+  const SmallVector<Value> &srcRow = rows.source, &valid = rows.valid;
   Value isFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, pc, zero);
   Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, e.add(pc, kLen),
                                        e.index(p.depth));
@@ -274,7 +335,9 @@ void FmaKernel::registerTile(Value r0, Value r1, Value g, Value ir, Value pi, Va
           Value depthCol = e.add(pc, k);
           SmallVector<Value> out(in.begin(), in.end());
           for (int64_t i = 0; i < t.rows; ++i) {
-            Value a = vector::BroadcastOp::create(b, vecType, e.loadF32(p.lhs, {srcRow[i], depthCol}));
+            Value x = wideRows ? memref::LoadOp::create(b, wideRows, ValueRange{e.index(i), k}).getResult()
+                               : e.loadF32(p.lhs, {srcRow[i], depthCol});
+            Value a = vector::BroadcastOp::create(b, vecType, x);
             for (int64_t v = 0; v < t.vectors; ++v)
               out[i * t.vectors + v] = vector::FMAOp::create(b, a, w[v], out[i * t.vectors + v]);
           }
@@ -295,22 +358,39 @@ void FmaKernel::registerTile(Value r0, Value r1, Value g, Value ir, Value pi, Va
     Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
     Value width = e.index(p.width);
     Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
-    int64_t outVectors = p.swiglu ? t.vectors / 2 : t.vectors;
+    int64_t outVectors = split ? 1 : p.swiglu ? t.vectors / 2 : t.vectors;
+    int64_t outLanes = split ? kLanes / 2 : kLanes;
     for (int64_t i = 0; i < t.rows; ++i) {
       e.ifThen(e.lt(e.index(i), rowsHere), [&] {
+        // The sums of vector v (a padding row, which moe.gather_rows gives
+        // zeros, has zero sums: its output is the bias through the
+        // activation, as unfused).
+        auto rawSum = [&](int64_t v) {
+          Value s = acc[i * t.vectors + v];
+          if (p.perm)
+            s = arith::SelectOp::create(b, valid[i], s, splat(0.0));
+          return s;
+        };
         // The sums with their bias, in the weight's column order.
         auto sum = [&](int64_t v) {
           VectorColumns vc = vectorColumns(v, colOut);
-          Value s = acc[i * t.vectors + v];
-          // A padding row (moe.gather_rows gives zeros) has zero sums: its
-          // output is the bias through the activation, as unfused.
-          if (p.perm)
-            s = arith::SelectOp::create(b, valid[i], s, splat(0.0));
-          return plusBias(e, s, vc.bias, g, vc.column, vc.limit);
+          return plusBias(e, rawSum(v), vc.bias, g, vc.column, vc.limit);
         };
         for (int64_t u = 0; u < outVectors; ++u) {
           Value v;
-          if (p.swiglu && p.interleaved) {
+          if (split && p.interleaved) {
+            // 8 gate/up pairs: the vector's halves deinterleaved.
+            Value s = sum(0);
+            auto [gate, up] = deinterleave(e, lanesOf(s, 0, outLanes), lanesOf(s, outLanes, outLanes));
+            v = activate(e, p, gate, up);
+          } else if (split) {
+            SmallVector<VectorColumns, 2> runs = vectorRuns(0, colOut);
+            Value s = rawSum(0);
+            auto half = [&](const VectorColumns &run) {
+              return plusBias(e, lanesOf(s, run.lane0, run.lanes), run.bias, g, run.column, run.limit);
+            };
+            v = activate(e, p, half(runs[0]), half(runs[1]));
+          } else if (p.swiglu && p.interleaved) {
             auto [gate, up] = deinterleave(e, sum(2 * u), sum(2 * u + 1));
             v = activate(e, p, gate, up);
           } else if (p.swiglu) {
@@ -319,10 +399,10 @@ void FmaKernel::registerTile(Value r0, Value r1, Value g, Value ir, Value pi, Va
             v = sum(u);
           }
           if (!outElement.isF32())
-            v = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), v);
-          Value col = e.add(colOut, e.index(u * kLanes));
+            v = arith::TruncFOp::create(b, VectorType::get({outLanes}, outElement), v);
+          Value col = e.add(colOut, e.index(u * outLanes));
           vector::MaskedStoreOp::create(b, p.out, ValueRange{e.add(ir, e.index(i)), col},
-                                        lanesBelow(e, col, width, kLanes), v);
+                                        lanesBelow(e, col, width, outLanes), v);
         }
       });
     }
@@ -354,9 +434,13 @@ void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
   // (mr x kc) stay in L1 while the packed block's panels stream from L2.
   auto rowLoop = scf::ForOp::create(b, r0, r1, e.index(t.rows));
   b.setInsertionPoint(rowLoop.getBody()->getTerminator());
+  Value ir = rowLoop.getInductionVar();
+  TileRows rows = tileRows(r1, ir);
+  if (wideRows)
+    widenRows(rows, pc, kLen);
   auto panelLoop = scf::ForOp::create(b, e.index(0), panels, e.index(1));
   b.setInsertionPoint(panelLoop.getBody()->getTerminator());
-  registerTile(r0, r1, g, rowLoop.getInductionVar(), panelLoop.getInductionVar(), c0, pc, kLen);
+  registerTile(rows, r0, r1, g, ir, panelLoop.getInductionVar(), c0, pc, kLen);
 }
 } // namespace
 

@@ -3,7 +3,8 @@
 // The op's formula (MoeOps.td), 16 columns at a time: every run of 16
 // physical columns is 16 consecutive columns of one source weight (the
 // gate/up runs are multiples of 16 wide), so a row of them is one masked
-// vector load. One (expert, tile) per parallel iteration, its depth rows in
+// vector load; or, with a gate_up_unit of 16 (the FMA kind's 6 x 16 AVX2
+// tile), 8 gate then 8 up columns, two loads joined. One (expert, tile) per parallel iteration, its depth rows in
 // memory order. It runs once per weight load (moe-prepare-weights hoists it),
 // so it favours plain code over speed; the kernels that read the result
 // agree with this formula, not with this code.
@@ -41,25 +42,27 @@ void mlir::moe::codegen::lowerPackWeights(RewriterBase &rewriter, PackWeightsOp 
   int64_t columns = unit && !up ? weightColumns / 2 : weightColumns;
   int64_t tilesPerBlock = blockColumns / tileColumns;
   Type source = gateType.getElementType();
-  auto loadType = VectorType::get({kLanes}, source);
+  // Consecutive columns of one source weight: 16, or 8 (a unit of 16).
+  int64_t runLanes = unit ? std::min(kLanes, unit / 2) : kLanes;
+  auto loadType = VectorType::get({runLanes}, source);
   auto f32Type = VectorType::get({kLanes}, b.getF32Type());
   Value passThru = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(source)));
-  Value noLanes = lanesBelow(e, e.index(0), e.index(0), kLanes);
+  Value noLanes = lanesBelow(e, e.index(0), e.index(0), runLanes);
 
   Value out = e.alloc(type, {});
   e.parallelFor(e.index(0), e.index(experts * tiles), [&](Value it) {
     Value g = e.divs(it, e.index(tiles)), t = e.rems(it, e.index(tiles));
     Value block = e.divs(t, e.index(tilesPerBlock));
     Value local = e.mul(e.rems(t, e.index(tilesPerBlock)), e.index(tileColumns));
-    // Each 16-column run of the tile: its first column and the end of the
-    // columns of its source; with a separate up weight, whether it is one
-    // of the up's (known only at run time: the tile's place in its block).
+    // Each run of the tile (runLanes columns): its first column and the end
+    // of the columns of its source; with a separate up weight, whether it is
+    // one of the up's (known only at run time: the tile's place in its block).
     struct Run {
       Value column, limit, isUp;
     };
     SmallVector<Run> runs;
-    for (int64_t v = 0; v < tileColumns / kLanes; ++v) {
-      Value physical = e.add(local, e.index(v * kLanes));
+    for (int64_t v = 0; v < tileColumns / runLanes; ++v) {
+      Value physical = e.add(local, e.index(v * runLanes));
       if (!unit) {
         runs.push_back({e.add(e.mul(block, e.index(blockColumns)), physical), e.index(weightColumns), {}});
         continue;
@@ -79,21 +82,31 @@ void mlir::moe::codegen::lowerPackWeights(RewriterBase &rewriter, PackWeightsOp 
     }
     e.forLoop(e.index(0), e.index(depthRows), [&](Value k) {
       for (int64_t v = 0; v < tileColumns / kLanes; ++v) {
-        const Run &r = runs[v];
-        Value mask = lanesBelow(e, r.column, r.limit, kLanes);
         SmallVector<Value> rows;
         for (int64_t i = 0; i < lanes; ++i) {
           Value row = e.add(e.mul(k, e.index(lanes)), e.index(i));
-          // Rows past D (the padding of the pairs): zeros; the index is
-          // clamped so that a masked load still addresses a real row.
-          Value rowMask = arith::SelectOp::create(b, e.lt(row, e.index(depth)), mask, noLanes);
           Value at = e.min(row, e.index(depth - 1));
-          auto load = [&](Value w) {
-            return vector::MaskedLoadOp::create(b, loadType, w, ValueRange{g, at, r.column}, rowMask, passThru)
-                .getResult();
-          };
-          rows.push_back(r.isUp ? arith::SelectOp::create(b, r.isUp, load(up), load(gate)).getResult()
-                                : load(gate));
+          // The vector's runs, joined.
+          Value joined;
+          for (int64_t piece = 0; piece < kLanes / runLanes; ++piece) {
+            const Run &r = runs[v * (kLanes / runLanes) + piece];
+            // Rows past D (the padding of the pairs): zeros; the index is
+            // clamped so that a masked load still addresses a real row.
+            Value rowMask = arith::SelectOp::create(b, e.lt(row, e.index(depth)),
+                                                    lanesBelow(e, r.column, r.limit, runLanes), noLanes);
+            auto load = [&](Value w) {
+              return vector::MaskedLoadOp::create(b, loadType, w, ValueRange{g, at, r.column}, rowMask,
+                                                  passThru)
+                  .getResult();
+            };
+            Value part = r.isUp ? arith::SelectOp::create(b, r.isUp, load(up), load(gate)).getResult()
+                                : load(gate);
+            joined = joined ? vector::ShuffleOp::create(b, joined, part,
+                                                        llvm::to_vector(llvm::seq<int64_t>(0, kLanes)))
+                                  .getResult()
+                            : part;
+          }
+          rows.push_back(joined);
         }
         Value stored;
         if (lanes == 1) {

@@ -50,7 +50,7 @@ func.func @up_other_shape(%g: tensor<4x64x40xf32>, %u: tensor<4x64x48xf32>) {
 // -----
 
 func.func @odd_unit(%w: tensor<4x64x40xf32>) {
-  // expected-error @+1 {{gate_up_unit must be a multiple of tile_columns and of 32 that divides block_columns}}
+  // expected-error @+1 {{gate_up_unit must be a multiple of tile_columns that divides block_columns}}
   %p = moe.pack_weights %w {lanes = 1, tile_columns = 16, block_columns = 96, gate_up_unit = 64} : tensor<4x64x40xf32> -> tensor<4x4x64x16xf32>
   return
 }

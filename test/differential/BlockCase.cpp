@@ -770,9 +770,11 @@ BlockCase differential::randomCase(Choices &choices, bool backward) {
     break;
   case 1: { // tiles small enough for every remainder, and valid: the
             // register tile fits the host's register file (32 vectors with
-            // AVX-512: up to 14 rows; 8 with AVX2: up to 2), nv is even
-            // (fused SwiGLU), nc and mc are multiples of the tile
-    int64_t nv = 2;
+            // AVX-512; 8 with AVX2: up to 6 rows of one vector, 2 of two), nv
+            // is 1 or even (a fused SwiGLU splits the one vector's lanes, or
+            // gives gate and up whole vectors), nc and mc are multiples of the
+            // tile
+    int64_t nv = pick(1, 2);
     using mlir::moe::strategy::GmmTiling, mlir::moe::strategy::MachineModel;
     int64_t mr = pick(1, GmmTiling::maxRows(nv, MachineModel::target().vectorRegisters));
     c.toLLVM = "gmm-tiling={mr=" + std::to_string(mr) + ",nv=" + std::to_string(nv) +

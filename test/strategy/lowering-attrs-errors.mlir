@@ -53,8 +53,8 @@ func.func @columns(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32
 // -----
 
 func.func @odd_swiglu_tile(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
-  // expected-error @+1 {{nv must be even when SwiGLU is fused (half gate, half up)}}
-  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 1, kc = 8, nc = 16, mc = 12, fuse = ["swiglu"]>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  // expected-error @+1 {{nv must be 1 or even when SwiGLU is fused (half the panel gate, half up)}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 3, kc = 8, nc = 48, mc = 12, fuse = ["swiglu"]>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
   return %y : tensor<4x16xf32>
 }
 

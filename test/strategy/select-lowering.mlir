@@ -20,7 +20,8 @@
 // kernel reads through, the SwiGLU goes into the epilogue. AMX (groups of 16
 // rows or more, at run time) beside the dot products where the CPU has both;
 // the dot products alone on Zen 4; FMA over widened rows on Skylake-X and
-// Haswell (two-vector tiles: AVX2 holds 8 16-lane vectors).
+// Haswell (one-vector tiles: AVX2 holds 8 16-lane vectors; the SwiGLU's gate
+// and up columns share each vector's halves).
 // SPR-LABEL: func @bf16_swiglu
 // SPR: moe.gather_rows
 // SPR: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot", "amx_bf16"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, packed_columns = 64, amx_min_rows = 16, dot_rows = 48, fuse = ["gather", "swiglu"]>}
@@ -29,7 +30,7 @@
 // SKX-LABEL: func @bf16_swiglu
 // SKX: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, fuse = ["gather", "swiglu"]>}
 // HSW-LABEL: func @bf16_swiglu
-// HSW: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 2, kc = 64, nc = 64, mc = 64, fuse = ["gather", "swiglu"]>}
+// HSW: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 1, kc = 64, nc = 48, mc = 60, fuse = ["gather", "swiglu"]>}
 // FMA-LABEL: func @bf16_swiglu
 // FMA: kernels = ["fma"]
 // AMX-LABEL: func @bf16_swiglu

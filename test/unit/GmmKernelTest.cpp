@@ -90,6 +90,22 @@ std::vector<Case> cases() {
     c.shape.swiglu = true;
     c.shape.bias = true;
   });
+  // One vector a row (AVX2's 6 x 16 tile): the SwiGLU splits each vector,
+  // 8 gate and 8 up lanes, 8 outputs a panel (37 = 4 x 8 + 5).
+  add("gather, swiglu and bias, one-vector tiles", [](Case &c) {
+    c.shape.rows = 29;
+    c.shape.depth = 33;
+    c.shape.width = 37;
+    c.shape.groupSizes = {11, 0, 18};
+    c.shape.gather = true;
+    c.shape.swiglu = true;
+    c.shape.bias = true;
+    c.tiles.mr = 5;
+    c.tiles.nv = 1;
+    c.tiles.kc = 16;
+    c.tiles.nc = 48;
+    c.tiles.mc = 10;
+  });
   // An even depth: the bf16 dot kind reads the gathered rows in place
   // (through the permutation, padding slots included) instead of packing.
   add("gather, even depth, swiglu", [](Case &c) {

@@ -129,6 +129,15 @@ std::vector<Config> configs() {
   add("tiny tiles, odd sizes, hot expert", [](Config &c) {
     c.toLLVM = "gmm-tiling={mr=2,nv=2,kc=5,nc=32,mc=4}"; c.hidden = 37; c.mlp = 35;
     c.tokens = 45; c.hotExpert = 2; c.k = 3; });
+  // One vector a row (AVX2's 6 x 16 tile): a SwiGLU's gate and up columns
+  // share each vector's halves, 8 outputs a panel (35 = 4 x 8 + 3: a
+  // partial one), of a fused w13 and of two weights.
+  add("one-vector tiles, odd sizes, hot expert", [](Config &c) {
+    c.toLLVM = "gmm-tiling={mr=5,nv=1,kc=7,nc=48,mc=10}"; c.hidden = 37; c.mlp = 35;
+    c.tokens = 45; c.hotExpert = 2; c.k = 3; });
+  add("one-vector tiles bf16 baseline, shared", [](Config &c) {
+    c.toLLVM = "gmm-tiling={mr=6,nv=1,kc=16,nc=32,mc=12}"; c.bf16 = true; c.fusedW13 = false;
+    c.hidden = 40; c.mlp = 33; c.tokens = 50; c.k = 4; c.shared = 16; });
   add("tall tiles bf16 baseline", [](Config &c) {
     // The tallest two-vector tile the host's register file holds (14 rows
     // with AVX-512's 32 vectors, 2 with AVX2's 8).
@@ -218,6 +227,10 @@ std::vector<Config> configs() {
       c.toLLVM = bf16Kernels[i % 5];
       c.needsAvx512Bf16 = i % 5 == 0;
     });
+    // One-vector SwiGLU tiles: GPT-OSS's interleaved pairs (with biases)
+    // deinterleaved within a vector, the others' gate and up halves.
+    familyConfig("f32 one-vector tiles", 29, 24, 21, 8, 2,
+                 [](Config &c) { c.toLLVM = "gmm-tiling={mr=4,nv=1,kc=9,nc=32,mc=8}"; });
     familyConfig("f32 reference gmm", 21, 33, 17, 8, 2,
                  [](Config &c) { c.toLLVM = "gmm-strategy=reference"; });
     for (int d = 0; d < 4; ++d)

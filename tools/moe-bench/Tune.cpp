@@ -57,7 +57,7 @@ std::vector<GmmTiling> firstRound(const GmmShape &shape, const GmmTiling &model,
       tiles, [&](auto tile) { return GmmTiling::registersFor(tile.first, tile.second) <= registers; });
   for (int64_t nv : {1, 2, 4}) {
     int64_t mr = GmmTiling::maxRows(nv, registers);
-    if (!anyFits && mr >= 1 && !(shape.swiglu && nv % 2))
+    if (!anyFits && mr >= 1)
       tiles.push_back({mr, nv});
   }
   std::vector<GmmTiling> out;

@@ -19,6 +19,9 @@ CASES = {
     "quads_gate_up": (4, 16, 64, 32, [(2, 100, 40), (2, 100, 40)], "int8"),
     "quads_fused": (4, 16, 32, 32, [(2, 70, 80)], "int8"),
     "panels_gate_up": (1, 32, 64, 32, [(2, 20, 40), (2, 20, 40)], "float32"),
+    # Runs of 8: the FMA kind's one-vector AVX2 panels (8 gate, 8 up columns).
+    "panels_split": (1, 16, 48, 16, [(2, 20, 37), (2, 20, 37)], "float32"),
+    "panels_split_fused": (1, 16, 32, 16, [(2, 9, 74)], "float32"),
 }
 
 
