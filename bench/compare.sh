@@ -5,14 +5,23 @@
 # TOPKS ("8 2") DTYPES ("f32 bf16") PASSES ("forward"; "forward forward_backward"
 # adds the training pass, against the PyTorch peer only: oneDNN has no
 # autograd) REMAT ("none"; forward_backward's --remat, e.g.
-# "none,expert_mlp,combine") ITERS (3) THREADS (2); LOG_DIR keeps the raw
-# output (default: a temporary directory).
+# "none,expert_mlp,combine") ITERS (3) THREADS (2) PEERS ("torch onednn"; e.g.
+# "onednn" for bf16 on a CPU without AVX512_BF16, where PyTorch's bf16 matmul
+# takes minutes a call); LOG_DIR keeps the raw output (default: a temporary
+# directory).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MOEC_BUILD_DIR:-$root/build}
 T=${TOKENS:-4096} H=${HIDDEN:-2048} M=${MLP:-1408} E=${EXPERTS:-60}
 TOPKS=${TOPKS:-"8 2"} DTYPES=${DTYPES:-"f32 bf16"} PASSES=${PASSES:-"forward"}
-ITERS=${ITERS:-3} THREADS=${THREADS:-2} REMAT=${REMAT:-none}
+ITERS=${ITERS:-3} THREADS=${THREADS:-2} REMAT=${REMAT:-none} PEERS=${PEERS:-"torch onednn"}
+for peer in $PEERS; do
+  if [[ $peer != torch && $peer != onednn ]]; then
+    echo "compare.sh: PEERS names '$peer'; the peers are torch and onednn" >&2
+    exit 2
+  fi
+done
+runs_peer() { [[ " $PEERS " == *" $1 "* ]]; }
 log=${LOG_DIR:-$(mktemp -d)}
 mkdir -p "$log"
 # One run per log: table.py must not mix in a previous run's lines.
@@ -45,12 +54,17 @@ for dt in $DTYPES; do
     for k in $TOPKS; do
       common=(--routing "$log/routing/random-top$k" --hidden "$H" --mlp-dim "$M" --experts "$E"
               --dtype "$dt" --iters "$ITERS" --warmup 1 --threads "$THREADS")
-      env "${blas_env[@]}" \
-        /usr/bin/python3 "$root/bench/peers/torch_moe.py" "${common[@]}" --pass "$p" |
-        tee -a "$log/run.txt"
+      # A peer that fails (its error above) leaves its column empty; the
+      # other runs go on.
+      if runs_peer torch && ! env "${blas_env[@]}" \
+          /usr/bin/python3 "$root/bench/peers/torch_moe.py" "${common[@]}" --pass "$p" |
+          tee -a "$log/run.txt"; then
+        echo "compare.sh: the PyTorch peer failed ($dt $p top-$k): its column stays empty" >&2
+      fi
       # oneDNN has no autograd: it is a forward peer only.
-      if [[ $p == forward ]]; then
-        "$build/bin/moe-peer-onednn" "${common[@]}" | tee -a "$log/run.txt"
+      if [[ $p == forward ]] && runs_peer onednn &&
+          ! "$build/bin/moe-peer-onednn" "${common[@]}" | tee -a "$log/run.txt"; then
+        echo "compare.sh: the oneDNN peer failed ($dt top-$k): its column stays empty" >&2
       fi
     done
   done

@@ -603,7 +603,12 @@ int main(int argc, char **argv) {
   try {
     return run(o);
   } catch (const dnnl::error &e) {
-    fail(std::string("oneDNN: ") + e.what() + " (status " + std::to_string(int(e.status)) + ")");
+    std::string why = std::string("oneDNN: ") + e.what() + " (status " + std::to_string(int(e.status)) + ")";
+    // dnnl_unimplemented: no implementation of the matmul for these types
+    // on this CPU (oneDNN 2.6's bf16 matmul needs AVX-512).
+    if (e.status == dnnl_unimplemented)
+      why += ": this oneDNN has no " + std::string(o.bf16 ? "bf16" : "f32") + " matmul for this CPU";
+    fail(why);
   } catch (const std::bad_alloc &) {
     fail("out of memory (shapes too large for this machine?)");
   }
