@@ -102,8 +102,8 @@ def MoeApproximateVectorMath : Pass<"moe-approximate-vector-math"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
 }
 
-def MoeExpandBf16Truncation : Pass<"moe-expand-bf16-truncation"> {
-  let summary = "f32 -> bf16 truncations LLVM would make libcalls of, as integer rounding";
+def MoeExpandBf16Conversions : Pass<"moe-expand-bf16-conversions"> {
+  let summary = "bf16 conversions LLVM would make libcalls or scalar code of, as integer ops";
   let description = [{
     LLVM's x86 backend lowers a scalar `fptrunc float to bfloat` (and so
     scalar bf16 arithmetic, which it promotes to f32), and on a CPU without
@@ -113,7 +113,10 @@ def MoeExpandBf16Truncation : Pass<"moe-expand-bf16-truncation"> {
     truncations with upstream's expansion (arith-expand{include-bf16}):
     round to nearest even on the bits, NaN kept quiet, the rounding Buffer's
     f32ToBf16 does. Vector truncations on a CPU with AVX512_BF16 stay, for
-    its native vcvtneps2bf16. moe-to-llvm runs upstream's
+    its native vcvtneps2bf16. Vector widenings (bf16 -> f32) become the
+    same expansion's zero-extension and 16-bit shift on every CPU: LLVM
+    splits them into scalar shifts and spills (measured: the FMA kind's
+    bf16 weight pack 7x slower than its f32 one). moe-to-llvm runs upstream's
     arith-emulate-unsupported-floats (bf16 ops as f32 between extf and
     truncf) first, then this.
   }];

@@ -93,7 +93,7 @@ void mlir::moe::buildToLLVMPipeline(OpPassManager &pm, const ToLLVMOptions &opti
   emulate.targetTypeStr = "f32";
   OpPassManager &perFunction = pm.nest<func::FuncOp>();
   perFunction.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
-  perFunction.addPass(createMoeExpandBf16Truncation());
+  perFunction.addPass(createMoeExpandBf16Conversions());
   // The microkernel's vector ops (AVX-512 with the host's features;
   // x86vector for the AVX512_BF16 dot products).
   pm.addPass(createMoeApproximateVectorMath());

@@ -3,7 +3,7 @@
 // LLVM lowers some bf16 operations it cannot do in registers (a select or
 // a truncation of bf16 vectors on a CPU without AVX512_BF16) to calls of
 // compiler-rt's __truncsfbf2, which GCC's libgcc only has from GCC 13 on;
-// Debian 12 ships GCC 12. moe-expand-bf16-truncation removes the calls it
+// Debian 12 ships GCC 12. moe-expand-bf16-conversions removes the calls it
 // can see in MLIR; these are for the ones LLVM's legalizer makes later.
 // The JIT resolves them here; moec links compiler-rt's builtins into a .so.
 //

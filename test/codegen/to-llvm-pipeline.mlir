@@ -28,7 +28,7 @@
 // CHECK-NEXT:   lower-affine,
 // CHECK-NEXT:   func.func(
 // CHECK-NEXT:     arith-emulate-unsupported-floats{source-types={bf16} target-type=f32},
-// CHECK-NEXT:     moe-expand-bf16-truncation
+// CHECK-NEXT:     moe-expand-bf16-conversions
 // CHECK-NEXT:   ),
 // CHECK-NEXT:   moe-approximate-vector-math,
 // CHECK-NEXT:   convert-vector-to-llvm{{.*}}enable-x86vector=true

@@ -3,7 +3,7 @@
 // truncations on CPUs without AVX512_BF16), which GCC 12's libgcc lacks:
 // the JIT resolves it (runtime/CompilerBuiltins.h), a library moec links
 // carries compiler-rt's copy, and most calls are gone before LLVM
-// (moe-expand-bf16-truncation). Found by moe-fuzz-blocks (seed 1, case 1).
+// (moe-expand-bf16-conversions). Found by moe-fuzz-blocks (seed 1, case 1).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: moec run %s --random-inputs --dim 9 --output-dir %t | FileCheck %s
 // CHECK: out0: 9x30xbf16
