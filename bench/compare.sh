@@ -29,12 +29,14 @@ mkdir -p "$log"
 
 bash "$root/bench/setup-peers.sh"
 bash "$root/scripts/build.sh" moe-bench >/dev/null
-# A build configured before setup-peers.sh installed oneDNN has no peer
-# target yet: configure again, which finds it now.
-if ! ninja -C "$build" -t targets all 2>/dev/null | grep -q '^moe-peer-onednn:'; then
-  cmake "$build" >/dev/null
+if runs_peer onednn; then
+  # A build configured before setup-peers.sh installed oneDNN has no peer
+  # target yet: configure again, which finds it now.
+  if ! ninja -C "$build" -t targets all 2>/dev/null | grep -q '^moe-peer-onednn:'; then
+    cmake "$build" >/dev/null
+  fi
+  bash "$root/scripts/build.sh" moe-peer-onednn >/dev/null
 fi
-bash "$root/scripts/build.sh" moe-peer-onednn >/dev/null
 
 # OpenBLAS 0.3.21 takes an AVX-512 Zen 4 for a Prescott (SSE3) without the
 # core type, so it is named there; elsewhere its own detection is right, and

@@ -73,7 +73,8 @@ def Moe_GmmLoweringAttr : Moe_Attr<"GmmLowering", "gmm_lowering"> {
     `mr`, `nv`, `kc`, `nc`, `mc` are the FMA kernel's register tile (mr rows
     by nv 16-lane vectors; with `swiglu` fused, nv is even, half the vectors
     gate columns and half up ones, or 1, each vector's lanes 0-7 gate and
-    8-15 up) and its depth, column and row blocks;
+    8-15 up, or 8 gate/up pairs when interleaved) and its depth, column and
+    row blocks;
     `packed_columns` the weight columns of a packed (bf16/int8) task;
     `dot_rows` the rows of an AVX512_BF16 dot task. `fuse` names what the
     kernel does in the same pass over the rows: `gather` (reads the pack's

@@ -493,9 +493,14 @@ FailureOr<RankedTensorType> PackWeightsOp::packedType(RankedTensorType gate, Ran
     return fail("block_columns must be a positive multiple of tile_columns");
   int64_t columns = gate.getDimSize(2), blockOut = blockColumns;
   if (gateUpUnit != 0) {
-    // Runs of gate_up_unit / 2 columns: 8 or more (one f32 vector's half).
-    if (gateUpUnit < 0 || gateUpUnit % tileColumns != 0 || blockColumns % gateUpUnit != 0)
-      return fail("gate_up_unit must be a multiple of tile_columns that divides block_columns");
+    // Runs of gate_up_unit / 2 columns, whole 16-column vectors; or, for
+    // the f32 panels alone, 8 (the FMA kind's one-vector SwiGLU tile: half
+    // a vector gate, half up).
+    bool halfVectors = gateUpUnit == 16 && lanes == 1;
+    if (gateUpUnit < 0 || gateUpUnit % tileColumns != 0 || blockColumns % gateUpUnit != 0 ||
+        (gateUpUnit % 32 != 0 && !halfVectors))
+      return fail("gate_up_unit must be a multiple of tile_columns and of 32 (or 16 with lanes 1) that "
+                  "divides block_columns");
     if (!up && columns % 2 != 0)
       return fail("a fused gate/up weight needs an even column count");
     columns = up ? columns : columns / 2;

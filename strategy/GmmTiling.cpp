@@ -146,8 +146,9 @@ GmmTiling mlir::moe::strategy::costModelTiling(const GmmShape &shape,
   // L2-resident panels. Measured on AMD EPYC znver3 (moe-kernel-bench, 2048
   // rows x 1408 x 2048, 2 threads, best of 6): 2 x 2 83.8 ms, 6 x 1 72.1-74.2,
   // 4 x 1 77.9. A fused SwiGLU splits the one vector (8 gate and 8 up
-  // lanes); measured there at 546 rows x 1408 x 2048 (2816 weight columns),
-  // the 2 x 2 tile ran at 128-132 GFLOP/s, the unfused 6 x 1 at 151.
+  // lanes): measured there at 546 rows x 1408 x 2048 (2816 weight columns,
+  // moe-kernel-bench), 2 x 2 128-132 GFLOP/s, the split 6 x 1 154-177; in
+  // the forward at T 4096 top-8 the up gmm went from 128 to 147.
   t.vectors = machine.vectorRegisters >= 32 ? 4 : 1;
   t.rows = std::max<int64_t>(1, GmmTiling::maxRows(t.vectors, machine.vectorRegisters));
   int64_t nr = 16 * t.vectors;

@@ -40,9 +40,10 @@ using namespace mlir::moe::codegen;
 namespace {
 constexpr int64_t kLanes = 16;
 // Weight rows fetched ahead of the packing. A block's part of a weight row
-// is a few cache lines (nc = 32 f32 columns for AVX2's SwiGLU gmm: two lines, the next
-// row 11 KiB on, in another page), too short a stream for the hardware
-// prefetcher, so every row was a miss to DRAM.
+// is a few cache lines (AVX2's SwiGLU gmm, nc = 96: 48 gate and 48 up
+// columns, three lines each, the next row 11 KiB on, in another page), too
+// short a stream for the hardware prefetcher, so every row was a miss to
+// DRAM.
 constexpr int64_t kPrefetchRows = 16;
 
 class FmaKernel final : public GmmKernel {
@@ -255,39 +256,40 @@ void FmaKernel::packTransposedWeights(Value g, Value pc, Value kLen, Value c0, V
     Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
     for (int64_t v = 0; v < t.vectors; ++v)
       for (const VectorColumns &vc : vectorRuns(v, colOut)) {
-      Value limit = vc.limit, last = e.sub(vc.limit, e.index(1));
-      for (int64_t half = 0; half < vc.lanes / 8; ++half) {
-        // The eight weight rows (past the weight: its last row, zeroed).
-        SmallVector<Value> rowAt, live;
-        for (int64_t i = 0; i < 8; ++i) {
-          Value c = e.add(vc.column, e.index(half * 8 + i));
-          rowAt.push_back(e.min(c, last));
-          live.push_back(e.lt(c, limit));
+        Value limit = vc.limit, last = e.sub(vc.limit, e.index(1));
+        for (int64_t half = 0; half < vc.lanes / 8; ++half) {
+          // The eight weight rows (past the weight: its last row, zeroed).
+          SmallVector<Value> rowAt, live;
+          for (int64_t i = 0; i < 8; ++i) {
+            Value c = e.add(vc.column, e.index(half * 8 + i));
+            rowAt.push_back(e.min(c, last));
+            live.push_back(e.lt(c, limit));
+          }
+          e.forLoop(zero, kWhole, e.index(8), {}, [&](Value k, ValueRange) -> SmallVector<Value> {
+            SmallVector<Value> rows;
+            for (int64_t i = 0; i < 8; ++i) {
+              Value r = vector::LoadOp::create(b, rowType, vc.weight, ValueRange{g, rowAt[i], e.add(pc, k)});
+              if (!element.isF32())
+                r = arith::ExtFOp::create(b, f32Row, r);
+              rows.push_back(arith::SelectOp::create(b, live[i], r, zeroRow));
+            }
+            transpose8x8(b, rows);
+            for (int64_t q = 0; q < 8; ++q)
+              vector::StoreOp::create(
+                  b, rows[q], packed,
+                  ValueRange{pi, e.add(k, e.index(q)), e.index(v * kLanes + vc.lane0 + half * 8)});
+            return {};
+          });
+          e.forLoop(kWhole, kLen, [&](Value k) {
+            for (int64_t i = 0; i < 8; ++i) {
+              Value x = e.loadF32(vc.weight, {g, rowAt[i], e.add(pc, k)});
+              x = arith::SelectOp::create(b, live[i], x, e.f32(0.0));
+              memref::StoreOp::create(b, x, packed,
+                                      ValueRange{pi, k, e.index(v * kLanes + vc.lane0 + half * 8 + i)});
+            }
+          });
         }
-        e.forLoop(zero, kWhole, e.index(8), {}, [&](Value k, ValueRange) -> SmallVector<Value> {
-          SmallVector<Value> rows;
-          for (int64_t i = 0; i < 8; ++i) {
-            Value r = vector::LoadOp::create(b, rowType, vc.weight, ValueRange{g, rowAt[i], e.add(pc, k)});
-            if (!element.isF32())
-              r = arith::ExtFOp::create(b, f32Row, r);
-            rows.push_back(arith::SelectOp::create(b, live[i], r, zeroRow));
-          }
-          transpose8x8(b, rows);
-          for (int64_t q = 0; q < 8; ++q)
-            vector::StoreOp::create(b, rows[q], packed,
-                                    ValueRange{pi, e.add(k, e.index(q)), e.index(v * kLanes + vc.lane0 + half * 8)});
-          return {};
-        });
-        e.forLoop(kWhole, kLen, [&](Value k) {
-          for (int64_t i = 0; i < 8; ++i) {
-            Value x = e.loadF32(vc.weight, {g, rowAt[i], e.add(pc, k)});
-            x = arith::SelectOp::create(b, live[i], x, e.f32(0.0));
-            memref::StoreOp::create(b, x, packed,
-                                    ValueRange{pi, k, e.index(v * kLanes + vc.lane0 + half * 8 + i)});
-          }
-        });
       }
-    }
   });
 }
 

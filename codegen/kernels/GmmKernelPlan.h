@@ -71,7 +71,7 @@ Value activate(Emitter &e, const GmmKernelPlan &p, Value gate, Value up);
 /// Two vectors of interleaved columns (g0 u0 g1 u1 ...) as the gate and up
 /// vectors (g0 g1 ... and u0 u1 ...).
 std::pair<Value, Value> deinterleave(Emitter &e, Value first, Value second);
-/// `v` plus the 16 bias values of group `g` from column `col` (those below
+/// `v` plus the bias values (one per lane of `v`) of group `g` from column `col` (those below
 /// `limit`), when `bias` is given.
 Value plusBias(Emitter &e, Value v, Value bias, Value g, Value col, Value limit);
 

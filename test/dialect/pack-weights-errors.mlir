@@ -50,7 +50,7 @@ func.func @up_other_shape(%g: tensor<4x64x40xf32>, %u: tensor<4x64x48xf32>) {
 // -----
 
 func.func @odd_unit(%w: tensor<4x64x40xf32>) {
-  // expected-error @+1 {{gate_up_unit must be a multiple of tile_columns that divides block_columns}}
+  // expected-error @+1 {{gate_up_unit must be a multiple of tile_columns and of 32 (or 16 with lanes 1) that divides block_columns}}
   %p = moe.pack_weights %w {lanes = 1, tile_columns = 16, block_columns = 96, gate_up_unit = 64} : tensor<4x64x40xf32> -> tensor<4x4x64x16xf32>
   return
 }
@@ -117,5 +117,24 @@ func.func @int8_reads_float_packed(%x: tensor<?x64xf32>, %w: tensor<4x64x40xi8>,
 func.func @float_reads_int8_packed(%x: tensor<?x64xf32>, %w: tensor<4x64x40xf32>, %p: tensor<4x4x16x64xi8>, %s: tensor<4xi32>) {
   // expected-error @+1 {{packed weights 'tensor<4x4x16x64xi8>' do not match rhs 'tensor<4x64x40xf32>': int8 weights pack into i8 quads, float weights into float}}
   %0 = moe.gmm %x, %w, %s packed(%p : tensor<4x4x16x64xi8>) : tensor<?x64xf32>, tensor<4x64x40xf32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+// Runs of 24 would split a 16-column vector between gate and up.
+func.func @unit_48(%w: tensor<4x64x40xf32>) {
+  // expected-error @+1 {{gate_up_unit must be a multiple of tile_columns and of 32 (or 16 with lanes 1) that divides block_columns}}
+  %p = moe.pack_weights %w {lanes = 1, tile_columns = 16, block_columns = 96, gate_up_unit = 48} : tensor<4x64x40xf32> -> tensor<4x6x64x16xf32>
+  return
+}
+
+// -----
+
+// Half-vector runs are the f32 panels' alone: the pair and quad kinds read
+// gate and up tiles of 16 columns.
+func.func @unit_16_pairs(%w: tensor<4x64x40xbf16>) {
+  // expected-error @+1 {{gate_up_unit must be a multiple of tile_columns and of 32 (or 16 with lanes 1) that divides block_columns}}
+  %p = moe.pack_weights %w {lanes = 2, tile_columns = 16, block_columns = 32, gate_up_unit = 16} : tensor<4x64x40xbf16> -> tensor<4x4x32x32xbf16>
   return
 }
