@@ -150,7 +150,6 @@ void FmaKernel::packWeights(Value g, Value pc, Value kLen, Value c0, Value panel
     return;
   }
   Value zero = e.index(0);
-  Type element = cast<MemRefType>(p.gateRhs.getType()).getElementType();
   // Weight rows in memory order (a row of the block is contiguous; a new
   // row is a new page, which the hardware prefetcher does not cross).
   e.forLoop(zero, kLen, [&](Value k) {
@@ -166,42 +165,9 @@ void FmaKernel::packWeights(Value g, Value pc, Value kLen, Value c0, Value panel
           // A line per run, for the pack of the row kPrefetchRows on.
           memref::PrefetchOp::create(b, src, ValueRange{g, ahead, e.min(col, e.sub(limit, e.index(1)))},
                                      /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
-          // A run inside the weight's columns (all but a block's last) is a
-          // plain load; the last one's lanes past the columns are zeros. Each
-          // branch widens what it yields: a bf16 vector crossing a branch is
-          // legalized a lane at a time without AVX512_BF16, and AVX2 has no
-          // 16-bit masked load (LLVM made 16 scalar loads behind branches of
-          // either), so the last run of bf16 weights is read a lane at a
-          // time from clamped columns.
-          auto loadType = VectorType::get({run.lanes}, element);
-          auto wideType = VectorType::get({run.lanes}, b.getF32Type());
-          Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
-                                               e.add(col, e.index(run.lanes)), limit);
-          auto load = scf::IfOp::create(b, TypeRange{wideType}, inside, /*withElseRegion=*/true);
-          {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(load.thenBlock());
-            Value whole = vector::LoadOp::create(b, loadType, src, ValueRange{g, depthRow, col});
-            if (!element.isF32())
-              whole = arith::ExtFOp::create(b, wideType, whole);
-            scf::YieldOp::create(b, ValueRange{whole});
-            b.setInsertionPointToStart(load.elseBlock());
-            Value mask = lanesBelow(e, col, limit, run.lanes);
-            Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(wideType, 0.0f));
-            Value part;
-            if (element.isF32()) {
-              part = vector::MaskedLoadOp::create(b, wideType, src, ValueRange{g, depthRow, col}, mask, zeros);
-            } else {
-              part = zeros;
-              Value last = e.sub(limit, e.index(1));
-              for (int64_t l = 0; l < run.lanes; ++l)
-                part = vector::InsertOp::create(
-                    b, e.loadF32(src, {g, depthRow, e.min(e.add(col, e.index(l)), last)}), part, l);
-              part = arith::SelectOp::create(b, mask, part, zeros);
-            }
-            scf::YieldOp::create(b, ValueRange{part});
-          }
-          Value vec = load.getResult(0);
+          // Widened, zeros past the weight (VectorPieces.cpp: no masked or
+          // branch-crossing bf16 vectors, which AVX2 takes a lane at a time).
+          Value vec = loadColumnsAsF32(e, src, ValueRange{g, depthRow}, col, limit, run.lanes);
           vector::StoreOp::create(b, vec, packed, ValueRange{pi, k, e.index(v * kLanes + run.lane0)});
         }
     });

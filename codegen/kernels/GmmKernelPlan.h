@@ -71,8 +71,12 @@ Value activate(Emitter &e, const GmmKernelPlan &p, Value gate, Value up);
 /// Two vectors of interleaved columns (g0 u0 g1 u1 ...) as the gate and up
 /// vectors (g0 g1 ... and u0 u1 ...).
 std::pair<Value, Value> deinterleave(Emitter &e, Value first, Value second);
-/// `v` plus the bias values (one per lane of `v`) of group `g` from column `col` (those below
-/// `limit`), when `bias` is given.
+/// `lanes` columns of `src` at `outer` indices then column `col`, as f32,
+/// zero at and past `limit` (`col` < `limit`): a plain load where all are
+/// inside, with no bf16 vector crossing a branch (see VectorPieces.cpp).
+Value loadColumnsAsF32(Emitter &e, Value src, ValueRange outer, Value col, Value limit, int64_t lanes);
+/// `v` plus the bias values (one per lane of `v`) of group `g` from column
+/// `col` (those below `limit`), when `bias` is given.
 Value plusBias(Emitter &e, Value v, Value bias, Value g, Value col, Value limit);
 
 } // namespace mlir::moe::codegen

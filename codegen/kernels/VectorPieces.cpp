@@ -3,7 +3,7 @@
 // The vector pieces every gmm kind's loads and epilogues use
 // (GmmKernelPlan.h): the mask of a row's existing lanes, the activations on
 // f32 vectors as moe.swiglu computes them, the deinterleave of GPT-OSS's
-// gate/up columns, and the bias.
+// gate/up columns, the bias, and columns read as f32 up to a limit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -65,19 +66,52 @@ std::pair<Value, Value> mlir::moe::codegen::deinterleave(Emitter &e, Value first
           vector::ShuffleOp::create(e.b, first, second, odd).getResult()};
 }
 
+Value mlir::moe::codegen::loadColumnsAsF32(Emitter &e, Value src, ValueRange outer, Value col,
+                                           Value limit, int64_t lanes) {
+  // Columns inside the source (all but a block's last run) are a plain load;
+  // the last run's lanes at or past `limit` are zeros. Each branch widens
+  // what it yields: without AVX512_BF16, LLVM legalizes a bf16 vector that
+  // crosses a branch a lane at a time, and AVX2 has no 16-bit masked load
+  // (both became 16 scalar loads behind branches), so the last run of a
+  // bf16 source is read a lane at a time from clamped columns.
+  auto &b = e.b;
+  Type element = cast<MemRefType>(src.getType()).getElementType();
+  auto loadType = VectorType::get({lanes}, element);
+  auto wideType = VectorType::get({lanes}, b.getF32Type());
+  auto at = [&](Value c) {
+    SmallVector<Value> indices(outer.begin(), outer.end());
+    indices.push_back(c);
+    return indices;
+  };
+  Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::sle, e.add(col, e.index(lanes)), limit);
+  auto load = scf::IfOp::create(b, TypeRange{wideType}, inside, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(load.thenBlock());
+  Value whole = vector::LoadOp::create(b, loadType, src, at(col));
+  if (!element.isF32())
+    whole = arith::ExtFOp::create(b, wideType, whole);
+  scf::YieldOp::create(b, ValueRange{whole});
+  b.setInsertionPointToStart(load.elseBlock());
+  Value mask = lanesBelow(e, col, limit, lanes);
+  Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(wideType, 0.0f));
+  Value part;
+  if (element.isF32()) {
+    part = vector::MaskedLoadOp::create(b, wideType, src, at(col), mask, zeros);
+  } else {
+    part = zeros;
+    Value last = e.sub(limit, e.index(1));
+    for (int64_t l = 0; l < lanes; ++l)
+      part = vector::InsertOp::create(b, e.loadF32(src, at(e.min(e.add(col, e.index(l)), last))), part, l);
+    part = arith::SelectOp::create(b, mask, part, zeros);
+  }
+  scf::YieldOp::create(b, ValueRange{part});
+  return load.getResult(0);
+}
+
 Value mlir::moe::codegen::plusBias(Emitter &e, Value v, Value bias, Value g, Value col,
                                    Value limit) {
   if (!bias)
     return v;
-  auto &b = e.b;
-  auto type = cast<VectorType>(v.getType());
-  Type element = cast<MemRefType>(bias.getType()).getElementType();
-  auto loadType = VectorType::get(type.getShape(), element);
-  Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(element)));
-  Value lanes = vector::MaskedLoadOp::create(b, loadType, bias, ValueRange{g, col},
-                                             lanesBelow(e, col, limit, type.getNumElements()), zeros);
-  if (!element.isF32())
-    lanes = arith::ExtFOp::create(b, type, lanes);
-  return arith::AddFOp::create(b, v, lanes);
+  int64_t lanes = cast<VectorType>(v.getType()).getNumElements();
+  return arith::AddFOp::create(e.b, v, loadColumnsAsF32(e, bias, ValueRange{g}, col, limit, lanes));
 }
-
