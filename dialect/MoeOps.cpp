@@ -480,13 +480,11 @@ FailureOr<RankedTensorType> PackWeightsOp::packedType(RankedTensorType gate, Ran
   bool int8 = gate.getElementType().isInteger(8);
   if (int8 != (lanes == 4))
     return fail("int8 weights pack with lanes 4 (quads), and only they");
-  if (lanes == 1)
-    element = Float32Type::get(gate.getContext());
-  else if ((lanes == 2 && gate.getElementType().isBF16()) || lanes == 4)
+  if (lanes == 1 || (lanes == 2 && gate.getElementType().isBF16()) || lanes == 4)
     element = gate.getElementType();
   else
-    return fail("lanes must be 1 (f32 panels), 2 (bf16 pairs, of bf16 weights) or 4 (int8 quads, of "
-                "int8 weights)");
+    return fail("lanes must be 1 (panels, of float weights), 2 (bf16 pairs, of bf16 weights) or 4 (int8 "
+                "quads, of int8 weights)");
   if (tileColumns <= 0 || tileColumns % 16 != 0 || (lanes > 1 && tileColumns != 16))
     return fail("tile_columns must be a positive multiple of 16 (16 with lanes 2 or 4)");
   if (blockColumns <= 0 || blockColumns % tileColumns != 0)

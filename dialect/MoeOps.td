@@ -437,11 +437,13 @@ def Moe_PackWeightsOp : Moe_Op<"pack_weights", [Pure]> {
     `tile_columns` columns; `block_columns / tile_columns` consecutive
     tiles make a block, the columns one kernel task multiplies. `lanes`
     depth values sit side by side (2: the bf16 pairs vdpbf16ps and
-    tdpbf16ps take, depth padded to 32; 1: the f32 panels of the FMA tiles,
-    bf16 weights widened; 4: the int8 quads vpdpbusd and tdpbsud take,
-    depth padded to 64, each byte the unsigned `W + 128`, i.e. W with its
-    top bit flipped, since those instructions take unsigned weights). Without `gate_up_unit`, the physical columns are
-    `gate`'s in order. With it (a fused SwiGLU), each run of `gate_up_unit`
+    tdpbf16ps take, depth padded to 32; 1: the panels of the FMA tiles, in
+    the weights' element: bf16 ones stay bf16, half the bytes a decode-size
+    batch streams, which the FMA kind widens as it reads them; 4:
+    the int8 quads vpdpbusd and tdpbsud take, depth padded to 64, each byte
+    the unsigned `W + 128`, i.e. W with its top bit flipped, since those
+    instructions take unsigned weights). Without `gate_up_unit`, the
+    physical columns are `gate`'s in order. With it (a fused SwiGLU), each run of `gate_up_unit`
     physical columns holds `gate_up_unit / 2` columns of the gate and the
     same columns of the up projection: `up`'s, or, with no `up`, the second
     half of `gate` (a fused w13 `[E, D, 2N]`).

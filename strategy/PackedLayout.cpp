@@ -36,7 +36,9 @@ std::optional<strategy::PackedLayout> strategy::packedLayoutFor(GmmOp gate, Swig
     layout = {2, 16, lowering.getPackedColumns(), gateUp ? 32 : 0};
   } else if (fmaOnly) {
     // FmaKernel: panels of nr columns over the whole depth, half gate and
-    // half up with SwiGLU; a task's block is nc / nr panels.
+    // half up with SwiGLU; a task's block is nc / nr panels. In the
+    // weights' element: bf16 panels are half the bytes a decode-size batch
+    // streams (FmaKernel widens them as it reads them).
     GmmTiling tiling = GmmTiling::of(lowering);
     int64_t nr = 16 * tiling.vectors;
     if (nr <= 0 || tiling.columnBlock < nr)

@@ -82,10 +82,10 @@ def MoePrepareWeights : Pass<"moe-prepare-weights", "::mlir::ModuleOp"> {
     After moe-select-lowering: for each public function `@f` whose gmms'
     kernels read their weights in one layout (`packedLayoutFor`: bf16 pairs
     for the AVX512_BF16 and AMX kinds, int8 quads for the VNNI and AMX int8
-    kinds, f32 panels for the FMA kind) and whose weights are its arguments
-    (through reshapes, concatenations, casts and moe.quantize), adds two
-    functions and leaves `@f` as it is (but for a block moe-quantize split
-    already, below):
+    kinds, panels in the weights' element for the FMA kind) and whose
+    weights are its arguments (through reshapes, concatenations, casts and
+    moe.quantize), adds two functions and leaves `@f` as it is (but for a
+    block moe-quantize split already, below):
 
     - `@f_prepare_weights(weights) -> (packed weights, ...)`: a
       `moe.pack_weights` of each such gmm's weights (and of its fused up

@@ -11,6 +11,10 @@
 //            register tile of mr rows (bf16 rows widened into an f32 block
 //            first) and each panel, mr x nv accumulators of vector<16xf32>
 //            over the depth block
+//   prepared panels: a task of one register tile of rows (decode sizes)
+//            reads them in the tile, fetching ahead, bf16 widened there; a
+//            task of more reads f32 ones in place and widens bf16 ones into
+//            the worker's block once per depth block, for all its tiles
 //
 // Fusions, each optional (moe-select-lowering decides what the IR allows):
 //   - gather: rows are read from `x[perm[r] / K]` (the pack's gather), so the
@@ -45,13 +49,20 @@ constexpr int64_t kLanes = 16;
 // short a stream for the hardware prefetcher, so every row was a miss to
 // DRAM.
 constexpr int64_t kPrefetchRows = 16;
+// How far ahead in a prepared panel a task of one register tile fetches. A
+// panel is one contiguous stream, but at decode sizes (T 16 top-8, about
+// two rows an expert) the hardware prefetcher alone left the memory idle
+// part of the time: bf16 52-61 ms a call (znver3, 874.5 MiB), 2 KiB ahead
+// 44-54 ms (32 and 64 rows of f32 and bf16 panels; 8 KiB was slower).
+constexpr int64_t kPrefetchBytes = 2048;
 
 class FmaKernel final : public GmmKernel {
 public:
   FmaKernel(Emitter &e, const GmmKernelPlan &plan)
       : GmmKernel(e, plan), b(e.b), t(plan.tiling), nr(kLanes * t.vectors),
         split(plan.swiglu && t.vectors == 1), outPerPanel(plan.swiglu ? nr / 2 : nr),
-        panelsPerBlock(t.columnBlock / nr), vecType(VectorType::get({kLanes}, b.getF32Type())) {}
+        panelsPerBlock(t.columnBlock / nr), vecType(VectorType::get({kLanes}, b.getF32Type())),
+        narrowPanels(p.packedRhs && !cast<MemRefType>(p.packedRhs.getType()).getElementType().isF32()) {}
 
   int64_t rowGranule() const override { return t.rowBlock; }
   Value rowBlock(Value) override { return e.index(t.rowBlock); }
@@ -59,8 +70,8 @@ public:
   void allocScratch() override {
     // The packed weight block (unless packed at load time) and the partial
     // sums of a task's rows.
-    if (!p.packedRhs)
-      packed = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
+    if (!p.packedRhs || narrowPanels)
+      scratch = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
     partial = e.alloc({t.rowBlock, panelsPerBlock * nr}, b.getF32Type(), {});
     if (!cast<MemRefType>(p.lhs.getType()).getElementType().isF32())
       wideRows = e.alloc({t.rows, t.depthBlock}, b.getF32Type(), {});
@@ -85,8 +96,19 @@ private:
   /// bf16 rows: the tile's rows widened into `wideRows` [i][k] once, for
   /// every panel of the block.
   void widenRows(const TileRows &rows, Value pc, Value kLen);
+  /// bf16 panels packed at load time, a task of several register tiles:
+  /// the depth block's rows of the task's panels widened into the worker's
+  /// f32 block, once for all of them.
+  void widenPanels(Value prepared, Value pc, Value kLen, Value panels);
+  /// Panels packed at load time streaming through a task of one register
+  /// tile: the lines of panel `pi`'s row kPrefetchBytes ahead of `row`.
+  void prefetchPanelRow(Value pi, Value row);
+  /// The register tiles of a depth block's rows, all panels; `stream`:
+  /// `packed` is prepared panels read once, fetched ahead.
+  void registerTiles(Value r0, Value r1, Value g, Value c0, Value pc, Value kLen, Value panels,
+                     bool stream);
   void registerTile(const TileRows &rows, Value r0, Value r1, Value g, Value ir, Value pi, Value c0,
-                    Value pc, Value kLen);
+                    Value pc, Value kLen, bool stream);
   /// Where the weight columns of a panel's vector `v` are, for the panel
   /// writing output columns from `colOut`: runs of consecutive columns of
   /// one weight, each its lanes [lane0, lane0 + lanes) of the vector, with
@@ -116,7 +138,10 @@ private:
   bool split;
   int64_t outPerPanel, panelsPerBlock;
   VectorType vecType;
-  Value packed, partial; // the worker's scratch
+  Value scratch, partial; // the worker's scratch
+  // The panels the register tiles read: `scratch`, or the task's block of
+  // prepared ones.
+  Value packed;
   // bf16 rows widened, [mr, kc], once per register tile and depth block for
   // all its panels (null for f32 rows, broadcast in place). Broadcast in
   // place, a bf16 value is a load, a shift and a broadcast, three times an
@@ -126,6 +151,14 @@ private:
   // Where a depth block starts in `packed`: 0 in the worker's block, the
   // block's first depth row in weights packed at load time (all of D).
   Value packedDepth;
+  // bf16 panels packed at load time: half the bytes of f32 ones, which is
+  // what bounds a decode-size batch. A task of one register tile (decode)
+  // widens them in the tile as it reads them: at T 16 top-8 (znver3) a
+  // block widened first, then read by the tile, streamed at 11-13 GB/s,
+  // the memory idle while the tile ran. A task of more widens a depth
+  // block once for all its tiles: widened in every tile, the bf16 forward
+  // at T 4096 top-8 lost 5-20%.
+  bool narrowPanels;
 };
 
 SmallVector<FmaKernel::VectorColumns, 2> FmaKernel::vectorRuns(int64_t v, Value colOut) {
@@ -275,6 +308,33 @@ FmaKernel::TileRows FmaKernel::tileRows(Value r1, Value ir) {
   return rows;
 }
 
+void FmaKernel::widenPanels(Value prepared, Value pc, Value kLen, Value panels) {
+  // A panel's depth rows are contiguous: nr values each, whole vectors.
+  auto narrow = VectorType::get({kLanes}, cast<MemRefType>(prepared.getType()).getElementType());
+  Value zero = e.index(0);
+  e.forLoop(zero, panels, [&](Value pi) {
+    e.forLoop(zero, kLen, [&](Value k) {
+      for (int64_t v = 0; v < t.vectors; ++v) {
+        Value x = vector::LoadOp::create(b, narrow, prepared, ValueRange{pi, e.add(pc, k), e.index(v * kLanes)});
+        vector::StoreOp::create(b, arith::ExtFOp::create(b, vecType, x), scratch,
+                                ValueRange{pi, k, e.index(v * kLanes)});
+      }
+    });
+  });
+}
+
+void FmaKernel::prefetchPanelRow(Value pi, Value row) {
+  int64_t bits = cast<MemRefType>(packed.getType()).getElementTypeBitWidth();
+  int64_t rowBytes = nr * bits / 8;
+  Value ahead = e.min(e.add(row, e.index(std::max<int64_t>(1, kPrefetchBytes / rowBytes))), e.index(p.depth - 1));
+  // A prefetch per cache line of the row (one for a bf16 row of 16, which
+  // is half a line: the line a row on is fetched twice, a cheap no-op).
+  int64_t perLine = 64 * 8 / bits;
+  for (int64_t c = 0; c < nr; c += perLine)
+    memref::PrefetchOp::create(b, packed, ValueRange{pi, ahead, e.index(c)}, /*isWrite=*/false,
+                               /*localityHint=*/3, /*isDataCache=*/true);
+}
+
 void FmaKernel::widenRows(const TileRows &rows, Value pc, Value kLen) {
   // 16 values of a row at a time, the rest (kLen % 16) one by one.
   Type element = cast<MemRefType>(p.lhs.getType()).getElementType();
@@ -294,7 +354,7 @@ void FmaKernel::widenRows(const TileRows &rows, Value pc, Value kLen) {
 }
 
 void FmaKernel::registerTile(const TileRows &rows, Value r0, Value r1, Value g, Value ir, Value pi,
-                             Value c0, Value pc, Value kLen) {
+                             Value c0, Value pc, Value kLen, bool stream) {
   Value zero = e.index(0);
   Value rowsHere = e.sub(r1, ir);
   const SmallVector<Value> &srcRow = rows.source, &valid = rows.valid;
@@ -326,9 +386,14 @@ void FmaKernel::registerTile(const TileRows &rows, Value r0, Value r1, Value g, 
     SmallVector<Value> acc = e.forLoop(
         zero, kLen, init.getResults(), [&](Value k, ValueRange in) -> SmallVector<Value> {
           SmallVector<Value> w;
-          for (int64_t v = 0; v < t.vectors; ++v)
-            w.push_back(vector::LoadOp::create(b, vecType, packed,
-                                               ValueRange{pi, e.add(packedDepth, k), e.index(v * kLanes)}));
+          if (stream)
+            prefetchPanelRow(pi, e.add(packedDepth, k));
+          auto panelType = VectorType::get({kLanes}, cast<MemRefType>(packed.getType()).getElementType());
+          for (int64_t v = 0; v < t.vectors; ++v) {
+            Value x = vector::LoadOp::create(b, panelType, packed,
+                                             ValueRange{pi, e.add(packedDepth, k), e.index(v * kLanes)});
+            w.push_back(panelType == vecType ? x : arith::ExtFOp::create(b, vecType, x).getResult());
+          }
           Value depthCol = e.add(pc, k);
           SmallVector<Value> out(in.begin(), in.end());
           for (int64_t i = 0; i < t.rows; ++i) {
@@ -406,27 +471,9 @@ void FmaKernel::registerTile(const TileRows &rows, Value r0, Value r1, Value g, 
   }
 }
 
-void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
-  int64_t outColumns = panelsPerBlock * outPerPanel;
-  Value c0 = e.mul(cb, e.index(outColumns));
-  Value cEnd = e.min(e.add(c0, e.index(outColumns)), e.index(p.width));
-  Value panels = e.divs(e.add(e.sub(cEnd, c0), e.index(outPerPanel - 1)), e.index(outPerPanel));
-  Value depth = e.index(p.depth);
-  if (p.packedRhs)
-    // Packed at load time (strategy/PackedLayout.h): the task's panels.
-    packed = e.innerBlock(p.packedRhs, {g, e.mul(cb, e.index(panelsPerBlock)), e.index(0), e.index(0)},
-                          {panelsPerBlock, p.depth, nr});
-  auto depthLoop = scf::ForOp::create(b, e.index(0), depth, e.index(t.depthBlock));
+void FmaKernel::registerTiles(Value r0, Value r1, Value g, Value c0, Value pc, Value kLen, Value panels,
+                              bool stream) {
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(depthLoop.getBody()->getTerminator());
-  Value pc = depthLoop.getInductionVar();
-  Value kLen = e.min(e.index(t.depthBlock), e.sub(depth, pc));
-  if (p.packedRhs) {
-    packedDepth = pc;
-  } else {
-    packWeights(g, pc, kLen, c0, panels);
-    packedDepth = e.index(0);
-  }
   // Rows outside, panels inside: a register tile's rows of the left operand
   // (mr x kc) stay in L1 while the packed block's panels stream from L2.
   auto rowLoop = scf::ForOp::create(b, r0, r1, e.index(t.rows));
@@ -437,7 +484,50 @@ void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
     widenRows(rows, pc, kLen);
   auto panelLoop = scf::ForOp::create(b, e.index(0), panels, e.index(1));
   b.setInsertionPoint(panelLoop.getBody()->getTerminator());
-  registerTile(rows, r0, r1, g, ir, panelLoop.getInductionVar(), c0, pc, kLen);
+  registerTile(rows, r0, r1, g, ir, panelLoop.getInductionVar(), c0, pc, kLen, stream);
+}
+
+void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
+  int64_t outColumns = panelsPerBlock * outPerPanel;
+  Value c0 = e.mul(cb, e.index(outColumns));
+  Value cEnd = e.min(e.add(c0, e.index(outColumns)), e.index(p.width));
+  Value panels = e.divs(e.add(e.sub(cEnd, c0), e.index(outPerPanel - 1)), e.index(outPerPanel));
+  Value depth = e.index(p.depth);
+  // Packed at load time (strategy/PackedLayout.h): the task's panels.
+  Value prepared;
+  if (p.packedRhs)
+    prepared = e.innerBlock(p.packedRhs, {g, e.mul(cb, e.index(panelsPerBlock)), e.index(0), e.index(0)},
+                            {panelsPerBlock, p.depth, nr});
+  auto depthLoop = scf::ForOp::create(b, e.index(0), depth, e.index(t.depthBlock));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(depthLoop.getBody()->getTerminator());
+  Value pc = depthLoop.getInductionVar();
+  Value kLen = e.min(e.index(t.depthBlock), e.sub(depth, pc));
+  if (!p.packedRhs) {
+    packed = scratch;
+    packWeights(g, pc, kLen, c0, panels);
+    packedDepth = e.index(0);
+    registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/false);
+    return;
+  }
+  // One register tile of rows (decode sizes): each panel row is read once,
+  // from memory.
+  Value oneTile = e.lt(e.sub(r1, r0), e.index(t.rows + 1));
+  auto variant = scf::IfOp::create(b, TypeRange{}, oneTile, /*withElseRegion=*/true);
+  b.setInsertionPoint(variant.thenBlock()->getTerminator());
+  packed = prepared;
+  packedDepth = pc;
+  registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/true);
+  b.setInsertionPoint(variant.elseBlock()->getTerminator());
+  if (narrowPanels) {
+    widenPanels(prepared, pc, kLen, panels);
+    packed = scratch;
+    packedDepth = e.index(0);
+  } else {
+    packed = prepared;
+    packedDepth = pc;
+  }
+  registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/false);
 }
 } // namespace
 

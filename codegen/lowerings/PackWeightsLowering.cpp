@@ -45,7 +45,6 @@ void mlir::moe::codegen::lowerPackWeights(RewriterBase &rewriter, PackWeightsOp 
   // Consecutive columns of one source weight: 16, or 8 (a unit of 16).
   int64_t runLanes = unit ? std::min(kLanes, unit / 2) : kLanes;
   auto loadType = VectorType::get({runLanes}, source);
-  auto f32Type = VectorType::get({kLanes}, b.getF32Type());
   Value passThru = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(source)));
   Value noLanes = lanesBelow(e, e.index(0), e.index(0), runLanes);
 
@@ -110,7 +109,7 @@ void mlir::moe::codegen::lowerPackWeights(RewriterBase &rewriter, PackWeightsOp 
         }
         Value stored;
         if (lanes == 1) {
-          stored = source.isF32() ? rows[0] : arith::ExtFOp::create(b, f32Type, rows[0]).getResult();
+          stored = rows[0];
         } else if (lanes == 2) {
           stored = vector::InterleaveOp::create(b, rows[0], rows[1]); // d0 d1 per column
         } else {

@@ -10,7 +10,7 @@ func.func @wrong_result(%w: tensor<4x64x40xbf16>) {
 // -----
 
 func.func @pairs_of_f32(%w: tensor<4x64x40xf32>) {
-  // expected-error @+1 {{lanes must be 1 (f32 panels), 2 (bf16 pairs, of bf16 weights) or 4 (int8 quads, of int8 weights)}}
+  // expected-error @+1 {{lanes must be 1 (panels, of float weights), 2 (bf16 pairs, of bf16 weights) or 4 (int8 quads, of int8 weights)}}
   %p = moe.pack_weights %w {lanes = 2, tile_columns = 16, block_columns = 32} : tensor<4x64x40xf32> -> tensor<4x4x32x32xf32>
   return
 }
@@ -138,3 +138,13 @@ func.func @unit_16_pairs(%w: tensor<4x64x40xbf16>) {
   %p = moe.pack_weights %w {lanes = 2, tile_columns = 16, block_columns = 32, gate_up_unit = 16} : tensor<4x64x40xbf16> -> tensor<4x4x32x32xbf16>
   return
 }
+
+// -----
+
+// Panels keep the weights' element: bf16 weights pack into bf16 panels.
+func.func @bf16_panels_as_f32(%w: tensor<4x64x40xbf16>) {
+  // expected-error @+1 {{the layout packs into 'tensor<4x3x64x16xbf16>', not 'tensor<4x3x64x16xf32>'}}
+  %p = moe.pack_weights %w {lanes = 1, tile_columns = 16, block_columns = 16} : tensor<4x64x40xbf16> -> tensor<4x3x64x16xf32>
+  return
+}
+

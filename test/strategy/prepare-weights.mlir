@@ -6,10 +6,11 @@
 // RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering -moe-prepare-weights | FileCheck %s
 // RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering -moe-prepare-weights -moe-prepare-weights | FileCheck %s
 // Haswell (AVX2): FMA panels of one vector (nr = 16), 8 gate and 8 up
-// columns each (gate_up_unit 16), for the bf16 two-gmm SwiGLU and the fused w13.
+// columns each (gate_up_unit 16), for the bf16 two-gmm SwiGLU and the fused w13;
+// bf16 ones stay bf16.
 // RUN: moe-opt %s -moe-attach-target=cpu=haswell -moe-select-lowering -moe-prepare-weights | FileCheck %s --check-prefix=HSW
 // HSW-LABEL: func.func @bf16_two_gmms_prepare_weights(
-// HSW:         moe.pack_weights %{{.*}}, %{{.*}} {block_columns = 80 : i64, gate_up_unit = 16 : i64, lanes = 1 : i64, tile_columns = 16 : i64} : tensor<6x64x40xbf16>, tensor<6x64x40xbf16> -> tensor<6x5x64x16xf32>
+// HSW:         moe.pack_weights %{{.*}}, %{{.*}} {block_columns = 80 : i64, gate_up_unit = 16 : i64, lanes = 1 : i64, tile_columns = 16 : i64} : tensor<6x64x40xbf16>, tensor<6x64x40xbf16> -> tensor<6x5x64x16xbf16>
 // HSW-LABEL: func.func @f32_fused_prepare_weights(
 // HSW:         moe.pack_weights %{{.*}} {block_columns = 160 : i64, gate_up_unit = 16 : i64, lanes = 1 : i64, tile_columns = 16 : i64} : tensor<2x64x160xf32> -> tensor<2x10x64x16xf32>
 

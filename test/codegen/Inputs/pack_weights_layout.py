@@ -4,7 +4,9 @@ from the op's description alone:
     packed[e, t, k, c * lanes + i] = W[e, k * lanes + i, column(t, c)]
 
 zero past the depth and past the last column; int8 quads hold W + 128 as an
-unsigned byte (W with its top bit flipped), padding included.
+unsigned byte (W with its top bit flipped), padding included. bf16 weights
+are written as float32 files of values bf16 holds exactly, and bf16 results
+come back as float32 (moec run's convention).
 
     pack_weights_layout.py make DIR    writes the inputs
     pack_weights_layout.py check DIR   compares DIR/<case>/out0.npy
@@ -22,6 +24,10 @@ CASES = {
     # Runs of 8: the FMA kind's one-vector AVX2 panels (8 gate, 8 up columns).
     "panels_split": (1, 16, 48, 16, [(2, 20, 37), (2, 20, 37)], "float32"),
     "panels_split_fused": (1, 16, 32, 16, [(2, 9, 74)], "float32"),
+    # bf16 weights keep their element in the panels (the FMA kind widens a
+    # depth block at a time).
+    "panels_bf16": (1, 32, 64, 0, [(2, 20, 40)], "bfloat16"),
+    "panels_split_bf16": (1, 16, 48, 16, [(2, 20, 37), (2, 20, 37)], "bfloat16"),
 }
 
 
@@ -82,6 +88,10 @@ def main():
                     w = rng.integers(-127, 128, size=shape).astype(np.int8)
                 else:
                     w = rng.standard_normal(shape).astype(np.float32)
+                if dtype == "bfloat16":
+                    # Values bf16 holds exactly (the low 16 bits zero), so
+                    # that moec's rounding of the float32 file changes none.
+                    w = (w.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
                 np.save(path, w)
     if mode != "check":
         return

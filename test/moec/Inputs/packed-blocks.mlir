@@ -1,7 +1,7 @@
 // Gmms with hand-written lowerings (kept by moe-select-lowering) whose
 // weights span several column blocks, the last one partial, and several
 // depth blocks: what a packed block's offsets are tested on. KIND is
-// replaced by the test: fma (f32 panels of nr 32 in blocks of 64, depth
+// replaced by the test: fma (panels of nr 32 in blocks of 64, depth
 // blocks of 32) or the bf16 dot kind (pairs, blocks of 32 columns).
 func.func @blocks(%x: tensor<?x96xDT>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
                   %w1: tensor<4x96x80xDT>, %w3: tensor<4x96x80xDT>, %w13: tensor<4x96x160xDT>,
