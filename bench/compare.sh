@@ -45,6 +45,7 @@ blas_env=(OPENBLAS_NUM_THREADS="$THREADS")
 if grep -qw avx512f /proc/cpuinfo; then blas_env+=(OPENBLAS_CORETYPE=SkylakeX); fi
 
 ks=$(echo $TOPKS | tr ' ' ',')
+peer_runs=0 peer_failures=0
 for dt in $DTYPES; do
   for p in $PASSES; do
     # Stage timing is the forward's; forward_backward measures remat policies.
@@ -58,23 +59,34 @@ for dt in $DTYPES; do
               --dtype "$dt" --iters "$ITERS" --warmup 1 --threads "$THREADS")
       # A peer that fails (its error above) leaves its column empty; the
       # other runs go on.
-      if runs_peer torch && ! env "${blas_env[@]}" \
-          /usr/bin/python3 "$root/bench/peers/torch_moe.py" "${common[@]}" --pass "$p" |
-          tee -a "$log/run.txt"; then
-        echo "compare.sh: the PyTorch peer failed ($dt $p top-$k): its column stays empty" >&2
+      if runs_peer torch; then
+        peer_runs=$((peer_runs + 1))
+        if ! env "${blas_env[@]}" /usr/bin/python3 "$root/bench/peers/torch_moe.py" "${common[@]}" \
+            --pass "$p" | tee -a "$log/run.txt"; then
+          echo "compare.sh: the PyTorch peer failed ($dt $p top-$k): its column stays empty" >&2
+          peer_failures=$((peer_failures + 1))
+        fi
       fi
       # oneDNN has no autograd: it is a forward peer only.
-      if [[ $p == forward ]] && runs_peer onednn &&
-          ! "$build/bin/moe-peer-onednn" "${common[@]}" | tee -a "$log/run.txt"; then
-        echo "compare.sh: the oneDNN peer failed ($dt top-$k): its column stays empty" >&2
+      if [[ $p == forward ]] && runs_peer onednn; then
+        peer_runs=$((peer_runs + 1))
+        if ! "$build/bin/moe-peer-onednn" "${common[@]}" | tee -a "$log/run.txt"; then
+          echo "compare.sh: the oneDNN peer failed ($dt top-$k): its column stays empty" >&2
+          peer_failures=$((peer_failures + 1))
+        fi
       fi
     done
   done
 done
 echo
-# Exit code 3 with a warning when a rate beat its unit's quoted peak: the
-# table is printed either way.
+# Exit code 3 with a warning when a rate beat its unit's quoted peak, 4 when
+# every peer run failed (moec's figures, but nothing to compare them with):
+# the table is printed either way.
 status=0
 /usr/bin/python3 "$root/bench/table.py" "$log/run.txt" || status=$?
 echo "(raw output in $log)"
+if (( status == 0 && peer_runs > 0 && peer_failures == peer_runs )); then
+  echo "compare.sh: every peer run failed ($peer_failures of $peer_runs): no ratios" >&2
+  status=4
+fi
 exit $status
