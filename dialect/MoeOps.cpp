@@ -436,7 +436,7 @@ LogicalResult GmmOp::verify() {
     // The layout itself is the lowering's (moe-lower-to-loops checks it).
     if (getTransposeRhs())
       return emitOpError("packed weights are for the forward: not with transpose_rhs");
-    // int8 packs into int8 quads, float into float (pairs or f32 panels).
+    // int8 packs into int8 quads, float into float (pairs or FMA panels).
     if (int8 != cast<RankedTensorType>(packed.getType()).getElementType().isInteger(8))
       return emitOpError() << "packed weights " << packed.getType() << " do not match rhs " << rhs
                            << ": int8 weights pack into i8 quads, float weights into float";
@@ -476,13 +476,12 @@ FailureOr<RankedTensorType> PackWeightsOp::packedType(RankedTensorType gate, Ran
     return fail("gate and up must have the same type");
   if (up && gateUpUnit == 0)
     return fail("an up weight needs gate_up_unit (the SwiGLU's column runs)");
-  Type element;
-  bool int8 = gate.getElementType().isInteger(8);
+  // Every layout keeps the weights' element.
+  Type element = gate.getElementType();
+  bool int8 = element.isInteger(8);
   if (int8 != (lanes == 4))
     return fail("int8 weights pack with lanes 4 (quads), and only they");
-  if (lanes == 1 || (lanes == 2 && gate.getElementType().isBF16()) || lanes == 4)
-    element = gate.getElementType();
-  else
+  if (lanes != 1 && !(lanes == 2 && element.isBF16()) && lanes != 4)
     return fail("lanes must be 1 (panels, of float weights), 2 (bf16 pairs, of bf16 weights) or 4 (int8 "
                 "quads, of int8 weights)");
   if (tileColumns <= 0 || tileColumns % 16 != 0 || (lanes > 1 && tileColumns != 16))
@@ -492,7 +491,7 @@ FailureOr<RankedTensorType> PackWeightsOp::packedType(RankedTensorType gate, Ran
   int64_t columns = gate.getDimSize(2), blockOut = blockColumns;
   if (gateUpUnit != 0) {
     // Runs of gate_up_unit / 2 columns, whole 16-column vectors; or, for
-    // the f32 panels alone, 8 (the FMA kind's one-vector SwiGLU tile: half
+    // the FMA (lanes 1) panels alone, 8 (the FMA kind's one-vector SwiGLU tile: half
     // a vector gate, half up).
     bool halfVectors = gateUpUnit == 16 && lanes == 1;
     if (gateUpUnit < 0 || gateUpUnit % tileColumns != 0 || blockColumns % gateUpUnit != 0 ||

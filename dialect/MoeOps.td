@@ -439,7 +439,9 @@ def Moe_PackWeightsOp : Moe_Op<"pack_weights", [Pure]> {
     depth values sit side by side (2: the bf16 pairs vdpbf16ps and
     tdpbf16ps take, depth padded to 32; 1: the panels of the FMA tiles, in
     the weights' element: bf16 ones stay bf16, half the bytes a decode-size
-    batch streams, which the FMA kind widens as it reads them; 4:
+    batch streams, which the FMA kind widens as it reads them (a task of
+    one register tile in the tile, a task of more a depth block at a time
+    into the worker's block); 4:
     the int8 quads vpdpbusd and tdpbsud take, depth padded to 64, each byte
     the unsigned `W + 128`, i.e. W with its top bit flipped, since those
     instructions take unsigned weights). Without `gate_up_unit`, the

@@ -38,7 +38,8 @@ std::optional<strategy::PackedLayout> strategy::packedLayoutFor(GmmOp gate, Swig
     // FmaKernel: panels of nr columns over the whole depth, half gate and
     // half up with SwiGLU; a task's block is nc / nr panels. In the
     // weights' element: bf16 panels are half the bytes a decode-size batch
-    // streams (FmaKernel widens them as it reads them).
+    // streams (FmaKernel widens them: in the tile for a task of one
+    // register tile, a depth block at a time for a task of more).
     GmmTiling tiling = GmmTiling::of(lowering);
     int64_t nr = 16 * tiling.vectors;
     if (nr <= 0 || tiling.columnBlock < nr)

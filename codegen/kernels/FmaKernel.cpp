@@ -65,12 +65,15 @@ public:
         narrowPanels(p.packedRhs && !cast<MemRefType>(p.packedRhs.getType()).getElementType().isF32()) {}
 
   int64_t rowGranule() const override { return t.rowBlock; }
+  /// Whether a task may hold more than one register tile of rows.
+  bool severalTiles() const { return t.rowBlock > t.rows; }
   Value rowBlock(Value) override { return e.index(t.rowBlock); }
   int64_t columnBlock() const override { return panelsPerBlock * outPerPanel; }
   void allocScratch() override {
-    // The packed weight block (unless packed at load time) and the partial
+    // The worker's f32 weight block (packed per task, or prepared bf16
+    // panels widened for a task of several register tiles) and the partial
     // sums of a task's rows.
-    if (!p.packedRhs || narrowPanels)
+    if (!p.packedRhs || (narrowPanels && severalTiles()))
       scratch = e.alloc({panelsPerBlock, t.depthBlock, nr}, b.getF32Type(), {});
     partial = e.alloc({t.rowBlock, panelsPerBlock * nr}, b.getF32Type(), {});
     if (!cast<MemRefType>(p.lhs.getType()).getElementType().isF32())
@@ -201,7 +204,7 @@ void FmaKernel::packWeights(Value g, Value pc, Value kLen, Value c0, Value panel
           // Widened, zeros past the weight (VectorPieces.cpp: no masked or
           // branch-crossing bf16 vectors, which AVX2 takes a lane at a time).
           Value vec = loadColumnsAsF32(e, src, ValueRange{g, depthRow}, col, limit, run.lanes);
-          vector::StoreOp::create(b, vec, packed, ValueRange{pi, k, e.index(v * kLanes + run.lane0)});
+          vector::StoreOp::create(b, vec, scratch, ValueRange{pi, k, e.index(v * kLanes + run.lane0)});
         }
     });
   });
@@ -275,7 +278,7 @@ void FmaKernel::packTransposedWeights(Value g, Value pc, Value kLen, Value c0, V
             transpose8x8(b, rows);
             for (int64_t q = 0; q < 8; ++q)
               vector::StoreOp::create(
-                  b, rows[q], packed,
+                  b, rows[q], scratch,
                   ValueRange{pi, e.add(k, e.index(q)), e.index(v * kLanes + vc.lane0 + half * 8)});
             return {};
           });
@@ -283,7 +286,7 @@ void FmaKernel::packTransposedWeights(Value g, Value pc, Value kLen, Value c0, V
             for (int64_t i = 0; i < 8; ++i) {
               Value x = e.loadF32(vc.weight, {g, rowAt[i], e.add(pc, k)});
               x = arith::SelectOp::create(b, live[i], x, e.f32(0.0));
-              memref::StoreOp::create(b, x, packed,
+              memref::StoreOp::create(b, x, scratch,
                                       ValueRange{pi, k, e.index(v * kLanes + vc.lane0 + half * 8 + i)});
             }
           });
@@ -315,7 +318,8 @@ void FmaKernel::widenPanels(Value prepared, Value pc, Value kLen, Value panels) 
   e.forLoop(zero, panels, [&](Value pi) {
     e.forLoop(zero, kLen, [&](Value k) {
       for (int64_t v = 0; v < t.vectors; ++v) {
-        Value x = vector::LoadOp::create(b, narrow, prepared, ValueRange{pi, e.add(pc, k), e.index(v * kLanes)});
+        Value x =
+            vector::LoadOp::create(b, narrow, prepared, ValueRange{pi, e.add(pc, k), e.index(v * kLanes)});
         vector::StoreOp::create(b, arith::ExtFOp::create(b, vecType, x), scratch,
                                 ValueRange{pi, k, e.index(v * kLanes)});
       }
@@ -326,7 +330,13 @@ void FmaKernel::widenPanels(Value prepared, Value pc, Value kLen, Value panels) 
 void FmaKernel::prefetchPanelRow(Value pi, Value row) {
   int64_t bits = cast<MemRefType>(packed.getType()).getElementTypeBitWidth();
   int64_t rowBytes = nr * bits / 8;
-  Value ahead = e.min(e.add(row, e.index(std::max<int64_t>(1, kPrefetchBytes / rowBytes))), e.index(p.depth - 1));
+  // The same panel's row ahead, past the depth block too: at the end of a
+  // block's part of a panel that fetches the panel's next block, not the
+  // next panel's rows the tile reads next. Fetching those instead (the
+  // next panel's, or the next block's past the last panel) measured slower
+  // at T 16 (bf16: 57-68 ms against 49-55, alternating).
+  Value ahead = e.min(e.add(row, e.index(std::max<int64_t>(1, kPrefetchBytes / rowBytes))),
+                      e.index(p.depth - 1));
   // A prefetch per cache line of the row (one for a bf16 row of 16, which
   // is half a line: the line a row on is fetched twice, a cheap no-op).
   int64_t perLine = 64 * 8 / bits;
@@ -475,7 +485,8 @@ void FmaKernel::registerTiles(Value r0, Value r1, Value g, Value c0, Value pc, V
                               bool stream) {
   OpBuilder::InsertionGuard guard(b);
   // Rows outside, panels inside: a register tile's rows of the left operand
-  // (mr x kc) stay in L1 while the packed block's panels stream from L2.
+  // (mr x kc) stay in L1 while the packed block's panels stream from L2
+  // (with `stream`, the one tile's, from memory).
   auto rowLoop = scf::ForOp::create(b, r0, r1, e.index(t.rows));
   b.setInsertionPoint(rowLoop.getBody()->getTerminator());
   Value ir = rowLoop.getInductionVar();
@@ -512,20 +523,23 @@ void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
   }
   // One register tile of rows (decode sizes): each panel row is read once,
   // from memory.
+  packed = prepared;
+  packedDepth = pc;
+  if (!severalTiles()) {
+    registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/true);
+    return;
+  }
   Value oneTile = e.lt(e.sub(r1, r0), e.index(t.rows + 1));
   auto variant = scf::IfOp::create(b, TypeRange{}, oneTile, /*withElseRegion=*/true);
   b.setInsertionPoint(variant.thenBlock()->getTerminator());
-  packed = prepared;
-  packedDepth = pc;
   registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/true);
   b.setInsertionPoint(variant.elseBlock()->getTerminator());
+  // f32 panels: read in place, as above (the tiles after the first find
+  // them in L2), without the prefetches.
   if (narrowPanels) {
     widenPanels(prepared, pc, kLen, panels);
     packed = scratch;
     packedDepth = e.index(0);
-  } else {
-    packed = prepared;
-    packedDepth = pc;
   }
   registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/false);
 }

@@ -45,6 +45,16 @@ func.func @packed_other_layout(%x: tensor<?x64xf32>, %w: tensor<2x64x40xf32>, %p
 
 // -----
 
+// bf16 weights in f32 panels (the FMA layout before panels kept the
+// weights' element): refused, not read as the wrong element.
+func.func @packed_bf16_as_f32(%x: tensor<?x64xbf16>, %w: tensor<2x64x40xbf16>, %p: tensor<2x1x64x64xf32>, %s: tensor<2xi32>) -> tensor<?x40xbf16> {
+  // expected-error @+1 {{its packed weights are 'tensor<2x1x64x64xf32>', but its lowering reads 'tensor<2x1x64x64xbf16>' (lanes 1, tile_columns 64, block_columns 64, gate_up_unit 0)}}
+  %y = moe.gmm %x, %w, %s packed(%p : tensor<2x1x64x64xf32>) {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60>} : tensor<?x64xbf16>, tensor<2x64x40xbf16>, tensor<2xi32>
+  return %y : tensor<?x40xbf16>
+}
+
+// -----
+
 // FMA beside AMX: two layouts, so no packed one.
 func.func @packed_two_layouts(%x: tensor<?x64xbf16>, %w: tensor<2x64x40xbf16>, %p: tensor<2x4x32x32xbf16>, %s: tensor<2xi32>) -> tensor<?x40xbf16> {
   // expected-error @+1 {{its weights are packed, but the kinds of its lowering read no one packed layout (run moe-prepare-weights after moe-select-lowering)}}

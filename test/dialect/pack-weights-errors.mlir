@@ -131,7 +131,7 @@ func.func @unit_48(%w: tensor<4x64x40xf32>) {
 
 // -----
 
-// Half-vector runs are the f32 panels' alone: the pair and quad kinds read
+// Half-vector runs are the FMA (lanes 1) panels' alone: the pair and quad kinds read
 // gate and up tiles of 16 columns.
 func.func @unit_16_pairs(%w: tensor<4x64x40xbf16>) {
   // expected-error @+1 {{gate_up_unit must be a multiple of tile_columns and of 32 (or 16 with lanes 1) that divides block_columns}}

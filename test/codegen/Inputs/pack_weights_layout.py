@@ -24,8 +24,8 @@ CASES = {
     # Runs of 8: the FMA kind's one-vector AVX2 panels (8 gate, 8 up columns).
     "panels_split": (1, 16, 48, 16, [(2, 20, 37), (2, 20, 37)], "float32"),
     "panels_split_fused": (1, 16, 32, 16, [(2, 9, 74)], "float32"),
-    # bf16 weights keep their element in the panels (the FMA kind widens a
-    # depth block at a time).
+    # bf16 weights keep their element in the panels (the FMA kind widens
+    # them as it reads them).
     "panels_bf16": (1, 32, 64, 0, [(2, 20, 40)], "bfloat16"),
     "panels_split_bf16": (1, 16, 48, 16, [(2, 20, 37), (2, 20, 37)], "bfloat16"),
 }

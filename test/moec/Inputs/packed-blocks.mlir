@@ -1,8 +1,9 @@
 // Gmms with hand-written lowerings (kept by moe-select-lowering) whose
 // weights span several column blocks, the last one partial, and several
 // depth blocks: what a packed block's offsets are tested on. KIND is
-// replaced by the test: fma (panels of nr 32 in blocks of 64, depth
-// blocks of 32) or the bf16 dot kind (pairs, blocks of 32 columns).
+// replaced by the test: fma (panels of nr 32 in blocks of 64, or of nr 16
+// in blocks of 48; depth blocks of 32) or the bf16 dot kind (pairs, blocks
+// of 32 columns).
 func.func @blocks(%x: tensor<?x96xDT>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
                   %w1: tensor<4x96x80xDT>, %w3: tensor<4x96x80xDT>, %w13: tensor<4x96x160xDT>,
                   %w2: tensor<4x80x160xDT>) -> (tensor<?x160xDT>, tensor<?x80xDT>) {
