@@ -491,8 +491,8 @@ FailureOr<RankedTensorType> PackWeightsOp::packedType(RankedTensorType gate, Ran
   int64_t columns = gate.getDimSize(2), blockOut = blockColumns;
   if (gateUpUnit != 0) {
     // Runs of gate_up_unit / 2 columns, whole 16-column vectors; or, for
-    // the FMA (lanes 1) panels alone, 8 (the FMA kind's one-vector SwiGLU tile: half
-    // a vector gate, half up).
+    // the FMA (lanes 1) panels alone, 8 (the FMA kind's one-vector SwiGLU
+    // tile: half a vector gate, half up).
     bool halfVectors = gateUpUnit == 16 && lanes == 1;
     if (gateUpUnit < 0 || gateUpUnit % tileColumns != 0 || blockColumns % gateUpUnit != 0 ||
         (gateUpUnit % 32 != 0 && !halfVectors))

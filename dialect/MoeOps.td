@@ -445,8 +445,8 @@ def Moe_PackWeightsOp : Moe_Op<"pack_weights", [Pure]> {
     the int8 quads vpdpbusd and tdpbsud take, depth padded to 64, each byte
     the unsigned `W + 128`, i.e. W with its top bit flipped, since those
     instructions take unsigned weights). Without `gate_up_unit`, the
-    physical columns are `gate`'s in order. With it (a fused SwiGLU), each run of `gate_up_unit`
-    physical columns holds `gate_up_unit / 2` columns of the gate and the
+    physical columns are `gate`'s in order. With it (a fused SwiGLU), each
+    run of `gate_up_unit` physical columns holds `gate_up_unit / 2` columns of the gate and the
     same columns of the up projection: `up`'s, or, with no `up`, the second
     half of `gate` (a fused w13 `[E, D, 2N]`).
 

@@ -52,8 +52,9 @@ constexpr int64_t kPrefetchRows = 16;
 // How far ahead in a prepared panel a task of one register tile fetches. A
 // panel is one contiguous stream, but at decode sizes (T 16 top-8, about
 // two rows an expert) the hardware prefetcher alone left the memory idle
-// part of the time: bf16 52-61 ms a call (znver3, 874.5 MiB), 2 KiB ahead
-// 44-54 ms (32 and 64 rows of f32 and bf16 panels; 8 KiB was slower).
+// part of the time: bf16 53-61 ms a call (znver3, 874.5 MiB), 2 KiB ahead
+// 43-54 ms (64 rows of bf16 panels, 32 of f32; 1 and 4 KiB were no better,
+// 16 KiB slower).
 constexpr int64_t kPrefetchBytes = 2048;
 
 class FmaKernel final : public GmmKernel {
@@ -159,8 +160,8 @@ private:
   // widens them in the tile as it reads them: at T 16 top-8 (znver3) a
   // block widened first, then read by the tile, streamed at 11-13 GB/s,
   // the memory idle while the tile ran. A task of more widens a depth
-  // block once for all its tiles: widened in every tile, the bf16 forward
-  // at T 4096 top-8 lost 5-20%.
+  // block once for all its tiles: widened (and fetched ahead) in every
+  // tile, the bf16 forward at T 4096 top-8 lost 5-20%.
   bool narrowPanels;
 };
 

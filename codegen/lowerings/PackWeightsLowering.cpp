@@ -5,9 +5,9 @@
 // 16 or more), a row of them one masked vector load; or, with a
 // gate_up_unit of 16 (the FMA kind's one-vector AVX2 tile), 8 gate then 8
 // up columns, two loads joined. One (expert, tile) per parallel iteration,
-// its depth rows in memory order. It runs once per weight load (moe-prepare-weights hoists it),
-// so it favours plain code over speed; the kernels that read the result
-// agree with this formula, not with this code.
+// its depth rows in memory order. It runs once per weight load
+// (moe-prepare-weights hoists it), so it favours plain code over speed; the
+// kernels that read the result agree with this formula, not with this code.
 //
 //===----------------------------------------------------------------------===//
 
