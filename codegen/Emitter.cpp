@@ -6,10 +6,12 @@
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
 using namespace mlir::moe::codegen;
@@ -186,6 +188,16 @@ void Emitter::parallelFor(Value lb, Value ub, function_ref<void(Value)> body) {
 Value Emitter::allocaScratch(ArrayRef<int64_t> shape, Type element) {
   return memref::AllocaOp::create(b, MemRefType::get(shape, element),
                                   b.getI64IntegerAttr(64));
+}
+
+func::FuncOp Emitter::intrinsic(StringRef name, FunctionType type) {
+  auto module = b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  OpBuilder mb(module.getBodyRegion());
+  auto fn = func::FuncOp::create(mb, module.getLoc(), name, type);
+  fn.setPrivate();
+  return fn;
 }
 
 void Emitter::checkSameSize(Value a, Value c, StringRef message) {

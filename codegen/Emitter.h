@@ -17,6 +17,10 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
 namespace mlir::moe::codegen {
 
 class Emitter {
@@ -104,6 +108,12 @@ public:
   /// Stack scratch; only inside parallelFor bodies (or the alloca scope of
   /// the function).
   Value allocaScratch(ArrayRef<int64_t> shape, Type element);
+  /// The module's private declaration of the LLVM intrinsic `name` (e.g.
+  /// "llvm.x86.sse.sfence"), made on first use: the LLVM lowering turns a
+  /// func.call of it into the intrinsic. Why not llvm.call_intrinsic: it
+  /// has no memory effects declared, which the buffer deallocation pipeline
+  /// refuses; a call to a declaration it handles.
+  func::FuncOp intrinsic(StringRef name, FunctionType type);
 };
 
 } // namespace mlir::moe::codegen

@@ -110,9 +110,12 @@ def MoeExpandBf16Conversions : Pass<"moe-expand-bf16-conversions"> {
     AVX512_BF16 a vector one too, to calls of `__truncsfbf2`, which libgcc
     only has from GCC 13 on (Debian 12 ships GCC 12): neither the JIT nor a
     user linking moec's object finds it. This pass rewrites those
-    truncations with upstream's expansion (arith-expand{include-bf16}):
-    round to nearest even on the bits, NaN kept quiet, the rounding Buffer's
-    f32ToBf16 does. Vector truncations on a CPU with AVX512_BF16 stay, for
+    truncations as integer ops: round to nearest even on the bits, a NaN
+    kept a NaN with its sign and made quiet, the rounding Buffer's f32ToBf16
+    and vcvtneps2bf16 do. Not upstream's expansion (arith-expand
+    {include-bf16}): its select of the canonical NaN on the 16-bit results
+    becomes, in LLVM, a select on bf16 vectors that the x86 backend splits a
+    lane at a time. Vector truncations on a CPU with AVX512_BF16 stay, for
     its native vcvtneps2bf16. Vector widenings (bf16 -> f32) become the
     same expansion's zero-extension and 16-bit shift on every CPU: LLVM
     splits them into scalar shifts and spills (measured: the FMA kind's

@@ -60,20 +60,10 @@ namespace {
 /// vpdpbusd (AVX512-VNNI: u8 x s8, four products summed into each i32 lane)
 /// as a declaration the LLVM lowering turns into the intrinsic of that name.
 /// Why not x86vector: it has only the AVX-VNNI-INT8 form (vpdpbssd, signed x
-/// signed), which this CPU class lacks. Why not llvm.call_intrinsic: it has
-/// no memory effects declared, which the buffer deallocation pipeline
-/// refuses; a call to a declaration it handles.
+/// signed), which this CPU class lacks.
 func::FuncOp vpdpbusdFunction(Emitter &e, VectorType sumType, VectorType bytesType) {
-  auto module = e.b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-  constexpr StringLiteral name = "llvm.x86.avx512.vpdpbusd.512";
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-    return fn;
-  OpBuilder mb(module.getBodyRegion());
-  auto fn = func::FuncOp::create(mb, module.getLoc(), name,
-                                 FunctionType::get(e.b.getContext(), {sumType, bytesType, bytesType},
-                                                   {sumType}));
-  fn.setPrivate();
-  return fn;
+  return e.intrinsic("llvm.x86.avx512.vpdpbusd.512",
+                     FunctionType::get(e.b.getContext(), {sumType, bytesType, bytesType}, {sumType}));
 }
 } // namespace
 

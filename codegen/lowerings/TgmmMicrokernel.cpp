@@ -10,7 +10,8 @@
 //          per thread).
 //   chunks a task walks its group's rows kRowChunk at a time: the chunk's
 //          rhs[r, block's columns] are packed into a contiguous stack panel,
-//          and so are the chunk's lhs[r, block's depth values]; then every
+//          and the chunk's lhs[r, block's depth values] into one run per
+//          depth tile (the values a tile broadcasts, row after row); then every
 //          tile of the block runs over them. Read in place, those rows sit
 //          one row stride apart (a multiple of 4 KiB for common widths), all
 //          in a few L1 sets: each tile missed on them again. The blocks are
@@ -42,6 +43,7 @@
 #include <tuple>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -54,6 +56,10 @@ namespace {
 constexpr int64_t kLanes = 16;
 constexpr int64_t kBlockVectors = 8;  // 16-column vectors of a task's block (128 columns)
 constexpr int64_t kDepthBlock = 192; // depth values of a task
+constexpr int64_t kPiece = 8;         // lanes of a depth tile's packed lhs values (>= its 6)
+constexpr int64_t kPrefetchRows = 16; // rows ahead of the packs that the packs fetch
+/// 16-value vectors of `element` in a 64-byte cache line.
+int64_t lineVectors(Type element) { return 64 / (kLanes * ((element.getIntOrFloatBitWidth() + 7) / 8)); }
 
 /// The register tile: depthTile output rows x vectors 16-column vectors,
 /// as many accumulators as the register file holds beside a panel row's
@@ -72,10 +78,11 @@ TgmmTile tileFor(int64_t vectorRegisters) {
     return {6, 4};
   return {6, 1};
 }
-// Rows of a packed panel: the rhs panel (32 KiB; one tile's columns of it,
-// 64 (16 KiB) or 16 with AVX2, in L1 while the tiles of the block run), the
-// lhs panel (48 KiB) and the block accumulator (96 KiB) stay in L2 together.
-constexpr int64_t kRowChunk = 64;
+// Rows of a packed panel, at most: the rhs panel (40 KiB; one tile's
+// columns of it, 64 (20 KiB) or 16 with AVX2, in L1 while the tiles of the
+// block run), the lhs panel (80 KiB: 32 depth tiles' runs of 80 rows x 8
+// lanes) and the block accumulator (96 KiB) stay in L2 together.
+constexpr int64_t kRowChunk = 80;
 } // namespace
 
 void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op) {
@@ -91,6 +98,17 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   Value zero = e.index(0);
   Value rowCount = e.min(e.dim(lhs, 0), e.dim(rhs, 0));
   Value out = e.alloc(type, {});
+  // Whether every vector a task stores lies on a vector's alignment: the
+  // rows' stride a multiple of it (known here) and the output's start on
+  // it (the allocation asks for 64 bytes; checked, since a misaligned
+  // streaming store faults). Null where the stride rules it out.
+  int64_t vectorBytes = kLanes * outElement.getIntOrFloatBitWidth() / 8;
+  Value outAligned;
+  if (width * outElement.getIntOrFloatBitWidth() / 8 % vectorBytes == 0) {
+    Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, out);
+    outAligned = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, e.rems(start, e.index(vectorBytes)),
+                                       e.index(0));
+  }
 
   // Group g is rows [firstRow[g], endRow[g]).
   Value groups = e.dim(sizes, 0);
@@ -110,11 +128,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   auto vecType = VectorType::get({kLanes}, b.getF32Type());
   Type rhsElement = cast<MemRefType>(rhs.getType()).getElementType();
   auto loadType = VectorType::get({kLanes}, rhsElement);
-  Value passThru = arith::ConstantOp::create(b, DenseElementsAttr::get(loadType, b.getZeroAttr(rhsElement)));
   Type lhsElement = cast<MemRefType>(lhs.getType()).getElementType();
-  auto lhsLoadType = VectorType::get({kLanes}, lhsElement);
-  Value lhsPassThru =
-      arith::ConstantOp::create(b, DenseElementsAttr::get(lhsLoadType, b.getZeroAttr(lhsElement)));
   Value zeroVector = arith::ConstantOp::create(b, DenseElementsAttr::get(vecType, 0.0f));
   Value cWidth = e.index(width);
 
@@ -132,75 +146,146 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
       cols.push_back(e.add(n0, e.index(v * kLanes)));
       masks.push_back(lanesBelow(e, cols.back(), cWidth, kLanes));
     }
-    Value panel = e.allocaScratch({kRowChunk, columns}, b.getF32Type());
+    // The chunk's rhs columns, a tile's columns at a time: panel[sub][r]
+    // holds the sub-block's columns of row r, so that the tiles of a
+    // sub-block read one contiguous run (4 KiB with AVX2) where, rows of
+    // the whole block, they read a line 512 bytes from the last, all in an
+    // eighth of L1's sets.
+    Value panel = e.allocaScratch({kSubBlocks, kRowChunk, tileColumns}, b.getF32Type());
     Value block = e.allocaScratch({kDepthBlock, columns}, b.getF32Type());
-    Value lhsPanel = e.allocaScratch({kRowChunk, kDepthBlock}, b.getF32Type());
-    SmallVector<Value> depthCols, depthMasks;
-    for (int64_t q = 0; q < kDepthBlock / kLanes; ++q) {
-      depthCols.push_back(e.add(dBase, e.index(q * kLanes)));
-      depthMasks.push_back(lanesBelow(e, depthCols.back(), e.index(depth), kLanes));
-    }
+    // The chunk's lhs values, a depth tile at a time: lhsPanel[t][r] holds
+    // lhs[row r, dBase + t * kDepthTile ..] in kPiece lanes (the tile reads
+    // the first kDepthTile). A tile's broadcasts then walk one contiguous
+    // 2 KiB run; laid out [r][depth] they were kDepthTile values of a line
+    // 768 bytes from the last, and the tile ran at about half the FMA peak.
+    const int64_t kDepthTiles = kDepthBlock / kDepthTile;
+    // A row's pieces are stored one tile's run apart: padded by a cache line
+    // (2 rows), so that they fall in different L1 sets. Unpadded, the run is
+    // 2 KiB and a row's 32 stores shared two sets: each missed.
+    Value lhsPanel = e.allocaScratch({kDepthTiles, kRowChunk + 2, kPiece}, b.getF32Type());
+    // The task's depth tiles that start inside D (the rest are never read).
+    Value liveTiles = e.min(e.index(kDepthTiles),
+                            e.divs(e.add(e.sub(e.index(depth), dBase), e.index(kDepthTile - 1)),
+                                   e.index(kDepthTile)));
     e.forLoop(zero, e.index(kDepthBlock), [&](Value i) {
       for (int64_t v = 0; v < kBlockVectors; ++v)
         vector::StoreOp::create(b, zeroVector, block, ValueRange{i, e.index(v * kLanes)});
     });
+    // Whether the task's packs read inside the operands: its columns inside
+    // N and its last depth piece inside D. Then every pack load is a plain
+    // one (AVX2's masked loads of 16-bit lanes go a lane at a time).
+    Value packsInside = arith::AndIOp::create(
+        b, e.ge(cWidth, e.add(n0, e.index(columns))),
+        e.ge(e.index(depth), e.add(dBase, e.index((kDepthTiles - 1) * kDepthTile + kPiece))));
+    auto pieceType = VectorType::get({kPiece}, b.getF32Type());
+    Value cDepth = e.index(depth);
     Value first = e.load(firstRow, {g}), end = e.load(endRow, {g});
-    e.forLoop(first, end, e.index(kRowChunk), {}, [&](Value c, ValueRange) -> SmallVector<Value> {
-      Value n = e.min(e.index(kRowChunk), e.sub(end, c));
-      // The chunk's block columns, contiguous (columns past N read as zero).
-      e.forLoop(zero, n, [&](Value r) {
-        Value row = e.add(c, r);
-        for (int64_t v = 0; v < kBlockVectors; ++v) {
-          Value loaded = vector::MaskedLoadOp::create(b, loadType, rhs, ValueRange{row, cols[v]},
-                                                      masks[v], passThru);
-          if (!rhsElement.isF32())
-            loaded = arith::ExtFOp::create(b, vecType, loaded);
-          vector::StoreOp::create(b, loaded, panel, ValueRange{r, e.index(v * kLanes)});
-        }
-        // And the block's depth values of each row, contiguous: read in
-        // place they too would be a row stride apart (depth past D: zero).
-        for (size_t q = 0; q < depthCols.size(); ++q) {
-          Value loaded = vector::MaskedLoadOp::create(b, lhsLoadType, lhs, ValueRange{row, depthCols[q]},
-                                                      depthMasks[q], lhsPassThru);
-          if (!lhsElement.isF32())
-            loaded = arith::ExtFOp::create(b, vecType, loaded);
-          vector::StoreOp::create(b, loaded, lhsPanel, ValueRange{r, e.index(int64_t(q) * kLanes)});
-        }
-      });
+    // The group's rows in the fewest chunks of at most kRowChunk, of equal
+    // size: each chunk is a pass over the block's tiles (their accumulators
+    // loaded and stored), and a short last chunk is such a pass for few
+    // rows (68 rows an expert were 64 + 4).
+    Value rows = e.sub(end, first);
+    Value one = e.index(1);
+    Value chunks = e.max(one, e.divs(e.add(rows, e.index(kRowChunk - 1)), e.index(kRowChunk)));
+    Value chunkRows = e.max(one, e.divs(e.add(rows, e.sub(chunks, one)), chunks));
+    e.forLoop(first, end, chunkRows, {}, [&](Value c, ValueRange) -> SmallVector<Value> {
+      Value n = e.min(chunkRows, e.sub(end, c));
+      auto packChunk = [&](bool inside) {
+        e.forLoop(zero, n, [&](Value r) {
+          Value row = e.add(c, r);
+          // The row kPrefetchRows on, a line at a time: a row's part of the
+          // block is 8-12 lines, the next row a row stride on, too short a
+          // stream for the hardware prefetcher (the pack waited on memory).
+          Value ahead = e.min(e.add(row, e.index(kPrefetchRows)), e.sub(rowCount, e.index(1)));
+          for (int64_t v = 0; v < kBlockVectors; v += lineVectors(rhsElement))
+            memref::PrefetchOp::create(b, rhs, ValueRange{ahead, e.min(cols[v], e.sub(cWidth, e.index(1)))},
+                                       /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+          for (int64_t q = 0; q < kDepthBlock; q += kLanes * lineVectors(lhsElement)) {
+            Value d = e.min(e.add(dBase, e.index(q)), e.sub(cDepth, e.index(1)));
+            memref::PrefetchOp::create(b, lhs, ValueRange{ahead, d}, /*isWrite=*/false, /*localityHint=*/3,
+                                       /*isDataCache=*/true);
+          }
+          // The chunk's block columns, a tile's columns at a time (past N: zero).
+          for (int64_t v = 0; v < kBlockVectors; ++v) {
+            Value loaded;
+            if (inside) {
+              loaded = vector::LoadOp::create(b, loadType, rhs, ValueRange{row, cols[v]});
+              if (!rhsElement.isF32())
+                loaded = arith::ExtFOp::create(b, vecType, loaded);
+            } else {
+              auto part = scf::IfOp::create(b, TypeRange{vecType}, e.lt(cols[v], cWidth),
+                                            /*withElseRegion=*/true);
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(part.thenBlock());
+              scf::YieldOp::create(b, loadColumnsAsF32(e, rhs, ValueRange{row}, cols[v], cWidth, kLanes));
+              b.setInsertionPointToStart(part.elseBlock());
+              scf::YieldOp::create(b, zeroVector);
+              loaded = part.getResult(0);
+            }
+            vector::StoreOp::create(b, loaded, panel,
+                                    ValueRange{e.index(v / kVectors), r, e.index((v % kVectors) * kLanes)});
+          }
+          // Its depth values, a tile's piece at a time (past D: zero).
+          auto piece = [&](Value t) {
+            Value d = e.add(dBase, e.mul(t, e.index(kDepthTile)));
+            Value loaded;
+            if (inside) {
+              loaded =
+                  vector::LoadOp::create(b, VectorType::get({kPiece}, lhsElement), lhs, ValueRange{row, d});
+              if (!lhsElement.isF32())
+                loaded = arith::ExtFOp::create(b, pieceType, loaded);
+            } else {
+              loaded = loadColumnsAsF32(e, lhs, ValueRange{row}, d, cDepth, kPiece);
+            }
+            vector::StoreOp::create(b, loaded, lhsPanel, ValueRange{t, r, zero});
+          };
+          if (inside) {
+            for (int64_t t = 0; t < kDepthTiles; ++t)
+              piece(e.index(t));
+          } else {
+            e.forLoop(zero, liveTiles, [&](Value t) { piece(t); });
+          }
+        });
+      };
+      auto pack = scf::IfOp::create(b, TypeRange{}, packsInside, /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(pack.thenBlock()->getTerminator());
+        packChunk(/*inside=*/true);
+        b.setInsertionPoint(pack.elseBlock()->getTerminator());
+        packChunk(/*inside=*/false);
+      }
       for (int64_t sub = 0; sub < kSubBlocks; ++sub) {
         // A sub-block wholly past N (narrow outputs) has nothing to store.
         int64_t base = sub * tileColumns;
         e.ifThen(e.lt(e.add(n0, e.index(base)), cWidth), [&] {
-          e.forLoop(zero, e.index(kDepthBlock / kDepthTile), [&](Value t) {
+          e.forLoop(zero, liveTiles, [&](Value t) {
             Value t0 = e.mul(t, e.index(kDepthTile));
-            Value d0 = e.add(dBase, t0);
-            e.ifThen(e.lt(d0, e.index(depth)), [&] {
-              // Depth values past D are zero in the panel: computed, never stored.
-              SmallVector<Value> init;
-              for (int64_t i = 0; i < kDepthTile; ++i) {
-                for (int64_t v = 0; v < kVectors; ++v)
-                  init.push_back(vector::LoadOp::create(b, vecType, block,
-                                                        ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)}));
-              }
-              SmallVector<Value> acc = e.forLoop(
-                  zero, n, init, [&](Value r, ValueRange in) -> SmallVector<Value> {
-                    SmallVector<Value> w;
+            // Depth values past D are zero in the panel: computed, never stored.
+            SmallVector<Value> init;
+            for (int64_t i = 0; i < kDepthTile; ++i) {
+              for (int64_t v = 0; v < kVectors; ++v)
+                init.push_back(vector::LoadOp::create(
+                    b, vecType, block, ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)}));
+            }
+            SmallVector<Value> acc = e.forLoop(
+                zero, n, init, [&](Value r, ValueRange in) -> SmallVector<Value> {
+                  SmallVector<Value> w;
+                  for (int64_t v = 0; v < kVectors; ++v)
+                    w.push_back(vector::LoadOp::create(b, vecType, panel,
+                                                       ValueRange{e.index(sub), r, e.index(v * kLanes)}));
+                  SmallVector<Value> next(in.begin(), in.end());
+                  for (int64_t i = 0; i < kDepthTile; ++i) {
+                    Value a = vector::BroadcastOp::create(b, vecType, e.load(lhsPanel, {t, r, e.index(i)}));
                     for (int64_t v = 0; v < kVectors; ++v)
-                      w.push_back(vector::LoadOp::create(b, vecType, panel, ValueRange{r, e.index(base + v * kLanes)}));
-                    SmallVector<Value> next(in.begin(), in.end());
-                    for (int64_t i = 0; i < kDepthTile; ++i) {
-                      Value a = vector::BroadcastOp::create(
-                          b, vecType, e.load(lhsPanel, {r, e.add(t0, e.index(i))}));
-                      for (int64_t v = 0; v < kVectors; ++v)
-                        next[i * kVectors + v] = vector::FMAOp::create(b, a, w[v], next[i * kVectors + v]);
-                    }
-                    return next;
-                  });
-              for (int64_t i = 0; i < kDepthTile; ++i)
-                for (int64_t v = 0; v < kVectors; ++v)
-                  vector::StoreOp::create(b, acc[i * kVectors + v], block,
-                                          ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)});
-            });
+                      next[i * kVectors + v] = vector::FMAOp::create(b, a, w[v], next[i * kVectors + v]);
+                  }
+                  return next;
+                });
+            for (int64_t i = 0; i < kDepthTile; ++i)
+              for (int64_t v = 0; v < kVectors; ++v)
+                vector::StoreOp::create(b, acc[i * kVectors + v], block,
+                                        ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)});
           });
         });
       }
@@ -209,29 +294,48 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     // The block to the output, once (rounded there when bf16). Masked only
     // where the block passes N: AVX2's masked store (vmaskmovps) is
     // microcoded on AMD, and with few rows per expert the output is a large
-    // part of the work (a 192 x 128 block for 68 rows' products).
-    auto storeBlock = [&](bool masked) {
+    // part of the work (a 192 x 128 block for 68 rows' products). Streamed
+    // (non-temporal) where every vector is aligned: the output is written
+    // once and read by no task, and a store through the cache first reads
+    // the line it writes (the whole output: 1.4 GB at T 512, top-8).
+    enum class BlockStore { Masked, Plain, Streaming };
+    auto storeBlock = [&](BlockStore how) {
       e.forLoop(zero, e.min(e.index(kDepthBlock), e.sub(e.index(depth), dBase)), [&](Value i) {
         Value d = e.add(dBase, i);
         for (int64_t v = 0; v < kBlockVectors; ++v) {
           Value value = vector::LoadOp::create(b, vecType, block, ValueRange{i, e.index(v * kLanes)});
           if (!outElement.isF32())
             value = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), value);
-          if (masked)
-            vector::MaskedStoreOp::create(b, out, ValueRange{g, d, cols[v]}, masks[v], value);
+          SmallVector<Value, 3> at{g, d, cols[v]};
+          if (how == BlockStore::Masked)
+            vector::MaskedStoreOp::create(b, out, at, masks[v], value);
           else
-            vector::StoreOp::create(b, value, out, ValueRange{g, d, cols[v]});
+            vector::StoreOp::create(b, value, out, at, /*nontemporal=*/how == BlockStore::Streaming,
+                                    how == BlockStore::Streaming ? llvm::MaybeAlign(vectorBytes)
+                                                                 : llvm::MaybeAlign());
         }
       });
+      // Streaming stores are weakly ordered: fenced before the task ends,
+      // so that whoever reads the output after the loop sees them.
+      if (how == BlockStore::Streaming)
+        func::CallOp::create(b, e.intrinsic("llvm.x86.sse.sfence", b.getFunctionType({}, {})), ValueRange{});
     };
-    auto whole = scf::IfOp::create(b, TypeRange{}, e.lt(e.add(n0, e.index(columns - 1)), cWidth),
-                                   /*withElseRegion=*/true);
+    Value whole = e.lt(e.add(n0, e.index(columns - 1)), cWidth);
+    auto inside = scf::IfOp::create(b, TypeRange{}, whole, /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(whole.thenBlock()->getTerminator());
-      storeBlock(/*masked=*/false);
-      b.setInsertionPoint(whole.elseBlock()->getTerminator());
-      storeBlock(/*masked=*/true);
+      b.setInsertionPoint(inside.elseBlock()->getTerminator());
+      storeBlock(BlockStore::Masked);
+      b.setInsertionPoint(inside.thenBlock()->getTerminator());
+      if (!outAligned) {
+        storeBlock(BlockStore::Plain);
+      } else {
+        auto streamed = scf::IfOp::create(b, TypeRange{}, outAligned, /*withElseRegion=*/true);
+        b.setInsertionPoint(streamed.thenBlock()->getTerminator());
+        storeBlock(BlockStore::Streaming);
+        b.setInsertionPoint(streamed.elseBlock()->getTerminator());
+        storeBlock(BlockStore::Plain);
+      }
     }
   });
   rewriter.replaceOp(op, e.tensor(out, type));

@@ -3,13 +3,14 @@
 
   npy.py write FILE DTYPE SHAPE V0 V1 ...   (DTYPE f4, f8, i4, i8 or i1; SHAPE like 2x3)
   npy.py zeros FILE DTYPE SHAPE             (every value 0)
-  npy.py print FILE                         (dtype, shape, then the values)
+  npy.py print FILE                         (dtype, shape, then the values; NaNs signed)
   npy.py compare A B TOL                    (same shape; every |a - b| <= TOL * (1 + |b|),
                                              else exit 1; prints the largest difference)
   npy.py compare-all DIR_A DIR_B TOL        (compare for every out*.npy: the same files in
                                              both, at least one)
 """
 import glob
+import math
 import os
 import struct
 import sys
@@ -76,7 +77,9 @@ def show(path):
         count *= d
     values = struct.unpack("<%d%s" % (count, FORMATS[dtype]), data[10 + length:])
     print("dtype", dtype, "shape", "x".join(str(d) for d in header["shape"]))
-    print(" ".join("%g" % v for v in values))
+    # A NaN's sign too (Python's %g drops it): bf16 rounding keeps it.
+    print(" ".join(("-nan" if math.copysign(1, v) < 0 else "nan") if isinstance(v, float) and math.isnan(v)
+                   else "%g" % v for v in values))
 
 
 if __name__ == "__main__":

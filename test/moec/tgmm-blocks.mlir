@@ -1,0 +1,18 @@
+// The fast tgmm (weight gradients: out[g] = lhs_g^T @ rhs_g) against the
+// reference loops over several of its 128-column and 192-deep task blocks:
+// blocks whose packs read inside the operands (plain loads), the last
+// column and depth blocks partial (masked and clamped loads, a depth tile
+// cut by D), a hot group over three 64-row chunks, an empty group (zeros)
+// and a group of one chunk. D 386 puts the second depth block's last
+// 8-lane piece at the end of the lhs rows; f32 and bf16 operands.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: for shape in "400 300" "386 256"; do set -- $shape; \
+// RUN:   for dt in f32 bf16; do \
+// RUN:     sed "s/DEPTH/$1/g; s/WIDTH/$2/g; s/ELT/$dt/g" %S/Inputs/tgmm-blocks.mlir > %t/tgmm.mlir || exit 1; \
+// RUN:     moec run %t/tgmm.mlir --random-inputs --output-dir %t/fast > %t/log || exit 1; \
+// RUN:     FileCheck %s --check-prefix=$(echo $dt | tr a-z A-Z) -DD=$1 -DN=$2 < %t/log || exit 1; \
+// RUN:     moec run %t/tgmm.mlir --random-inputs --gmm-strategy=reference --output-dir %t/ref > /dev/null || exit 1; \
+// RUN:     tol=1e-6; if [ $dt = bf16 ]; then tol=2e-3; fi; \
+// RUN:     %python %S/npy.py compare %t/fast/out0.npy %t/ref/out0.npy $tol || exit 1; done; done
+// F32: out0: 4x[[D]]x[[N]]xf32
+// BF16: out0: 4x[[D]]x[[N]]xbf16
