@@ -51,6 +51,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -343,6 +344,13 @@ std::optional<moec::PreparedHalves> moec::preparedHalves(ModuleOp module, const 
     error = why;
     return std::nullopt;
   }
+  // The layout: a hash of the prepare function as printed (its pack and
+  // quantize ops with their layout attributes, its types). Two forms that
+  // print it the same make the same bytes of the same weights.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  prepare->print(os, OpPrintingFlags().useLocalScope());
+  form.layout = llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true, /*Width=*/16);
   PreparedHalves halves{std::move(form), std::move(*prepareSig), std::move(*preparedSig)};
   prepare.walk([&](Operation *op) {
     halves.packs |= isa<moe::PackWeightsOp>(op);

@@ -220,13 +220,16 @@ public:
   std::vector<Buffer> runPrepared(const PreparedWeights &weights, std::vector<Buffer> &args) {
     const Entry &e = entry(weights.form().function);
     std::string error;
+    if (!e.prepared)
+      throw ArgumentError("'" + weights.form().function + "' has no prepared form in this program: these "
+                          "weights were prepared by another");
     if (!checkArgumentsAt(e.full, args, weights.form().keptArgs, PreparedWeights::argumentsRead(weights.form()),
                           error))
       throw ArgumentError(error);
     std::optional<std::vector<Buffer>> results;
     {
       py::gil_scoped_release release;
-      results = weights.run(e.full, args, halves(e), error);
+      results = weights.run(e.prepared->form, e.full, args, halves(e), error);
     }
     if (!results)
       throw RunError(error);

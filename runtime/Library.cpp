@@ -218,5 +218,11 @@ std::optional<std::vector<Buffer>> Library::run(const PreparedWeights &weights, 
   const FunctionSignature *f = findOrSay(weights.form().function, error);
   if (!f)
     return std::nullopt;
-  return weights.run(*f, inputs, caller(), error);
+  const PreparedForm *form = preparedForm(weights.form().function);
+  if (!form) {
+    error = "'" + weights.form().function + "' has no prepared form in this library: these weights were "
+            "prepared by another";
+    return std::nullopt;
+  }
+  return weights.run(*form, *f, inputs, caller(), error);
 }

@@ -75,31 +75,34 @@ std::string PreparedWeights::argumentsRead(const PreparedForm &form) {
 
 std::string PreparedForm::str() const {
   return function + " prepare=" + prepare + " prepared=" + prepared + " weights=" + joined(weightArgs) +
-         " kept=" + joined(keptArgs);
+         " kept=" + joined(keptArgs) + (layout.empty() ? "" : " layout=" + layout);
 }
 
 std::optional<PreparedForm> PreparedForm::parse(const std::string &line, std::string &error) {
   PreparedForm form;
   std::istringstream words(line);
   bool ok = static_cast<bool>(words >> form.function);
-  bool seen[4] = {};
+  constexpr int kKeys = 5;
+  bool seen[kKeys] = {};
   for (std::string word; ok && words >> word;) {
     size_t eq = word.find('=');
     std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
-    const char *keys[] = {"prepare", "prepared", "weights", "kept"};
+    const char *keys[kKeys] = {"prepare", "prepared", "weights", "kept", "layout"};
     int k = 0;
-    while (k < 4 && key != keys[k])
+    while (k < kKeys && key != keys[k])
       ++k;
-    ok = eq != std::string::npos && eq > 0 && (k == 4 || !seen[k]);
+    ok = eq != std::string::npos && eq > 0 && (k == kKeys || !seen[k]);
     if (!ok)
       break;
-    if (k == 4)
+    if (k == kKeys)
       continue; // a key a later moec may add: not this runtime's to read
     seen[k] = true;
     if (k == 0)
       form.prepare = value;
     else if (k == 1)
       form.prepared = value;
+    else if (k == 4)
+      ok = !value.empty(), form.layout = value;
     else
       ok = parsePositions(value, k == 2 ? form.weightArgs : form.keptArgs);
   }
@@ -157,8 +160,18 @@ std::optional<PreparedWeights> PreparedWeights::prepare(const PreparedForm &form
   return p;
 }
 
-std::optional<std::vector<Buffer>> PreparedWeights::run(const FunctionSignature &f, std::vector<Buffer> &args,
-                                                        const CallByName &call, std::string &error) const {
+std::optional<std::vector<Buffer>> PreparedWeights::run(const PreparedForm &here, const FunctionSignature &f,
+                                                        std::vector<Buffer> &args, const CallByName &call,
+                                                        std::string &error) const {
+  if (here.function != form_.function || here.prepared != form_.prepared || here.layout != form_.layout) {
+    auto layoutOf = [](const PreparedForm &form) {
+      return form.layout.empty() ? std::string("not recorded") : form.layout;
+    };
+    error = "these weights were prepared for '" + form_.function + "' by another library or program (layout " +
+            layoutOf(form_) + "), not for '" + here.function + "' here (layout " + layoutOf(here) +
+            "): prepare them with the one that runs them";
+    return std::nullopt;
+  }
   auto inputs = viewsAt(f, args, form_.keptArgs, argumentsRead(form_), error);
   if (!inputs)
     return std::nullopt;

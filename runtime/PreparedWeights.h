@@ -30,10 +30,16 @@ namespace moec {
 struct PreparedForm {
   std::string function, prepare, prepared;
   std::vector<int64_t> weightArgs, keptArgs;
+  /// What `prepare` makes, as a fingerprint of it (its ops and their
+  /// layouts): weights prepared by a form of another layout are not what
+  /// this form's `prepared` reads, though they may have the same shapes.
+  /// Empty: not known (a library from before moec recorded it).
+  std::string layout;
 
   /// "moe_block prepare=moe_block_prepare_weights prepared=moe_block_prepared
-  /// weights=2,3,4 kept=0,1": a line of a library's moec_prepared_forms
-  /// (parse ignores keys it does not know, which a later moec may add).
+  /// weights=2,3,4 kept=0,1 layout=5f0e...": a line of a library's
+  /// moec_prepared_forms (parse ignores keys it does not know, which a later
+  /// moec may add; layout is optional).
   std::string str() const;
   static std::optional<PreparedForm> parse(const std::string &line, std::string &error);
 
@@ -67,9 +73,12 @@ public:
 
   /// Runs `form.prepared` on f's arguments `args` (f's whole list; those
   /// only prepare read are not read again: a default-constructed Buffer
-  /// will do there) and the prepared weights.
-  std::optional<std::vector<Buffer>> run(const FunctionSignature &f, std::vector<Buffer> &args,
-                                         const CallByName &call, std::string &error) const;
+  /// will do there) and the prepared weights. `here` is the prepared form
+  /// of f that `call` calls into (the library's, the program's): refused
+  /// unless it is the one these weights were prepared by, layout included.
+  std::optional<std::vector<Buffer>> run(const PreparedForm &here, const FunctionSignature &f,
+                                         std::vector<Buffer> &args, const CallByName &call,
+                                         std::string &error) const;
 
   const PreparedForm &form() const { return form_; }
   /// What prepare's and run's checks of `args` say they check.

@@ -11,6 +11,17 @@
 // RUN: moec run %examples/small-e60-top8.mlir --random-inputs --seed 5 --dim 77 --output-dir %t/jit
 // RUN: cmp %t/aot/out0.npy %t/jit/out0.npy
 // RUN: cmp %t/plain/out0.npy %t/jit/out0.npy
+// Each prepared form records its layout: the same build twice gives the
+// same, other tiles another (Library::run refuses weights prepared under
+// another layout: test/unit/PreparedWeightsTest.cpp).
+// RUN: moec %examples/small-e60-top8.mlir -o %t/libagain.so
+// RUN: moec %examples/small-e60-top8.mlir -o %t/libtiles.so --gmm-tiling=mr=2,nv=2,kc=32,nc=64,mc=4
+// RUN: strings %t/libblock.so | grep -o 'layout=[0-9a-f]*' > %t/layout.block
+// RUN: strings %t/libagain.so | grep -o 'layout=[0-9a-f]*' > %t/layout.again
+// RUN: strings %t/libtiles.so | grep -o 'layout=[0-9a-f]*' > %t/layout.tiles
+// RUN: cmp %t/layout.block %t/layout.again
+// RUN: not cmp -s %t/layout.block %t/layout.tiles
+// RUN: FileCheck %s --check-prefix=LAYOUT < %t/layout.block
 // Loading something moec did not build is refused.
 // RUN: not run_block %t/aot/out0.npy 2>&1 | FileCheck %s --check-prefix=NOTLIB
 // RUN: cc -shared -o %t/libother.so -x c /dev/null
@@ -34,6 +45,7 @@
 // PLAIN-NOT: entry point:
 // PLAIN-NOT: prepare:
 // PLAIN: out0: 77x64xf32 sum
+// LAYOUT: {{^}}layout={{[0-9a-f]{16}$}}
 // NOTLIB: run_block: {{.*}}out0.npy: not an ELF file ({{[0-9]+}} bytes)
 // NOMANIFEST: run_block: {{.*}}libother.so: no moec_manifest: not a library built by moec
 // LACKS: run_block: {{.*}}liblacks.so: its manifest lacks a function of the prepared form 'f prepare=f_prepare_weights prepared=f_prepared weights=0 kept='

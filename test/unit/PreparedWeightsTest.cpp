@@ -42,8 +42,15 @@ TEST(PreparedFormTest, LineRoundTrips) {
   auto none = PreparedForm::parse("g prepare=a prepared=b weights=0 kept=", error);
   ASSERT_TRUE(none) << error;
   EXPECT_TRUE(none->keptArgs.empty());
+  EXPECT_EQ(none->layout, ""); // a library from before layouts were recorded
+  // The layout, when recorded, goes last and comes back.
+  form.layout = "5f0e9a1c22d3b4e7";
+  EXPECT_EQ(form.str(), "f prepare=f_prepare_weights prepared=f_prepared weights=2,3 kept=0,1 layout=5f0e9a1c22d3b4e7");
+  auto withLayout = PreparedForm::parse(form.str(), error);
+  ASSERT_TRUE(withLayout) << error;
+  EXPECT_EQ(withLayout->layout, "5f0e9a1c22d3b4e7");
   // A key a later moec adds is not this runtime's to read.
-  auto later = PreparedForm::parse("g prepare=a prepared=b weights=0 kept=1 layout=v2", error);
+  auto later = PreparedForm::parse("g prepare=a prepared=b weights=0 kept=1 tiles=v2", error);
   ASSERT_TRUE(later) << error;
   EXPECT_EQ(later->keptArgs, (std::vector<int64_t>{1}));
 }
@@ -52,7 +59,8 @@ TEST(PreparedFormTest, BadLinesAreRefused) {
   for (const char *line : {"", "f", "f prepare=a prepared=b weights=0", "f prepare=a prepared=b weights=x kept=",
                            "f prepare=a prepared=b weights=-1 kept=", "f prepare= prepared=b weights=0 kept=",
                            "f prepare=a prepare=a prepared=b weights=0 kept=", "f prepare=a prepared=b weights=0,,1 kept=",
-                           "f prepare=a prepared=b weights=0 kept= =1"}) {
+                           "f prepare=a prepared=b weights=0 kept= =1", "f prepare=a prepared=b weights=0 kept= layout=",
+                           "f prepare=a prepared=b weights=0 kept= layout=1 layout=1"}) {
     std::string error;
     EXPECT_FALSE(PreparedForm::parse(line, error)) << line;
     EXPECT_NE(error.find("not a prepared form"), std::string::npos) << error;
@@ -117,7 +125,7 @@ TEST(PreparedWeightsTest, EachHalfGetsItsArguments) {
 
   // The weight's own Buffer may go: the run reads x and the prepared copy.
   args[1] = Buffer();
-  auto out = weights->run(g, args, calls.call(), error);
+  auto out = weights->run(form, g, args, calls.call(), error);
   ASSERT_TRUE(out) << error;
   EXPECT_EQ(calls.names.back(), "g_prepared");
   EXPECT_EQ(calls.data.back(), (std::vector<const void *>{args[0].data(), weights->buffers()[0].data()}));
@@ -145,9 +153,33 @@ TEST(PreparedWeightsTest, ArgumentsAreChecked) {
   noX.emplace_back(DType::F32, std::vector<int64_t>{2});
   auto weights = PreparedWeights::prepare(form, g, noX, calls.call(), error);
   ASSERT_TRUE(weights) << error; // x is not read by prepare
-  EXPECT_FALSE(weights->run(g, noX, calls.call(), error));
+  EXPECT_FALSE(weights->run(form, g, noX, calls.call(), error));
   EXPECT_EQ(error, "argument 0 of 'g' is not given (an argument 'g_prepared' reads)");
   EXPECT_EQ(calls.names, (std::vector<std::string>{"g_prepare_weights"}));
+}
+
+TEST(PreparedWeightsTest, WeightsOfAnotherLayoutAreRefused) {
+  // Weights prepared by another library's (or program's) form of g: the
+  // same shapes, but not the layout this one's prepared function reads.
+  FunctionSignature g = sig("g(f32[2],f32[2])->(f32[2])");
+  PreparedForm theirs{"g", "g_prepare_weights", "g_prepared", {1}, {0}, "00000000000000aa"};
+  PreparedForm ours = theirs, unrecorded = theirs;
+  ours.layout = "00000000000000bb";
+  unrecorded.layout = "";
+  std::vector<Buffer> args;
+  args.emplace_back(DType::F32, std::vector<int64_t>{2});
+  args.emplace_back(DType::F32, std::vector<int64_t>{2});
+  RecordedCalls calls;
+  std::string error;
+  auto weights = PreparedWeights::prepare(theirs, g, args, calls.call(), error);
+  ASSERT_TRUE(weights) << error;
+  EXPECT_FALSE(weights->run(ours, g, args, calls.call(), error));
+  EXPECT_EQ(error, "these weights were prepared for 'g' by another library or program (layout 00000000000000aa), "
+                   "not for 'g' here (layout 00000000000000bb): prepare them with the one that runs them");
+  EXPECT_FALSE(weights->run(unrecorded, g, args, calls.call(), error));
+  EXPECT_NE(error.find("here (layout not recorded)"), std::string::npos) << error;
+  EXPECT_EQ(calls.names, (std::vector<std::string>{"g_prepare_weights"})); // prepared never ran
+  EXPECT_TRUE(weights->run(theirs, g, args, calls.call(), error)) << error;
 }
 
 } // namespace

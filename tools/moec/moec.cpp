@@ -681,7 +681,7 @@ int run(mlir::ModuleOp module) {
   // program without placement) fails instead of running on nothing.
   std::function<std::optional<std::vector<Buffer>>(std::string &)> call =
       [&](std::string &err) {
-        return weights ? weights->run(*sig, args, callHalf, err) : callOnDevice(*program, *sig, args, err);
+        return weights ? weights->run(*prepared, *sig, args, callHalf, err) : callOnDevice(*program, *sig, args, err);
       };
   std::vector<std::vector<Buffer>> shardArgs;
   std::vector<RankStats> rankStats;
