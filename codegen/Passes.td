@@ -112,12 +112,12 @@ def MoeExpandBf16Conversions : Pass<"moe-expand-bf16-conversions"> {
     user linking moec's object finds it. This pass rewrites those
     truncations as integer ops: round to nearest even on the bits, a NaN
     kept a NaN with its sign and made quiet, the rounding Buffer's f32ToBf16
-    and vcvtneps2bf16 do. Not upstream's expansion (arith-expand
+    does (and vcvtneps2bf16, but for subnormals, which it flushes to zero). Not upstream's expansion (arith-expand
     {include-bf16}): its select of the canonical NaN on the 16-bit results
     becomes, in LLVM, a select on bf16 vectors that the x86 backend splits a
     lane at a time. Vector truncations on a CPU with AVX512_BF16 stay, for
-    its native vcvtneps2bf16. Vector widenings (bf16 -> f32) become the
-    same expansion's zero-extension and 16-bit shift on every CPU: LLVM
+    its native vcvtneps2bf16. Vector widenings (bf16 -> f32) become
+    upstream's expansion, a zero-extension and a 16-bit shift, on every CPU: LLVM
     splits them into scalar shifts and spills (measured: the FMA kind's
     bf16 weight pack 7x slower than its f32 one). moe-to-llvm runs upstream's
     arith-emulate-unsupported-floats (bf16 ops as f32 between extf and

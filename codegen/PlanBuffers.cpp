@@ -25,6 +25,9 @@ using namespace mlir;
 
 namespace {
 
+// Every buffer's offset in the arena, and the arena, on a cache line: the
+// kernels' aligned vector stores rely on it (the tgmm's streaming stores
+// check the address, but would fall back to plain ones below 64).
 constexpr int64_t kAlignment = 64;
 
 int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }

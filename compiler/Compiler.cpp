@@ -56,6 +56,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <cstdlib>
+#include <limits>
 
 using namespace mlir;
 using namespace moec;
@@ -322,6 +323,11 @@ std::vector<std::string> moec::stageNames(ModuleOp module, const std::string &na
   return names;
 }
 
+// The version of what moe.pack_weights and moe.quantize write for given
+// attributes (codegen/lowerings/PackWeightsLowering.cpp, QuantizeLowering):
+// a part of each prepared form's layout. Bump it when those bytes change.
+static constexpr int kPackLoweringVersion = 1;
+
 std::optional<moec::PreparedHalves> moec::preparedHalves(ModuleOp module, const FunctionSignature &f,
                                                          std::string &error) {
   error.clear();
@@ -345,11 +351,24 @@ std::optional<moec::PreparedHalves> moec::preparedHalves(ModuleOp module, const 
     return std::nullopt;
   }
   // The layout: a hash of the prepare function as printed (its pack and
-  // quantize ops with their layout attributes, its types). Two forms that
-  // print it the same make the same bytes of the same weights.
-  std::string text;
+  // quantize ops with their layout attributes, its types) and of the pack
+  // lowering's version. Two forms that print it the same make the same bytes
+  // of the same weights. The printing flags are set here, every one: the
+  // --mlir-print-* options moec takes would otherwise change the text
+  // (locations, generic form, elided constants) and not the bytes.
+  std::string text = "pack-lowering-v" + std::to_string(kPackLoweringVersion) + "\n";
   llvm::raw_string_ostream os(text);
-  prepare->print(os, OpPrintingFlags().useLocalScope());
+  constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
+  prepare->print(os, OpPrintingFlags()
+                         .useLocalScope()
+                         .enableDebugInfo(false)
+                         .printGenericOpForm(false)
+                         .printValueUsers(false)
+                         .printUniqueSSAIDs(false)
+                         .printNameLocAsPrefix(false)
+                         .skipRegions(false)
+                         .elideLargeElementsAttrs(kNoLimit)
+                         .elideLargeResourceString(kNoLimit));
   form.layout = llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true, /*Width=*/16);
   PreparedHalves halves{std::move(form), std::move(*prepareSig), std::move(*preparedSig)};
   prepare.walk([&](Operation *op) {

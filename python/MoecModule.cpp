@@ -554,6 +554,7 @@ PYBIND11_MODULE(_moec, m) {
              d["prepared"] = form->prepared;
              d["weights"] = form->weightArgs;
              d["kept"] = form->keptArgs;
+             d["layout"] = form->layout;
              return std::move(d);
            })
       .def("prepare",

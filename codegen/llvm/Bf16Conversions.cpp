@@ -26,7 +26,8 @@ using namespace mlir;
 namespace {
 /// f32 -> bf16 as integer ops: round to nearest even on the bits; a NaN
 /// keeps its sign and top payload bits and is made quiet (Buffer's
-/// f32ToBf16 and vcvtneps2bf16 round the same way). Why not upstream's
+/// f32ToBf16 rounds the same way, vcvtneps2bf16 too but for subnormals,
+/// which it flushes to zero). Why not upstream's
 /// expansion: it ends in a select of the canonical NaN on the 16-bit
 /// results, which LLVM turns into a select on bf16 vectors (the select
 /// moved past the bitcast to the store's type), and the x86 backend

@@ -8,6 +8,9 @@
 // its depth rows in memory order. It runs once per weight load
 // (moe-prepare-weights hoists it), so it favours plain code over speed; the
 // kernels that read the result agree with this formula, not with this code.
+// A change to the bytes it writes for given attributes bumps
+// kPackLoweringVersion (compiler/Compiler.cpp), a part of every prepared
+// form's layout.
 //
 //===----------------------------------------------------------------------===//
 

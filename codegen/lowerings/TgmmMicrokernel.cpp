@@ -8,7 +8,8 @@
 //          split of the parallel loop gives every thread a share of every
 //          expert (a hot expert is spread over both cores, not one expert
 //          per thread).
-//   chunks a task walks its group's rows kRowChunk at a time: the chunk's
+//   chunks a task walks its group's rows in equal chunks of at most
+//          kRowChunk: the chunk's
 //          rhs[r, block's columns] are packed into a contiguous stack panel,
 //          and the chunk's lhs[r, block's depth values] into one run per
 //          depth tile (the values a tile broadcasts, row after row); then every
@@ -40,6 +41,7 @@
 #include "codegen/kernels/GmmKernelPlan.h"
 #include "codegen/lowerings/Lowerings.h"
 
+#include <algorithm>
 #include <tuple>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -79,9 +81,11 @@ TgmmTile tileFor(int64_t vectorRegisters) {
   return {6, 1};
 }
 // Rows of a packed panel, at most: the rhs panel (40 KiB; one tile's
-// columns of it, 64 (20 KiB) or 16 with AVX2, in L1 while the tiles of the
-// block run), the lhs panel (80 KiB: 32 depth tiles' runs of 80 rows x 8
-// lanes) and the block accumulator (96 KiB) stay in L2 together.
+// columns of it, 64 (20 KiB) or 16 with AVX2 (5 KiB), in L1 while the tiles
+// of the block run), the lhs panel (82 KiB: 32 depth tiles' runs of 82 rows
+// x 8 lanes) and the block accumulator (96 KiB), 218 KiB, stay in L2
+// together on the CPUs measured (512 KiB and more; 64 rows, 176 KiB, were
+// no faster on znver3).
 constexpr int64_t kRowChunk = 80;
 } // namespace
 
@@ -103,8 +107,15 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   // it (the allocation asks for 64 bytes; checked, since a misaligned
   // streaming store faults). Null where the stride rules it out.
   int64_t vectorBytes = kLanes * outElement.getIntOrFloatBitWidth() / 8;
+  // Streamed only when the output outgrows the cores' L2s together: a
+  // smaller one may still be in cache for the op that reads it next.
+  auto module = op->getParentOfType<ModuleOp>();
+  auto target = module->getAttrOfType<TargetAttr>(kTargetAttrName);
+  int64_t cacheBytes = target ? target.getL2Bytes() * std::max<int64_t>(target.getThreads(), 1) : 1 << 20;
+  bool outgrowsCaches = type.hasStaticShape() &&
+                        type.getNumElements() * outElement.getIntOrFloatBitWidth() / 8 > cacheBytes;
   Value outAligned;
-  if (width * outElement.getIntOrFloatBitWidth() / 8 % vectorBytes == 0) {
+  if (outgrowsCaches && width * outElement.getIntOrFloatBitWidth() / 8 % vectorBytes == 0) {
     Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, out);
     outAligned = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, e.rems(start, e.index(vectorBytes)),
                                        e.index(0));
@@ -117,7 +128,6 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   Value firstRow, endRow;
   std::tie(firstRow, endRow) = groupBounds(e, sizes, rowCount);
 
-  auto target = op->getParentOfType<ModuleOp>()->getAttrOfType<TargetAttr>(kTargetAttrName);
   TgmmTile tile = tileFor(target ? target.getVectorRegisters() : 32);
   const int64_t kDepthTile = tile.depthTile, kVectors = tile.vectors;
   static_assert(kDepthBlock % 6 == 0 && kBlockVectors % 4 == 0, "tileFor's tiles divide the block");
@@ -148,7 +158,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     }
     // The chunk's rhs columns, a tile's columns at a time: panel[sub][r]
     // holds the sub-block's columns of row r, so that the tiles of a
-    // sub-block read one contiguous run (4 KiB with AVX2) where, rows of
+    // sub-block read one contiguous run (5 KiB with AVX2) where, rows of
     // the whole block, they read a line 512 bytes from the last, all in an
     // eighth of L1's sets.
     Value panel = e.allocaScratch({kSubBlocks, kRowChunk, tileColumns}, b.getF32Type());
@@ -156,12 +166,13 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     // The chunk's lhs values, a depth tile at a time: lhsPanel[t][r] holds
     // lhs[row r, dBase + t * kDepthTile ..] in kPiece lanes (the tile reads
     // the first kDepthTile). A tile's broadcasts then walk one contiguous
-    // 2 KiB run; laid out [r][depth] they were kDepthTile values of a line
+    // 2.5 KiB run; laid out [r][depth] they were kDepthTile values of a line
     // 768 bytes from the last, and the tile ran at about half the FMA peak.
     const int64_t kDepthTiles = kDepthBlock / kDepthTile;
     // A row's pieces are stored one tile's run apart: padded by a cache line
-    // (2 rows), so that they fall in different L1 sets. Unpadded, the run is
-    // 2 KiB and a row's 32 stores shared two sets: each missed.
+    // (2 rows), so that they fall in different L1 sets (measured with 64-row
+    // runs: unpadded, 2 KiB apart, a row's 32 stores shared two sets and
+    // each missed).
     Value lhsPanel = e.allocaScratch({kDepthTiles, kRowChunk + 2, kPiece}, b.getF32Type());
     // The task's depth tiles that start inside D (the rest are never read).
     Value liveTiles = e.min(e.index(kDepthTiles),
@@ -171,12 +182,12 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
       for (int64_t v = 0; v < kBlockVectors; ++v)
         vector::StoreOp::create(b, zeroVector, block, ValueRange{i, e.index(v * kLanes)});
     });
-    // Whether the task's packs read inside the operands: its columns inside
-    // N and its last depth piece inside D. Then every pack load is a plain
-    // one (AVX2's masked loads of 16-bit lanes go a lane at a time).
-    Value packsInside = arith::AndIOp::create(
-        b, e.ge(cWidth, e.add(n0, e.index(columns))),
-        e.ge(e.index(depth), e.add(dBase, e.index((kDepthTiles - 1) * kDepthTile + kPiece))));
+    // Whether the task's packs read inside the operands: its columns and
+    // depth values inside N and D. Then every pack load is a plain one
+    // (AVX2's masked loads of 16-bit lanes go a lane at a time), but the
+    // last depth piece's, whose 2 lanes past the block may pass D.
+    Value packsInside = arith::AndIOp::create(b, e.ge(cWidth, e.add(n0, e.index(columns))),
+                                              e.ge(e.index(depth), e.add(dBase, e.index(kDepthBlock))));
     auto pieceType = VectorType::get({kPiece}, b.getF32Type());
     Value cDepth = e.index(depth);
     Value first = e.load(firstRow, {g}), end = e.load(endRow, {g});
@@ -196,7 +207,8 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
           // The row kPrefetchRows on, a line at a time: a row's part of the
           // block is 8-12 lines, the next row a row stride on, too short a
           // stream for the hardware prefetcher (the pack waited on memory).
-          Value ahead = e.min(e.add(row, e.index(kPrefetchRows)), e.sub(rowCount, e.index(1)));
+          // (Within the group: past it, the rows are another task's.)
+          Value ahead = e.min(e.add(row, e.index(kPrefetchRows)), e.sub(end, e.index(1)));
           for (int64_t v = 0; v < kBlockVectors; v += lineVectors(rhsElement))
             memref::PrefetchOp::create(b, rhs, ValueRange{ahead, e.min(cols[v], e.sub(cWidth, e.index(1)))},
                                        /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
@@ -226,10 +238,10 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
                                     ValueRange{e.index(v / kVectors), r, e.index((v % kVectors) * kLanes)});
           }
           // Its depth values, a tile's piece at a time (past D: zero).
-          auto piece = [&](Value t) {
+          auto piece = [&](Value t, bool last) {
             Value d = e.add(dBase, e.mul(t, e.index(kDepthTile)));
             Value loaded;
-            if (inside) {
+            if (inside && !last) {
               loaded =
                   vector::LoadOp::create(b, VectorType::get({kPiece}, lhsElement), lhs, ValueRange{row, d});
               if (!lhsElement.isF32())
@@ -241,9 +253,9 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
           };
           if (inside) {
             for (int64_t t = 0; t < kDepthTiles; ++t)
-              piece(e.index(t));
+              piece(e.index(t), /*last=*/t == kDepthTiles - 1);
           } else {
-            e.forLoop(zero, liveTiles, [&](Value t) { piece(t); });
+            e.forLoop(zero, liveTiles, [&](Value t) { piece(t, /*last=*/true); });
           }
         });
       };

@@ -129,6 +129,7 @@ def test_prepared_weights_compute_what_the_entry_does(program, dtype):
     plain = program if dtype == "f32" else moec.compile(source)
     form = prepared_program.prepared_form()
     assert form["weights"] == [2, 3] and form["kept"] == [0, 1]  # w13, w2 packed; the router read
+    assert len(form["layout"]) == 16 and int(form["layout"], 16) >= 0  # what prepare makes, hashed
     w = [torch.from_numpy(a) for a in weights()]
     if dtype == "bf16":
         w = [a.to(torch.bfloat16) for a in w]

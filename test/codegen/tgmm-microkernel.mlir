@@ -1,0 +1,60 @@
+// RUN: moe-opt %s -moe-attach-target=cpu=haswell -moe-select-lowering -moe-lower-to-loops -split-input-file | FileCheck %s
+
+// The tgmm's output block goes out with streaming (non-temporal) stores
+// where every vector is aligned (N a multiple of 16: checked statically, the
+// output's start at run time) and the output outgrows the cores' L2s; a
+// fence ends each task that streamed. Inside N otherwise plain stores; the
+// last, partial column block masked.
+// CHECK: func.func private @llvm.x86.sse.sfence()
+// CHECK-LABEL: func @streamed
+// CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<60x2048x256xf32>
+// CHECK: %[[START:.*]] = memref.extract_aligned_pointer_as_index %[[OUT]]
+// CHECK: arith.remsi %[[START]], %c64
+// CHECK: scf.parallel
+// CHECK: vector.store {{.*}}, %[[OUT]][{{.*}}] {alignment = 64 : i64, nontemporal = true} : memref<60x2048x256xf32>, vector<16xf32>
+// CHECK: call @llvm.x86.sse.sfence() : () -> ()
+// CHECK: vector.store {{.*}}, %[[OUT]][{{.*}}] : memref<60x2048x256xf32>, vector<16xf32>
+// CHECK: vector.maskedstore %[[OUT]]
+func.func @streamed(%a: tensor<?x2048xf32>, %b: tensor<?x256xf32>, %s: tensor<60xi32>) -> tensor<60x2048x256xf32> {
+  %0 = moe.tgmm %a, %b, %s : tensor<?x2048xf32>, tensor<?x256xf32>, tensor<60xi32>
+  return %0 : tensor<60x2048x256xf32>
+}
+
+// -----
+
+// bf16 outputs stream 16-lane (32-byte) vectors.
+// CHECK: func.func private @llvm.x86.sse.sfence()
+// CHECK-LABEL: func @streamed_bf16
+// CHECK: arith.remsi %{{.*}}, %c32
+// CHECK: vector.store {{.*}} {alignment = 32 : i64, nontemporal = true} : memref<60x2048x256xbf16>, vector<16xbf16>
+// CHECK: call @llvm.x86.sse.sfence()
+func.func @streamed_bf16(%a: tensor<?x2048xbf16>, %b: tensor<?x256xbf16>, %s: tensor<60xi32>) -> tensor<60x2048x256xbf16> {
+  %0 = moe.tgmm %a, %b, %s : tensor<?x2048xbf16>, tensor<?x256xbf16>, tensor<60xi32>
+  return %0 : tensor<60x2048x256xbf16>
+}
+
+// -----
+
+// Rows of 300 floats put vectors off 64 bytes: no streaming, no fence.
+// CHECK-LABEL: func @unaligned_rows
+// CHECK-NOT: extract_aligned_pointer_as_index
+// CHECK-NOT: nontemporal
+// CHECK-NOT: sfence
+// CHECK: return
+func.func @unaligned_rows(%a: tensor<?x2048xf32>, %b: tensor<?x300xf32>, %s: tensor<60xi32>) -> tensor<60x2048x300xf32> {
+  %0 = moe.tgmm %a, %b, %s : tensor<?x2048xf32>, tensor<?x300xf32>, tensor<60xi32>
+  return %0 : tensor<60x2048x300xf32>
+}
+
+// -----
+
+// An output the caches hold (8 KiB) is stored through them: the next op
+// may read it from there.
+// CHECK-LABEL: func @small
+// CHECK-NOT: nontemporal
+// CHECK-NOT: sfence
+// CHECK: return
+func.func @small(%a: tensor<?x16xf32>, %b: tensor<?x32xf32>, %s: tensor<4xi32>) -> tensor<4x16x32xf32> {
+  %0 = moe.tgmm %a, %b, %s : tensor<?x16xf32>, tensor<?x32xf32>, tensor<4xi32>
+  return %0 : tensor<4x16x32xf32>
+}
