@@ -101,8 +101,10 @@ std::optional<PreparedForm> PreparedForm::parse(const std::string &line, std::st
       form.prepare = value;
     else if (k == 1)
       form.prepared = value;
-    else if (k == 4)
-      ok = !value.empty(), form.layout = value;
+    else if (k == 4) {
+      form.layout = value;
+      ok = !value.empty();
+    }
     else
       ok = parsePositions(value, k == 2 ? form.weightArgs : form.keptArgs);
   }

@@ -102,20 +102,19 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   Value zero = e.index(0);
   Value rowCount = e.min(e.dim(lhs, 0), e.dim(rhs, 0));
   Value out = e.alloc(type, {});
-  // Whether every vector a task stores lies on a vector's alignment: the
-  // rows' stride a multiple of it (known here) and the output's start on
-  // it (the allocation asks for 64 bytes; checked, since a misaligned
-  // streaming store faults). Null where the stride rules it out.
-  int64_t vectorBytes = kLanes * outElement.getIntOrFloatBitWidth() / 8;
-  // Streamed only when the output outgrows the cores' L2s together: a
-  // smaller one may still be in cache for the op that reads it next.
+  // The output is streamed (non-temporal stores) only when it outgrows the
+  // cores' L2s together (a smaller one may still be in cache for the op
+  // that reads it next), and where every vector a task stores lies on a
+  // vector's alignment: rows of whole vectors (known here) and the output's
+  // start on one (the allocation asks for 64 bytes; checked, since a
+  // misaligned streaming store faults). Null where streaming is ruled out.
+  int64_t outBytes = outElement.getIntOrFloatBitWidth() / 8, vectorBytes = kLanes * outBytes;
   auto module = op->getParentOfType<ModuleOp>();
   auto target = module->getAttrOfType<TargetAttr>(kTargetAttrName);
   int64_t cacheBytes = target ? target.getL2Bytes() * std::max<int64_t>(target.getThreads(), 1) : 1 << 20;
-  bool outgrowsCaches = type.hasStaticShape() &&
-                        type.getNumElements() * outElement.getIntOrFloatBitWidth() / 8 > cacheBytes;
+  bool outgrowsCaches = type.hasStaticShape() && type.getNumElements() * outBytes > cacheBytes;
   Value outAligned;
-  if (outgrowsCaches && width * outElement.getIntOrFloatBitWidth() / 8 % vectorBytes == 0) {
+  if (outgrowsCaches && width % kLanes == 0) {
     Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, out);
     outAligned = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, e.rems(start, e.index(vectorBytes)),
                                        e.index(0));
@@ -186,8 +185,9 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     // depth values inside N and D. Then every pack load is a plain one
     // (AVX2's masked loads of 16-bit lanes go a lane at a time), but the
     // last depth piece's, whose 2 lanes past the block may pass D.
-    Value packsInside = arith::AndIOp::create(b, e.ge(cWidth, e.add(n0, e.index(columns))),
-                                              e.ge(e.index(depth), e.add(dBase, e.index(kDepthBlock))));
+    Value columnsInside = e.ge(cWidth, e.add(n0, e.index(columns)));
+    Value packsInside =
+        arith::AndIOp::create(b, columnsInside, e.ge(e.index(depth), e.add(dBase, e.index(kDepthBlock))));
     auto pieceType = VectorType::get({kPiece}, b.getF32Type());
     Value cDepth = e.index(depth);
     Value first = e.load(firstRow, {g}), end = e.load(endRow, {g});
@@ -332,8 +332,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
       if (how == BlockStore::Streaming)
         func::CallOp::create(b, e.intrinsic("llvm.x86.sse.sfence", b.getFunctionType({}, {})), ValueRange{});
     };
-    Value whole = e.lt(e.add(n0, e.index(columns - 1)), cWidth);
-    auto inside = scf::IfOp::create(b, TypeRange{}, whole, /*withElseRegion=*/true);
+    auto inside = scf::IfOp::create(b, TypeRange{}, columnsInside, /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(inside.elseBlock()->getTerminator());
