@@ -21,8 +21,8 @@ void MoeDialect::registerAttributes() {
 }
 
 ArrayRef<StringLiteral> mlir::moe::gmmKernelKinds() {
-  static constexpr StringLiteral kinds[] = {"reference", "fma",         "avx512bf16_dot", "amx_bf16",
-                                            "int8_vector", "int8_vnni", "amx_int8"};
+  static constexpr StringLiteral kinds[] = {"reference",   "fma",       "avx512bf16_dot", "amx_bf16",
+                                            "int8_vector", "int8_avx2", "int8_vnni",      "amx_int8"};
   return kinds;
 }
 
@@ -117,9 +117,10 @@ LogicalResult GmmLoweringAttr::verify(function_ref<InFlightDiagnostic()> emitErr
     return emitError() << "avx512bf16_dot needs dot_rows > 0";
   if (!dot && dotRows)
     return emitError() << "dot_rows is read by avx512bf16_dot only";
-  int int8Kinds = contains(kernels, "int8_vector") + contains(kernels, "int8_vnni");
+  int int8Kinds =
+      contains(kernels, "int8_vector") + contains(kernels, "int8_avx2") + contains(kernels, "int8_vnni");
   if (int8Kinds > 1)
-    return emitError() << "int8_vector and int8_vnni are alternatives: list one";
+    return emitError() << "int8_vector, int8_avx2 and int8_vnni are alternatives: list one";
   // The tiles (a gmm's: the fma kernel's, and the task table's row and
   // column blocks for every kind; a tgmm has none).
   if (!(mr || nv || kc || nc || mc))

@@ -69,7 +69,8 @@ def Moe_GmmLoweringAttr : Moe_Attr<"GmmLowering", "gmm_lowering"> {
     `fma` (AVX-512 FMA register tiles), `avx512bf16_dot` (vdpbf16ps),
     `amx_bf16` (AMX tiles, taken at run time for groups of at least
     `amx_min_rows` rows once Linux grants the tile state), `int8_vnni`
-    (vpdpbusd), `int8_vector` (exact i32 vectors), `amx_int8`.
+    (vpdpbusd), `int8_avx2` (vpmaddwd, AVX2 without VNNI), `int8_vector`
+    (exact i32 vectors), `amx_int8`.
     `mr`, `nv`, `kc`, `nc`, `mc` are the FMA kernel's register tile (mr rows
     by nv 16-lane vectors; with `swiglu` fused, nv is even, half the vectors
     gate columns and half up ones, or 1, each vector's lanes 0-7 gate and

@@ -10,9 +10,9 @@ std::optional<PackedKinds> mlir::moe::strategy::packedKindsFor(GmmStrategy s, co
                                                                llvm::StringRef cpu, std::string &error) {
   switch (s) {
   case GmmStrategy::microkernel:
-    return PackedKinds{machine.amxBf16, machine.avx512Bf16, machine.amxInt8, machine.avx512Vnni};
+    return PackedKinds{machine.amxBf16, machine.avx512Bf16, machine.amxInt8, machine.avx512Vnni, machine.avx2};
   case GmmStrategy::microkernelAmx:
-    return PackedKinds{true, machine.avx512Bf16, true, machine.avx512Vnni};
+    return PackedKinds{true, machine.avx512Bf16, true, machine.avx512Vnni, machine.avx2};
   case GmmStrategy::microkernelAvx512Bf16:
     // No run-time check can save code that uses an instruction the CPU
     // lacks: refused here.
@@ -21,7 +21,7 @@ std::optional<PackedKinds> mlir::moe::strategy::packedKindsFor(GmmStrategy s, co
               cpu.str() + "' does not have (use microkernel or microkernel-fma)";
       return std::nullopt;
     }
-    return PackedKinds{false, true, false, machine.avx512Vnni};
+    return PackedKinds{false, true, false, machine.avx512Vnni, machine.avx2};
   case GmmStrategy::microkernelFma:
   case GmmStrategy::reference:
     return PackedKinds{};

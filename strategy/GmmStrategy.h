@@ -33,9 +33,10 @@ inline constexpr ChoiceTable<GmmStrategy, 5> kGmmStrategyChoices{{
 
 /// The packed kernel kinds a strategy compiles in on a machine: bf16 on AMX
 /// tiles or AVX512_BF16 dot products (else the FMA tiles over widened
-/// rows), int8 on AMX tiles or AVX512-VNNI (else exact i32 vectors).
+/// rows), int8 on AMX tiles or AVX512-VNNI, else AVX2's vpmaddwd (else
+/// exact i32 vectors).
 struct PackedKinds {
-  bool amxBf16 = false, avx512Bf16 = false, amxInt8 = false, avx512Vnni = false;
+  bool amxBf16 = false, avx512Bf16 = false, amxInt8 = false, avx512Vnni = false, avx2Int8 = false;
 };
 /// nullopt with `error` for a strategy `machine` (named `cpu`) cannot run:
 /// microkernel-avx512bf16 without AVX512_BF16. AMX code compiles for any

@@ -121,6 +121,7 @@ MachineModel MachineModel::forFeatures(const llvm::StringMap<bool> &features, bo
   m.amxInt8 = features.lookup("amx-tile") && features.lookup("amx-int8");
   m.avx512Bf16 = features.lookup("avx512bf16");
   m.avx512Vnni = features.lookup("avx512vnni");
+  m.avx2 = features.lookup("avx2");
   return m;
 }
 

@@ -68,6 +68,8 @@ struct MachineModel {
   bool amxInt8 = false;
   /// vpdpbusd: int8 dot products on zmm registers.
   bool avx512Vnni = false;
+  /// AVX2 (vpmaddwd on ymm registers): int8 products without VNNI.
+  bool avx2 = false;
   /// vdpbf16ps (avx512bf16): bf16 dot products on zmm registers.
   bool avx512Bf16 = false;
   /// The target's features (the host's unless moec --target-cpu names

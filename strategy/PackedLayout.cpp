@@ -18,7 +18,9 @@ std::optional<strategy::PackedLayout> strategy::packedLayoutFor(GmmOp gate, Swig
   };
   bool pairs = allKinds("avx512bf16_dot", "amx_bf16");
   // int8_vector reads the weights in place: no packed layout beside it.
-  bool quads = allKinds("int8_vnni", "amx_int8");
+  bool quads = llvm::all_of(lowering.getKernels(), [&](Attribute kind) {
+    return llvm::is_contained({"int8_vnni", "int8_avx2", "amx_int8"}, cast<StringAttr>(kind).getValue());
+  });
   bool fmaOnly = lowering.getKernels().size() == 1 && lowering.hasKernel("fma");
   // Interleaved gate/up columns are one plain run of 2N weight columns, in
   // the kernels as in the layout.

@@ -25,7 +25,7 @@ struct PackedLayout {
 /// The layout the kinds of `lowering` read the weights of `gate` in (with
 /// the up gmm and the SwiGLU the lowering fuses, if any): bf16 pairs for the
 /// AVX512_BF16 and AMX kinds (blocks of packed_columns), int8 quads for the
-/// VNNI and AMX int8 kinds (blocks of packed_columns), panels of nr = 16 nv
+/// VNNI, AVX2 and AMX int8 kinds (blocks of packed_columns), panels of nr = 16 nv
 /// columns for the FMA kind (blocks of nc; f32 or bf16, as the weights).
 /// nullopt when the weights have no one layout: int8_vector (reads them in
 /// place), a transposed weight (the backward), the FMA kind beside a packed

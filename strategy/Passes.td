@@ -46,7 +46,8 @@ def MoeSelectLowering : Pass<"moe-select-lowering", "::mlir::ModuleOp"> {
     `gmm-strategy=microkernel` (the default) lists the kinds the target has:
     bf16 gmms get `amx_bf16` with AMX-BF16 and `avx512bf16_dot` with
     AVX512_BF16 (else `fma` over widened bf16); int8 gmms get `amx_int8`
-    with AMX-INT8 and `int8_vnni` with AVX512-VNNI (else `int8_vector`);
+    with AMX-INT8 and `int8_vnni` with AVX512-VNNI, else `int8_avx2` with
+    AVX2 (else `int8_vector`);
     f32 and transposed gmms get `fma`. `microkernel-amx` lists the AMX kinds
     whatever the target (they fall back at run time); `microkernel-avx512bf16`
     runs every bf16 group on the dot products (refused for a target without
@@ -81,8 +82,8 @@ def MoePrepareWeights : Pass<"moe-prepare-weights", "::mlir::ModuleOp"> {
   let description = [{
     After moe-select-lowering: for each public function `@f` whose gmms'
     kernels read their weights in one layout (`packedLayoutFor`: bf16 pairs
-    for the AVX512_BF16 and AMX kinds, int8 quads for the VNNI and AMX int8
-    kinds, panels in the weights' element for the FMA kind) and whose
+    for the AVX512_BF16 and AMX kinds, int8 quads for the VNNI, AVX2 and AMX
+    int8 kinds, panels in the weights' element for the FMA kind) and whose
     weights are its arguments (through reshapes, concatenations, casts and
     moe.quantize), adds two functions and leaves `@f` as it is (but for a
     block moe-quantize split already, below):

@@ -177,7 +177,7 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
     SmallVector<StringRef> kernels;
     int64_t amxMinRows = 0, dotRows = 0;
     if (int8) {
-      kernels.push_back(kinds.avx512Vnni ? "int8_vnni" : "int8_vector");
+      kernels.push_back(kinds.avx512Vnni ? "int8_vnni" : kinds.avx2Int8 ? "int8_avx2" : "int8_vector");
       if (kinds.amxInt8) {
         kernels.push_back("amx_int8");
         amxMinRows = 1; // a padded int8 tile still beats every other int8 path

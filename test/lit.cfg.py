@@ -39,7 +39,7 @@ try:
         flags = next((l.split(":", 1)[1].split() for l in cpuinfo if l.startswith("flags")), [])
 except OSError:
     flags = []
-for flag, feature in (("avx512_bf16", "avx512bf16"), ("amx_bf16", "amx-bf16"),
+for flag, feature in (("avx2", "avx2"), ("avx512_bf16", "avx512bf16"), ("amx_bf16", "amx-bf16"),
                       ("avx512_fp16", "avx512fp16"), ("avx512_vnni", "avx512vnni"),
                       ("amx_int8", "amx-int8")):
     if flag in flags:

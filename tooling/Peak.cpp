@@ -1,6 +1,7 @@
 //===- Peak.cpp - this machine's peaks per unit, measured -----------------===//
 //
-// FP32 FMA, AVX512_BF16, AVX512-VNNI and AMX (bf16, int8): for the vector
+// FP32 FMA, AVX512_BF16, AVX512-VNNI, AVX2's vpmaddwd and AMX (bf16, int8):
+// for the vector
 // units, independent accumulators (more than latency x ports, 4 x 2 here:
 // 24 of the 32 zmm registers, 12 of the 16 ymm ones), multiplied and added
 // in registers only: the rate no matmul can beat. A peak is quoted as an
@@ -128,6 +129,34 @@ __attribute__((target("avx512f,avx512vnni"))) float vnniChains512(long rounds) {
 #undef SUM
 }
 
+/// AVX2's int8 step without VNNI (Int8Avx2Kernel.cpp): vpmaddwd (16 16-bit
+/// products summed in pairs) into a temporary, vpaddd into one of 12
+/// accumulator chains. The temporary is one register for every step: each
+/// vpmaddwd writes it afresh, which renaming makes independent.
+__attribute__((target("avx2"))) float maddChains256(long rounds) {
+#define DECL(i) __m256i c##i = _mm256_set1_epi32(i);
+#define STEP(i)                                                                                              \
+  asm("vpmaddwd %[b], %[a], %[t]\n\tvpaddd %[t], %[c], %[c]" : [c] "+x"(c##i), [t] "=&x"(t) : [a] "x"(a), [b] "x"(b));
+#define SUM(i) s = _mm256_add_epi32(s, c##i);
+  MOEC_X12(DECL)
+  __m256i a = _mm256_set1_epi16(3), b = _mm256_set1_epi16(-5), t;
+  for (long r = 0; r < rounds; ++r) {
+    MOEC_X12(STEP)
+  }
+  __m256i s = _mm256_setzero_si256();
+  MOEC_X12(SUM)
+  // Added unsigned: the lanes wrap around as the hardware's sums do.
+  alignas(32) uint32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), s);
+  uint32_t total = 0;
+  for (uint32_t lane : lanes)
+    total += lane;
+  return static_cast<float>(total);
+#undef DECL
+#undef STEP
+#undef SUM
+}
+
 /// The tile configuration ldtilecfg reads (palette 1): eight 16 x 64-byte
 /// tiles.
 struct alignas(64) TileConfig {
@@ -239,6 +268,11 @@ double moec::measureAmxInt8PeakGops(unsigned threads, double seconds) {
 double moec::measureVnniPeakGops(unsigned threads, double seconds) {
   return unitPeak(__builtin_cpu_supports("avx512vnni"), threads, seconds, 24 * 16 * 4 * 2.0,
                   400e9, vnniChains512);
+}
+
+double moec::measureAvx2MaddPeakGops(unsigned threads, double seconds) {
+  // 12 ymm steps of 16 products, each a multiply and an add.
+  return unitPeak(__builtin_cpu_supports("avx2"), threads, seconds, 12 * 16 * 2.0, 100e9, maddChains256);
 }
 
 double moec::measureFp32PeakGflops(unsigned threads, double seconds) {

@@ -30,6 +30,9 @@ double measureAmxInt8PeakGops(unsigned threads, double seconds = 0.3);
 /// GOP/s of vpdpbusd chains on zmm registers (what int8 gmms off AMX are
 /// measured against); 0 where the CPU has no AVX512-VNNI.
 double measureVnniPeakGops(unsigned threads, double seconds = 0.3);
+/// GOP/s of vpmaddwd + vpaddd chains on ymm registers (what int8 gmms on
+/// AVX2 without VNNI are measured against); 0 where the CPU has no AVX2.
+double measureAvx2MaddPeakGops(unsigned threads, double seconds = 0.3);
 /// GB/s (1e9 bytes) of `threads` threads each streaming its part of a
 /// `bytes` buffer (far larger than the caches: DRAM) through vector loads,
 /// best of five: the bound of a block that reads its weights once (decode

@@ -32,6 +32,7 @@ std::optional<GmmKindSetup> kernels::kindSetup(const std::string &kind) {
       {"amx_bf16", GmmOperands::BF16, {"avx512bf16_dot", "amx_bf16"}, {"AMX BF16", measureAmxBf16PeakGflops}},
       // Exact i32 multiply-adds: no peak loop for that unit.
       {"int8_vector", GmmOperands::Int8, {"int8_vector"}, {}},
+      {"int8_avx2", GmmOperands::Int8, {"int8_avx2"}, {"AVX2 VPMADDWD", measureAvx2MaddPeakGops}},
       {"int8_vnni", GmmOperands::Int8, {"int8_vnni"}, {"AVX512-VNNI", measureVnniPeakGops}},
       {"amx_int8", GmmOperands::Int8, {"int8_vnni", "amx_int8"}, {"AMX INT8", measureAmxInt8PeakGops}},
   };

@@ -11,6 +11,7 @@
 //   amx_bf16         AmxKernel.cpp        tdpbf16ps on AMX tiles
 //   amx_int8         AmxKernel.cpp        tdpbsud on AMX tiles
 //   int8_vnni        Int8VnniKernel.cpp   vpdpbusd register tiles
+//   int8_avx2        Int8Avx2Kernel.cpp   vpmaddwd register tiles (AVX2 without VNNI)
 //   int8_vector      Int8VectorKernel.cpp exact i32 multiply-adds
 //
 // A new kind is one file defining a GmmKernel and its GmmKernelKind (name,
@@ -99,7 +100,7 @@ struct GmmKernelKind {
 
 /// The kinds, one per kind file (AmxKernel.cpp defines two).
 extern const GmmKernelKind kFmaKernel, kBf16DotKernel, kAmxBf16Kernel, kAmxInt8Kernel,
-    kInt8VnniKernel, kInt8VectorKernel;
+    kInt8VnniKernel, kInt8Avx2Kernel, kInt8VectorKernel;
 
 /// Every kind the registry knows, in the dialect's order.
 llvm::ArrayRef<const GmmKernelKind *> registeredGmmKernels();

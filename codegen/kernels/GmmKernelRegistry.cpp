@@ -16,7 +16,8 @@ using namespace mlir::moe::codegen;
 
 llvm::ArrayRef<const GmmKernelKind *> mlir::moe::codegen::registeredGmmKernels() {
   static const GmmKernelKind *const kinds[] = {&kFmaKernel,        &kBf16DotKernel,  &kAmxBf16Kernel,
-                                               &kInt8VectorKernel, &kInt8VnniKernel, &kAmxInt8Kernel};
+                                               &kInt8VectorKernel, &kInt8Avx2Kernel, &kInt8VnniKernel,
+                                               &kAmxInt8Kernel};
   return kinds;
 }
 

@@ -1,6 +1,7 @@
 //===- Int8VectorKernel.cpp - int8_vector: exact i32 multiply-adds -------===//
 //
-// The int8 kind for a CPU with neither AMX nor AVX512-VNNI: exact i32
+// The int8 kind for a CPU without AVX2 (or gmm-strategy=microkernel-fma,
+// which keeps to the FMA tiles' instruction set): exact i32
 // multiply-adds of a quantized row's value (Int8Rows.cpp) against 16 weight
 // columns read in place (not packed), two 16-column tiles at a time; the
 // shared int8 epilogue (dequantizeSums) and column-pair store. For

@@ -12,7 +12,8 @@ class Emitter;
 /// The operands of the kinds that read a packed weight block (bf16 x bf16 ->
 /// f32 without widening the operands first, int8 x int8 -> i32): AMX
 /// (AmxKernel.cpp), AVX512_BF16 (Bf16DotKernel.cpp), AVX512-VNNI
-/// (Int8VnniKernel.cpp) and the int8 vector kind (Int8VectorKernel.cpp).
+/// (Int8VnniKernel.cpp), AVX2's vpmaddwd (Int8Avx2Kernel.cpp) and the int8
+/// vector kind (Int8VectorKernel.cpp, which reads the weights in place).
 /// One object per lowered gmm, shared by the kinds compiled in side by side.
 ///
 /// The weight block (PackedOperands.cpp) is 16 columns x depth pairs (bf16)

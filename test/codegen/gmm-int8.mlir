@@ -1,7 +1,7 @@
 // The int8 ops compiled and run on values whose quantization is known by
 // hand, under every lowering of the int8 gmm: the reference loops, the fast
-// kernel (AMX tiles or AVX512-VNNI, whichever this host has) and its i32
-// vector task (gmm-strategy=microkernel-fma). Rows and experts whose largest
+// kernel (AMX tiles, AVX512-VNNI or AVX2's vpmaddwd, whichever this host
+// has) and the i32 vector task (gmm-strategy=microkernel-fma). Rows and experts whose largest
 // magnitude is 127 have scale 1, so q is the value rounded half to even
 // (2.5 -> 2, 1.5 -> 2) and the products are exact integers.
 // RUN: rm -rf %t && mkdir -p %t

@@ -82,6 +82,16 @@ module attributes {moe.target = #moe.target<cpu = "skylake-avx512", features = [
 
 // -----
 
+module attributes {moe.target = #moe.target<cpu = "x86-64", features = [], vector_registers = 8, l1_bytes = 32768, l2_bytes = 1048576>} {
+  func.func @avx2_kind_without_avx2(%x: tensor<?x64xf32>, %w: tensor<2x64x32xi8>, %sc: tensor<2x32xf32>, %s: tensor<2xi32>) -> tensor<?x32xf32> {
+    // expected-error @+1 {{kernel kind 'int8_avx2' needs the CPU feature 'avx2', which the target 'x86-64' lacks}}
+    %y = moe.gmm %x, %w, %s scales(%sc : tensor<2x32xf32>) {moe.lowering = #moe.gmm_lowering<kernels = ["int8_avx2"], mr = 4, nv = 1, kc = 16, nc = 64, mc = 8, packed_columns = 64>} : tensor<?x64xf32>, tensor<2x64x32xi8>, tensor<2xi32>
+    return %y : tensor<?x32xf32>
+  }
+}
+
+// -----
+
 func.func @gather_gone(%x: tensor<?x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<?x16xf32> {
   // expected-error @+1 {{its lowering fuses a gather, but its rows are not a moe.gather_rows that every user reads through (run moe-select-lowering again after rewriting the IR)}}
   %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 1, kc = 8, nc = 16, mc = 4, fuse = ["gather"]>} : tensor<?x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>

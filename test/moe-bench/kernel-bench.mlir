@@ -17,7 +17,7 @@
 // FUSED: gmm: one group of 13 rows x depth 33 x 40 weight columns (SwiGLU fused), 2 threads
 // FUSED: kernel fma: median {{.*}} of max |expected|{{$}}
 
-// UNKNOWN: moe-kernel-bench: no kernel kind 'nonsense' (the registry has: fma avx512bf16_dot amx_bf16 int8_vector int8_vnni amx_int8)
+// UNKNOWN: moe-kernel-bench: no kernel kind 'nonsense' (the registry has: fma avx512bf16_dot amx_bf16 int8_vector int8_avx2 int8_vnni amx_int8)
 // TILES: moe-kernel-bench: --tiles wants mr,nv,kc,nc,mc (five integers), got '1,2,3'
 // THREADS: moe-kernel-bench: --threads must be a positive integer (got '0')
 // BAD: moe-kernel-bench: fma: the gmm program does not parse:

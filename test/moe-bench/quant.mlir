@@ -10,9 +10,10 @@
 // RUN: moe-bench --tokens 256 --hidden 64 --mlp-dim 32 --experts 6 --topk 2 --quant-mode int8 --bench-pass forward_backward --iters 1 --warmup 0 --peak-gflops 100 | FileCheck %s --check-prefix=TRAIN
 // RUN: moe-bench --tokens 256 --hidden 64 --mlp-dim 32 --experts 6 --topk 2 --iters 1 --warmup 0 --peak-gflops 100 | FileCheck %s --check-prefix=NONE
 
-// Measured against the int8 unit's peak (AMX INT8 or AVX512_VNNI where the
-// host has them; FP32 FMA otherwise: the i32 vector task).
-// CHECK: peak: {{[0-9.]+}} {{GOP/s (AMX INT8|AVX512_VNNI)|GFLOP/s FP32 FMA}}, 2 threads (measured now)
+// Measured against the int8 unit's peak (AMX INT8, AVX512_VNNI or AVX2
+// VPMADDWD, whichever the host's int8 kind runs on; FP32 FMA for the i32
+// vector task on a CPU without AVX2).
+// CHECK: peak: {{[0-9.]+}} {{GOP/s (AMX INT8|AVX512_VNNI|AVX2 VPMADDWD)|GFLOP/s FP32 FMA}}, 2 threads (measured now)
 // CHECK: quant: mode=int8 weight_scales=channel; weights quantized once in {{[0-9.]+}} ms ({{[0-9.]+}} MiB -> {{[0-9.]+}} MiB with scales){{(, packed for the kernels: the timed calls pack none)?$}}
 // CHECK: quant: relative error against f32: y {{[0-9]\.[0-9]+E-0[23]}}
 // CHECK: RESULT {{.*}} quant=int8 quant_weight_scales=channel rel_error={{[0-9]\.[0-9]+E-0[23]}}
@@ -20,8 +21,8 @@
 
 // int8_routed leaves the shared expert's weights float: the routed ones are
 // quantized (scales per expert) and packed as int8 quads, the shared
-// expert's packed as f32 panels, all once (a VNNI or AMX host packs the
-// int8 ones; int8_vector reads them in place, the float ones are packed
+// expert's packed as f32 panels, all once (a VNNI, AMX or AVX2 host packs
+// the int8 ones; int8_vector reads them in place, the float ones are packed
 // either way).
 // ROUTED: quant: mode=int8_routed weight_scales=expert; weights quantized once in {{[0-9.]+}} ms (0.2 MiB -> 0.1 MiB with scales), packed for the kernels: the timed calls pack none
 // ROUTED: RESULT {{.*}} quant=int8_routed quant_weight_scales=expert rel_error=

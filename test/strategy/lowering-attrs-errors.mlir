@@ -29,7 +29,7 @@ func.func @target_on_function() attributes {moe.target = #moe.target<cpu = "znve
 // -----
 
 func.func @unknown_kind(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
-  // expected-error @+1 {{unknown gmm kernel kind 'avx1024' (expected one of: reference, fma, avx512bf16_dot, amx_bf16, int8_vector, int8_vnni, amx_int8)}}
+  // expected-error @+1 {{unknown gmm kernel kind 'avx1024' (expected one of: reference, fma, avx512bf16_dot, amx_bf16, int8_vector, int8_avx2, int8_vnni, amx_int8)}}
   %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx1024"], mr = 1, nv = 1, kc = 8, nc = 16, mc = 1>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
   return %y : tensor<4x16xf32>
 }
@@ -101,7 +101,7 @@ func.func @kind_for_other_types(%x: tensor<4x8xf32>, %w: tensor<2x8x32xf32>, %s:
 // -----
 
 func.func @int8_on_fma(%x: tensor<4x8xf32>, %w: tensor<2x8x32xi8>, %sc: tensor<2xf32>, %s: tensor<2xi32>) -> tensor<4x32xf32> {
-  // expected-error @+1 {{kernel kind 'fma' does not compute this gmm: an int8 gmm takes int8_vector or int8_vnni, and amx_int8 beside it}}
+  // expected-error @+1 {{kernel kind 'fma' does not compute this gmm: an int8 gmm takes int8_vector, int8_avx2 or int8_vnni, and amx_int8 beside it}}
   %y = moe.gmm %x, %w, %s scales(%sc : tensor<2xf32>) {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 2, kc = 8, nc = 32, mc = 12>} : tensor<4x8xf32>, tensor<2x8x32xi8>, tensor<2xi32>
   return %y : tensor<4x32xf32>
 }
@@ -137,6 +137,14 @@ func.func @amx_min_rows_without_amx(%x: tensor<4x8xbf16>, %w: tensor<2x8x32xbf16
   // expected-error @+1 {{amx_min_rows is read by the AMX kernels only}}
   %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], mr = 1, nv = 1, kc = 8, nc = 16, mc = 1, packed_columns = 32, amx_min_rows = 16, dot_rows = 48>} : tensor<4x8xbf16>, tensor<2x8x32xbf16>, tensor<2xi32>
   return %y : tensor<4x32xbf16>
+}
+
+// -----
+
+func.func @two_int8_kinds(%x: tensor<4x8xf32>, %w: tensor<2x8x32xi8>, %sc: tensor<2xf32>, %s: tensor<2xi32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{int8_vector, int8_avx2 and int8_vnni are alternatives: list one}}
+  %y = moe.gmm %x, %w, %s scales(%sc : tensor<2xf32>) {moe.lowering = #moe.gmm_lowering<kernels = ["int8_avx2", "int8_vnni"], mr = 1, nv = 1, kc = 8, nc = 16, mc = 1, packed_columns = 32>} : tensor<4x8xf32>, tensor<2x8x32xi8>, tensor<2xi32>
+  return %y : tensor<4x32xf32>
 }
 
 // -----

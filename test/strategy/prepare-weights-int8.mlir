@@ -3,11 +3,13 @@
 // 4; depth padded to 64s) in one new @f_prepare_weights, which returns the
 // scales and the packs but not the int8 weights themselves; the new halves
 // replace moe-quantize's and @f calls them. A second run changes nothing.
-// Without VNNI (skylake-avx512: int8_vector reads the weights in place)
-// nothing is packed and moe-quantize's halves stay.
+// AVX2 without VNNI (haswell) packs the same quads for int8_avx2. With the
+// i32 vector kind (gmm-strategy=microkernel-fma: int8_vector reads the
+// weights in place) nothing is packed and moe-quantize's halves stay.
 // RUN: moe-opt %s -moe-quantize -moe-attach-target=cpu=znver4 -moe-select-lowering -moe-prepare-weights | FileCheck %s
 // RUN: moe-opt %s -moe-quantize -moe-attach-target=cpu=znver4 -moe-select-lowering -moe-prepare-weights -moe-prepare-weights | FileCheck %s
-// RUN: moe-opt %s -moe-quantize -moe-attach-target=cpu=skylake-avx512 -moe-select-lowering -moe-prepare-weights | FileCheck %s --check-prefix=NOVNNI --implicit-check-not=moe.pack_weights
+// RUN: moe-opt %s -moe-quantize -moe-attach-target=cpu=haswell -moe-select-lowering -moe-prepare-weights | FileCheck %s --check-prefix=AVX2
+// RUN: moe-opt %s -moe-quantize -moe-attach-target=cpu=skylake-avx512 -moe-select-lowering=gmm-strategy=microkernel-fma -moe-prepare-weights | FileCheck %s --check-prefix=VECTOR --implicit-check-not=moe.pack_weights
 
 // CHECK-LABEL: func.func @block(
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<?x64xf32>, %[[IDS:[^:]*]]: tensor<?x2xi32>, %[[W:[^:]*]]: tensor<?x2xf32>, %[[W1:[^:]*]]: tensor<6x64x40xf32>, %[[W3:[^:]*]]: tensor<6x64x40xf32>, %[[W2:[^:]*]]: tensor<6x40x64xf32>)
@@ -32,13 +34,20 @@
 // CHECK:         moe.swiglu
 // CHECK:         moe.gmm {{.*}} scales(%[[SS2]] : tensor<6x64xf32>) packed(%[[PP2]] : tensor<6x4x16x64xi8>)
 
-// NOVNNI-LABEL: func.func @block_prepare_weights(
-// NOVNNI-SAME:      -> (tensor<6x64x40xi8>, tensor<6x40xf32>, tensor<6x64x40xi8>, tensor<6x40xf32>, tensor<6x40x64xi8>, tensor<6x64xf32>)
-// NOVNNI-LABEL: func.func @block_prepared(
-// NOVNNI:         moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["int8_vector"]
-// NOVNNI-LABEL: func.func @block(
-// NOVNNI-NEXT:    call @block_prepare_weights
-// NOVNNI-NEXT:    call @block_prepared
+// AVX2-LABEL: func.func @block_prepare_weights(
+// AVX2:         moe.pack_weights {{.*}}lanes = 4
+// AVX2:         moe.pack_weights {{.*}}lanes = 4
+// AVX2-LABEL: func.func @block_prepared(
+// AVX2:         moe.gmm {{.*}} packed({{.*}}) {moe.lowering = #moe.gmm_lowering<kernels = ["int8_avx2"]
+// AVX2:         moe.gmm {{.*}} packed({{.*}}) {moe.lowering = #moe.gmm_lowering<kernels = ["int8_avx2"]
+
+// VECTOR-LABEL: func.func @block_prepare_weights(
+// VECTOR-SAME:      -> (tensor<6x64x40xi8>, tensor<6x40xf32>, tensor<6x64x40xi8>, tensor<6x40xf32>, tensor<6x40x64xi8>, tensor<6x64xf32>)
+// VECTOR-LABEL: func.func @block_prepared(
+// VECTOR:         moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["int8_vector"]
+// VECTOR-LABEL: func.func @block(
+// VECTOR-NEXT:    call @block_prepare_weights
+// VECTOR-NEXT:    call @block_prepared
 func.func @block(%x: tensor<?x64xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
                  %w1: tensor<6x64x40xf32>, %w3: tensor<6x64x40xf32>, %w2: tensor<6x40x64xf32>) -> tensor<?x64xf32> {
   %rows, %sw, %perm, %sizes = moe.pack %x, %ids, %w experts 6 : tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>

@@ -7,6 +7,7 @@
 // RUN: moe-opt %s -moe-attach-target=cpu=haswell -moe-select-lowering | FileCheck %s --check-prefixes=TARGET-HSW,HSW
 // RUN: moe-opt %s -moe-attach-target=cpu=sapphirerapids -moe-select-lowering=gmm-strategy=microkernel-fma | FileCheck %s --check-prefix=FMA
 // RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering=gmm-strategy=microkernel-amx | FileCheck %s --check-prefix=AMX
+// RUN: moe-opt %s -moe-attach-target=cpu=haswell -moe-select-lowering=gmm-strategy=microkernel-amx | FileCheck %s --check-prefix=HSW-AMX
 // RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering=gmm-strategy=reference | FileCheck %s --check-prefix=REF
 // RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering="gmm-tiling=mr=3,nv=2,kc=16,nc=32,mc=9" | FileCheck %s --check-prefix=OPTION
 // RUN: echo "D=64,N=20,swiglu=1,bytes=2 mr=2,nv=2,kc=32,nc=32,mc=4 # test" > %t.table
@@ -51,15 +52,18 @@ func.func @bf16_swiglu(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w: tensor<
 }
 
 // int8 weights: AMX-INT8 for every group where the CPU has it, beside
-// VNNI; exact i32 vectors without VNNI (Skylake-X, Haswell).
+// VNNI; AVX2's vpmaddwd without VNNI (Skylake-X, Haswell); exact i32
+// vectors when the strategy keeps to the FMA tiles.
 // SPR-LABEL: func @int8_gmm
 // SPR: kernels = ["int8_vnni", "amx_int8"], {{.*}}packed_columns = 32, amx_min_rows = 1>
 // ZEN4-LABEL: func @int8_gmm
 // ZEN4: kernels = ["int8_vnni"]
 // SKX-LABEL: func @int8_gmm
-// SKX: kernels = ["int8_vector"]
+// SKX: kernels = ["int8_avx2"], {{.*}}packed_columns =
 // HSW-LABEL: func @int8_gmm
-// HSW: kernels = ["int8_vector"]
+// HSW: kernels = ["int8_avx2"], {{.*}}packed_columns =
+// HSW-AMX-LABEL: func @int8_gmm
+// HSW-AMX: kernels = ["int8_avx2", "amx_int8"], {{.*}}amx_min_rows = 1>
 // FMA-LABEL: func @int8_gmm
 // FMA: kernels = ["int8_vector"]
 // AMX-LABEL: func @int8_gmm

@@ -172,8 +172,9 @@ std::vector<Config> configs() {
     c.toLLVM = "gmm-strategy=microkernel-avx512bf16"; c.needsAvx512Bf16 = true; c.bf16 = true;
     c.tokens = 1; c.experts = 10; c.k = 8; c.hidden = 33; c.mlp = 17; c.shared = 20; });
   // int8 (moe-quantize), against the reference's int8 block: every mode, both
-  // weight scales, each gmm lowering (the fast kernel: AMX or AVX512-VNNI,
-  // whichever the host has; its i32 vector task; the reference loops),
+  // weight scales, each gmm lowering (the fast kernel: AMX, AVX512-VNNI or
+  // AVX2's vpmaddwd, whichever the host has; the i32 vector task; the
+  // reference loops),
   // gathered rows with nulls, hot experts over several tasks, odd sizes.
   add("int8 small defaults", [](Config &c) { c.quant = "int8"; });
   add("int8 60 experts top-8 shared, per expert", [](Config &c) {

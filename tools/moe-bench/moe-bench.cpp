@@ -55,6 +55,7 @@ using moec::Machine, moec::MeshRequest, moec::Plan, moec::Prediction, moec::Shar
 using moec::amxTilesGranted;
 using moec::measureAmxBf16PeakGflops;
 using moec::measureAmxInt8PeakGops;
+using moec::measureAvx2MaddPeakGops;
 using moec::measureAvx512Bf16PeakGflops;
 using moec::measureFp32PeakGflops;
 using moec::measureVnniPeakGops;
@@ -329,9 +330,9 @@ std::string gmmChoices(moec::GmmChoices &gmm) {
 /// The unit a block's gmms are measured against and its peak: bf16 gmms
 /// against the unit that does most of their work (AMX tiles where used,
 /// else the AVX512_BF16 dot products), int8 gmms the int8 unit's (AMX INT8
-/// tiles where granted, else AVX512-VNNI dot products; one multiply and one
-/// add per product, counted as FLOPs are), all else FP32 FMA (bf16 on the
-/// FMA tiles is widened to f32).
+/// tiles where granted, else AVX512-VNNI dot products, else AVX2's
+/// vpmaddwd; one multiply and one add per product, counted as FLOPs are),
+/// all else FP32 FMA (bf16 on the FMA tiles is widened to f32).
 struct PeakUnit {
   const char *kind, *unit;
   double (*measure)(unsigned threads, double seconds);
@@ -347,6 +348,8 @@ std::optional<PeakUnit> peakUnit(const QuantChoice &quant, std::string &error) {
     return PeakUnit{"AMX INT8", "GOP/s", measureAmxInt8PeakGops};
   if (quant.realInt8() && kinds->avx512Vnni)
     return PeakUnit{"AVX512_VNNI", "GOP/s", measureVnniPeakGops};
+  if (quant.realInt8() && kinds->avx2Int8)
+    return PeakUnit{"AVX2 VPMADDWD", "GOP/s", measureAvx2MaddPeakGops};
   if (bf16 && kinds->amxBf16 && amxTilesGranted())
     return PeakUnit{"AMX BF16", "GFLOP/s", measureAmxBf16PeakGflops};
   if (bf16 && kinds->avx512Bf16)

@@ -5,7 +5,8 @@
 // for the SwiGLU's, per expert for the down projection), so that moe-
 // prepare-weights moves quantization and packing into one prepare function.
 // KIND is replaced by the tests (int8_vnni; with amx_int8 in
-// prepare-weights-int8-amx.mlir, on AMX hosts).
+// prepare-weights-int8-amx.mlir, on AMX hosts; int8_avx2 and int8_vector in
+// prepare-weights-int8-avx2.mlir).
 func.func @blocks(%x: tensor<?x100xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
                   %w1: tensor<4x100x72xf32>, %w3: tensor<4x100x72xf32>, %w13: tensor<4x100x144xf32>,
                   %w2: tensor<4x72x100xf32>) -> (tensor<?x100xf32>, tensor<?x72xf32>) {
