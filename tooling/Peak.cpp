@@ -102,6 +102,16 @@ __attribute__((target("avx512f,avx512bf16"))) float dotChains512(long rounds) {
 #undef SUM
 }
 
+/// The i32 chains' lanes summed as the hardware's sums wrap around: unsigned,
+/// not with _mm512_reduce_add_epi32's signed int arithmetic (UBSan:
+/// overflow).
+template <size_t N> float wrappingSum(const uint32_t (&lanes)[N]) {
+  uint32_t total = 0;
+  for (uint32_t lane : lanes)
+    total += lane;
+  return static_cast<float>(total);
+}
+
 /// The same chains on vpdpbusd: each i32 lane adds four u8 x s8 products a
 /// round. In asm: GCC 12 copies and spills the accumulators of
 /// _mm512_dpbusd_epi32 (measured at two thirds of this rate).
@@ -116,14 +126,9 @@ __attribute__((target("avx512f,avx512vnni"))) float vnniChains512(long rounds) {
   }
   __m512i s = _mm512_setzero_si512();
   MOEC_X24(SUM)
-  // The lanes wrap around (as the hardware's sums do): added unsigned, not
-  // with _mm512_reduce_add_epi32's signed int arithmetic (UBSan: overflow).
   alignas(64) uint32_t lanes[16];
   _mm512_store_si512(lanes, s);
-  uint32_t total = 0;
-  for (uint32_t lane : lanes)
-    total += lane;
-  return static_cast<float>(total);
+  return wrappingSum(lanes);
 #undef DECL
 #undef STEP
 #undef SUM
@@ -145,13 +150,9 @@ __attribute__((target("avx2"))) float maddChains256(long rounds) {
   }
   __m256i s = _mm256_setzero_si256();
   MOEC_X12(SUM)
-  // Added unsigned: the lanes wrap around as the hardware's sums do.
   alignas(32) uint32_t lanes[8];
   _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), s);
-  uint32_t total = 0;
-  for (uint32_t lane : lanes)
-    total += lane;
-  return static_cast<float>(total);
+  return wrappingSum(lanes);
 #undef DECL
 #undef STEP
 #undef SUM

@@ -31,8 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/kernels/GmmKernel.h"
-#include "codegen/kernels/PackedOperands.h"
+#include "codegen/kernels/Int8Kernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -59,17 +58,10 @@ constexpr int64_t kQuarters = 4;
 // end gained nothing).
 constexpr int64_t kPrefetchTileRows = 32; // 2 KiB
 
-class Int8Avx2Kernel final : public GmmKernel {
+class Int8Avx2Kernel final : public Int8Kernel {
 public:
-  Int8Avx2Kernel(Emitter &e, const GmmKernelPlan &plan, PackedOperands &ops)
-      : GmmKernel(e, plan), ops(ops) {}
+  using Int8Kernel::Int8Kernel;
 
-  int64_t rowGranule() const override { return PackedOperands::kInt8RowGranule; }
-  Value rowBlock(Value groupRows) override {
-    return ops.rowBlockFor(groupRows, PackedOperands::kMaxInt8Rows, PackedOperands::kInt8RowGranule);
-  }
-  int64_t columnBlock() const override { return ops.columnBlock(); }
-  void prepare() override { ops.quantizeRows(); }
   void allocScratch() override { ops.allocWeightCache(); }
   void emitTask(const GmmTask &task) override;
 
@@ -78,7 +70,6 @@ private:
   /// `tile` of the block, over the padded depth: one vector<16xi32> a row.
   SmallVector<Value> tileSums(ArrayRef<Value> rows, Value tile);
 
-  PackedOperands &ops;
 };
 } // namespace
 

@@ -10,8 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/kernels/GmmKernel.h"
-#include "codegen/kernels/PackedOperands.h"
+#include "codegen/kernels/Int8Kernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -23,22 +22,13 @@ using namespace mlir::moe::codegen;
 namespace {
 constexpr int64_t kLanes = PackedOperands::kLanes;
 
-class Int8VectorKernel final : public GmmKernel {
+class Int8VectorKernel final : public Int8Kernel {
 public:
-  Int8VectorKernel(Emitter &e, const GmmKernelPlan &plan, PackedOperands &ops)
-      : GmmKernel(e, plan), ops(ops) {}
+  using Int8Kernel::Int8Kernel;
 
-  int64_t rowGranule() const override { return PackedOperands::kInt8RowGranule; }
-  Value rowBlock(Value groupRows) override {
-    return ops.rowBlockFor(groupRows, PackedOperands::kMaxInt8Rows, PackedOperands::kInt8RowGranule);
-  }
-  int64_t columnBlock() const override { return ops.columnBlock(); }
-  void prepare() override { ops.quantizeRows(); }
   void allocScratch() override {}
   void emitTask(const GmmTask &task) override;
 
-private:
-  PackedOperands &ops;
 };
 } // namespace
 

@@ -12,8 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/kernels/GmmKernel.h"
-#include "codegen/kernels/PackedOperands.h"
+#include "codegen/kernels/Int8Kernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,24 +34,16 @@ constexpr int64_t kVnniRows = 6;
 constexpr int64_t kVnniPairs = 2;
 static_assert(kVnniRows == PackedOperands::kInt8RowGranule, "a task's rows are whole register tiles");
 
-class Int8VnniKernel final : public GmmKernel {
+class Int8VnniKernel final : public Int8Kernel {
 public:
-  Int8VnniKernel(Emitter &e, const GmmKernelPlan &plan, PackedOperands &ops)
-      : GmmKernel(e, plan), ops(ops) {}
+  using Int8Kernel::Int8Kernel;
 
-  int64_t rowGranule() const override { return PackedOperands::kInt8RowGranule; }
-  Value rowBlock(Value groupRows) override {
-    return ops.rowBlockFor(groupRows, PackedOperands::kMaxInt8Rows, PackedOperands::kInt8RowGranule);
-  }
-  int64_t columnBlock() const override { return ops.columnBlock(); }
-  void prepare() override { ops.quantizeRows(); }
   void allocScratch() override { ops.allocWeightCache(); }
   void emitTask(const GmmTask &task) override;
 
 private:
   void registerTile(Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0, Value g);
 
-  PackedOperands &ops;
 };
 } // namespace
 

@@ -121,9 +121,9 @@ void PackedOperands::packWeights(Value g, Value c0, Value colPairs, Value packed
           // int8_avx2 kind's per-call pack, T 16 top-8, znver3: 104 -> 51 ms
           // a call). AVX-512 hosts have the masked loads; there the branch
           // is a compare a row (not measured).
-          Value inside = e.andI(e.lt(row, depth), arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
-                                                                        e.add(tc.column, e.index(kLanes)),
-                                                                        tc.limit));
+          Value rowInside = e.lt(row, depth);
+          Value inside = e.andI(rowInside, arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
+                                                                 e.add(tc.column, e.index(kLanes)), tc.limit));
           auto load = scf::IfOp::create(b, TypeRange{columnsType}, inside, /*withElseRegion=*/true);
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(load.thenBlock());
@@ -131,7 +131,7 @@ void PackedOperands::packWeights(Value g, Value c0, Value colPairs, Value packed
               b, ValueRange{vector::LoadOp::create(b, columnsType, tc.weight, ValueRange{g, row, tc.column})});
           b.setInsertionPointToStart(load.elseBlock());
           // Rows past D (the end of an odd depth, the padding): zeros.
-          Value mask = arith::SelectOp::create(b, e.lt(row, depth), columns, noLanes);
+          Value mask = arith::SelectOp::create(b, rowInside, columns, noLanes);
           // Clamped so that even a fully masked load addresses a real row.
           Value at = e.min(row, e.index(p.depth - 1));
           scf::YieldOp::create(b, ValueRange{vector::MaskedLoadOp::create(b, columnsType, tc.weight,
