@@ -18,6 +18,15 @@
 // RUN: moec run %t/int8.mlir --entry fused_prepared --random-inputs --dim 64 | FileCheck %s --check-prefix=PREPARED
 // PREPARED: inputs: random
 // PREPARED: out0: 64x32xf32
+// A split module of one block runs that block without --entry: the two
+// halves moe-quantize adds are not candidates. Of two blocks, --entry
+// still picks one.
+// RUN: moe-opt %moe_src_root/examples/small-e60-top2.mlir -moe-quantize -o %t/one-block.mlir
+// RUN: moec run %t/one-block.mlir --random-inputs --dim 33 | FileCheck %s --check-prefix=ONE
+// ONE: prepare: weights quantized and packed once for the kernels in {{.*}}, @moe_block_prepare_weights; the runs call @moe_block_prepared
+// ONE: out0: 33x64xf32
+// RUN: not moec run %t/int8.mlir --random-inputs --dim 33 2>&1 | FileCheck %s --check-prefix=TWO
+// TWO: moec: error: the module has 2 public functions (fused, baseline) besides prepared halves (<f>_prepare_weights, <f>_prepared); pick one with --entry
 //
 // RUN: moe-opt %s "-pass-pipeline=builtin.module(moe-quantize{hoist-weights=false},moe-generate-backward)" -o %t/int8-fb.mlir
 // RUN: moe-opt %s "-pass-pipeline=builtin.module(moe-quantize{mode=fake_int8 hoist-weights=false},moe-generate-backward)" -o %t/fake-fb.mlir
