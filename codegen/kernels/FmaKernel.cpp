@@ -12,9 +12,10 @@
 //            first) and each panel, mr x nv accumulators of vector<16xf32>
 //            over the depth block
 //   prepared panels: a task of one register tile of rows (decode sizes)
-//            reads them in the tile, fetching ahead, bf16 widened there; a
-//            task of more reads f32 ones in place and widens bf16 ones into
-//            the worker's block once per depth block, for all its tiles
+//            reads them in a tile of exactly its rows, its panels front to
+//            back (one run of memory), fetching ahead, bf16 widened there;
+//            a task of more reads f32 ones in place and widens bf16 ones
+//            into the worker's block once per depth block, for all its tiles
 //
 // Fusions, each optional (moe-select-lowering decides what the IR allows):
 //   - gather: rows are read from `x[perm[r] / K]` (the pack's gather), so the
@@ -99,7 +100,7 @@ private:
   TileRows tileRows(Value r1, Value ir);
   /// bf16 rows: the tile's rows widened into `wideRows` [i][k] once, for
   /// every panel of the block.
-  void widenRows(const TileRows &rows, Value pc, Value kLen);
+  void widenRows(const TileRows &rows, int64_t m, Value pc, Value kLen);
   /// bf16 panels packed at load time, a task of several register tiles:
   /// the depth block's rows of the task's panels widened into the worker's
   /// f32 block, once for all of them.
@@ -111,8 +112,9 @@ private:
   /// `packed` is prepared panels read once, fetched ahead.
   void registerTiles(Value r0, Value r1, Value g, Value c0, Value pc, Value kLen, Value panels,
                      bool stream);
-  void registerTile(const TileRows &rows, Value r0, Value r1, Value g, Value ir, Value pi, Value c0,
-                    Value pc, Value kLen, bool stream);
+  /// The tile's first `m` rows (m <= mr) over panel `pi`'s depth block.
+  void registerTile(const TileRows &rows, int64_t m, Value r0, Value r1, Value g, Value ir, Value pi,
+                    Value c0, Value pc, Value kLen, bool stream);
   /// Where the weight columns of a panel's vector `v` are, for the panel
   /// writing output columns from `colOut`: runs of consecutive columns of
   /// one weight, each its lanes [lane0, lane0 + lanes) of the vector, with
@@ -134,6 +136,11 @@ private:
     return vector::ShuffleOp::create(b, v, v, llvm::to_vector(llvm::seq<int64_t>(lane0, lane0 + lanes)));
   }
   void task(Value r0, Value r1, Value g, Value cb);
+  /// A task of one register tile of rows reading prepared panels: each
+  /// panel row once, from memory, fetched ahead.
+  void streamTile(Value r0, Value r1, Value g, Value c0, Value panels);
+  /// streamTile's tile of `m` rows, the task's count.
+  void streamTileOf(int64_t m, Value r0, Value r1, Value g, Value c0, Value panels);
 
   ImplicitLocOpBuilder &b;
   const GmmTiling &t;
@@ -155,6 +162,9 @@ private:
   // Where a depth block starts in `packed`: 0 in the worker's block, the
   // block's first depth row in weights packed at load time (all of D).
   Value packedDepth;
+  // The task's prepared panels streamTile reads as one run of values
+  // (contiguous), and its last value's index: where the prefetches stop.
+  Value streamValues, streamEnd;
   // bf16 panels packed at load time: half the bytes of f32 ones, which is
   // what bounds a decode-size batch. A task of one register tile (decode)
   // widens them in the tile as it reads them: at T 16 top-8 (znver3) a
@@ -329,29 +339,29 @@ void FmaKernel::widenPanels(Value prepared, Value pc, Value kLen, Value panels) 
 }
 
 void FmaKernel::prefetchPanelRow(Value pi, Value row) {
+  // The task reads its panels front to back (streamTile), one after the
+  // other in memory, so the fetch runs kPrefetchBytes ahead in the block
+  // seen as one run of values (past a panel's last row: the next panel's
+  // first ones), up to its last value. Kept to an add and a min a depth
+  // step: as a panel and row (a division by D) it was 14 integer
+  // instructions beside a one-row tile's 2 FMAs.
   int64_t bits = cast<MemRefType>(packed.getType()).getElementTypeBitWidth();
-  int64_t rowBytes = nr * bits / 8;
-  // The same panel's row ahead, past the depth block too: at the end of a
-  // block's part of a panel that fetches the panel's next block, not the
-  // next panel's rows the tile reads next. Fetching those instead (the
-  // next panel's, or the next block's past the last panel) measured slower
-  // at T 16 (bf16: 57-68 ms against 49-55, alternating).
-  Value ahead = e.min(e.add(row, e.index(std::max<int64_t>(1, kPrefetchBytes / rowBytes))),
-                      e.index(p.depth - 1));
+  int64_t ahead = std::max<int64_t>(nr, kPrefetchBytes * 8 / bits);
+  Value at = e.add(e.mul(e.add(e.mul(pi, e.index(p.depth)), row), e.index(nr)), e.index(ahead));
   // A prefetch per cache line of the row (one for a bf16 row of 16, which
   // is half a line: the line a row on is fetched twice, a cheap no-op).
   int64_t perLine = 64 * 8 / bits;
   for (int64_t c = 0; c < nr; c += perLine)
-    memref::PrefetchOp::create(b, packed, ValueRange{pi, ahead, e.index(c)}, /*isWrite=*/false,
-                               /*localityHint=*/3, /*isDataCache=*/true);
+    memref::PrefetchOp::create(b, streamValues, ValueRange{e.min(e.add(at, e.index(c)), streamEnd)},
+                               /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
 }
 
-void FmaKernel::widenRows(const TileRows &rows, Value pc, Value kLen) {
+void FmaKernel::widenRows(const TileRows &rows, int64_t m, Value pc, Value kLen) {
   // 16 values of a row at a time, the rest (kLen % 16) one by one.
   Type element = cast<MemRefType>(p.lhs.getType()).getElementType();
   auto narrow = VectorType::get({kLanes}, element);
   Value whole = e.mul(e.divs(kLen, e.index(kLanes)), e.index(kLanes));
-  for (int64_t i = 0; i < t.rows; ++i) {
+  for (int64_t i = 0; i < m; ++i) {
     e.forLoop(e.index(0), whole, e.index(kLanes), {}, [&](Value k, ValueRange) -> SmallVector<Value> {
       Value v = vector::LoadOp::create(b, narrow, p.lhs, ValueRange{rows.source[i], e.add(pc, k)});
       vector::StoreOp::create(b, arith::ExtFOp::create(b, vecType, v), wideRows, ValueRange{e.index(i), k});
@@ -364,8 +374,8 @@ void FmaKernel::widenRows(const TileRows &rows, Value pc, Value kLen) {
   }
 }
 
-void FmaKernel::registerTile(const TileRows &rows, Value r0, Value r1, Value g, Value ir, Value pi,
-                             Value c0, Value pc, Value kLen, bool stream) {
+void FmaKernel::registerTile(const TileRows &rows, int64_t m, Value r0, Value r1, Value g, Value ir,
+                             Value pi, Value c0, Value pc, Value kLen, bool stream) {
   Value zero = e.index(0);
   Value rowsHere = e.sub(r1, ir);
   const SmallVector<Value> &srcRow = rows.source, &valid = rows.valid;
@@ -373,7 +383,7 @@ void FmaKernel::registerTile(const TileRows &rows, Value r0, Value r1, Value g, 
   Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, e.add(pc, kLen),
                                        e.index(p.depth));
   Value tileRow = e.sub(ir, r0);
-  int64_t accCount = t.rows * t.vectors;
+  int64_t accCount = m * t.vectors;
   SmallVector<Type> accTypes(accCount, vecType);
 
   {
@@ -387,7 +397,7 @@ void FmaKernel::registerTile(const TileRows &rows, Value r0, Value r1, Value g, 
       scf::YieldOp::create(b, SmallVector<Value>(accCount, z));
       b.setInsertionPointToStart(init.elseBlock());
       SmallVector<Value> loaded;
-      for (int64_t i = 0; i < t.rows; ++i)
+      for (int64_t i = 0; i < m; ++i)
         for (int64_t v = 0; v < t.vectors; ++v)
           loaded.push_back(vector::LoadOp::create(
               b, vecType, partial,
@@ -407,7 +417,7 @@ void FmaKernel::registerTile(const TileRows &rows, Value r0, Value r1, Value g, 
           }
           Value depthCol = e.add(pc, k);
           SmallVector<Value> out(in.begin(), in.end());
-          for (int64_t i = 0; i < t.rows; ++i) {
+          for (int64_t i = 0; i < m; ++i) {
             Value x = wideRows ? memref::LoadOp::create(b, wideRows, ValueRange{e.index(i), k}).getResult()
                                : e.loadF32(p.lhs, {srcRow[i], depthCol});
             Value a = vector::BroadcastOp::create(b, vecType, x);
@@ -421,7 +431,7 @@ void FmaKernel::registerTile(const TileRows &rows, Value r0, Value r1, Value g, 
     OpBuilder::InsertionGuard guard(b);
     // Not the last depth block: keep the partial sums.
     b.setInsertionPoint(done.elseBlock()->getTerminator());
-    for (int64_t i = 0; i < t.rows; ++i)
+    for (int64_t i = 0; i < m; ++i)
       for (int64_t v = 0; v < t.vectors; ++v)
         vector::StoreOp::create(b, acc[i * t.vectors + v], partial,
                                 ValueRange{e.add(tileRow, e.index(i)),
@@ -433,7 +443,7 @@ void FmaKernel::registerTile(const TileRows &rows, Value r0, Value r1, Value g, 
     Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
     int64_t outVectors = split ? 1 : p.swiglu ? t.vectors / 2 : t.vectors;
     int64_t outLanes = split ? kLanes / 2 : kLanes;
-    for (int64_t i = 0; i < t.rows; ++i) {
+    for (int64_t i = 0; i < m; ++i) {
       e.ifThen(e.lt(e.index(i), rowsHere), [&] {
         // The sums of vector v (a padding row, which moe.gather_rows gives
         // zeros, has zero sums: its output is the bias through the
@@ -493,10 +503,55 @@ void FmaKernel::registerTiles(Value r0, Value r1, Value g, Value c0, Value pc, V
   Value ir = rowLoop.getInductionVar();
   TileRows rows = tileRows(r1, ir);
   if (wideRows)
-    widenRows(rows, pc, kLen);
+    widenRows(rows, t.rows, pc, kLen);
   auto panelLoop = scf::ForOp::create(b, e.index(0), panels, e.index(1));
   b.setInsertionPoint(panelLoop.getBody()->getTerminator());
-  registerTile(rows, r0, r1, g, ir, panelLoop.getInductionVar(), c0, pc, kLen, stream);
+  registerTile(rows, t.rows, r0, r1, g, ir, panelLoop.getInductionVar(), c0, pc, kLen, stream);
+}
+
+void FmaKernel::streamTile(Value r0, Value r1, Value g, Value c0, Value panels) {
+  // A tile of exactly the task's rows: at decode sizes an expert has a
+  // few (T 16 top-8: 0-5, 2.1 on average), and the mr-row tile computed
+  // all mr for them. With AVX2's 6-row tile that made a bf16 T 16 call
+  // as much FMA work as memory traffic (znver3: about 29 ms of each, so
+  // 45-50 ms a call).
+  OpBuilder::InsertionGuard guard(b);
+  // Cases 0 (a task without rows: nothing) to mr - 1; mr the default.
+  SmallVector<int64_t> counts = llvm::to_vector(llvm::seq<int64_t>(0, t.rows));
+  auto byRows = scf::IndexSwitchOp::create(b, TypeRange{}, e.sub(r1, r0), counts, counts.size());
+  for (int64_t m = 0; m <= t.rows; ++m) {
+    Region &region = m < t.rows ? byRows.getCaseRegions()[m] : byRows.getDefaultRegion();
+    b.setInsertionPointToStart(&region.emplaceBlock());
+    scf::YieldOp::create(b);
+    b.setInsertionPointToStart(&region.front());
+    if (m > 0)
+      streamTileOf(m, r0, r1, g, c0, panels);
+  }
+}
+
+void FmaKernel::streamTileOf(int64_t m, Value r0, Value r1, Value g, Value c0, Value panels) {
+  // Panels outside, depth blocks inside: the task's block of prepared
+  // panels (contiguous, [panels, D, nr]) is read front to back, one stream
+  // the prefetches run ahead of, where depth blocks outside read it in
+  // kc-row pieces a panel (D x nr) apart.
+  OpBuilder::InsertionGuard guard(b);
+  Value depth = e.index(p.depth);
+  TileRows rows = tileRows(r1, r0);
+  // The block's panels are contiguous ([panels, D, nr] of the prepared
+  // weights' [E, P, D, nr]): one run of values.
+  streamValues = memref::CollapseShapeOp::create(b, packed, SmallVector<ReassociationIndices>{{0, 1, 2}});
+  streamEnd = e.sub(e.mul(panels, e.index(p.depth * nr)), e.index(1));
+  auto panelLoop = scf::ForOp::create(b, e.index(0), panels, e.index(1));
+  b.setInsertionPoint(panelLoop.getBody()->getTerminator());
+  Value pi = panelLoop.getInductionVar();
+  auto depthLoop = scf::ForOp::create(b, e.index(0), depth, e.index(t.depthBlock));
+  b.setInsertionPoint(depthLoop.getBody()->getTerminator());
+  Value pc = depthLoop.getInductionVar();
+  Value kLen = e.min(e.index(t.depthBlock), e.sub(depth, pc));
+  packedDepth = pc;
+  if (wideRows)
+    widenRows(rows, m, pc, kLen);
+  registerTile(rows, m, r0, r1, g, r0, pi, c0, pc, kLen, /*stream=*/true);
 }
 
 void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
@@ -505,44 +560,52 @@ void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
   Value cEnd = e.min(e.add(c0, e.index(outColumns)), e.index(p.width));
   Value panels = e.divs(e.add(e.sub(cEnd, c0), e.index(outPerPanel - 1)), e.index(outPerPanel));
   Value depth = e.index(p.depth);
-  // Packed at load time (strategy/PackedLayout.h): the task's panels.
-  Value prepared;
-  if (p.packedRhs)
-    prepared = e.innerBlock(p.packedRhs, {g, e.mul(cb, e.index(panelsPerBlock)), e.index(0), e.index(0)},
-                            {panelsPerBlock, p.depth, nr});
-  auto depthLoop = scf::ForOp::create(b, e.index(0), depth, e.index(t.depthBlock));
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(depthLoop.getBody()->getTerminator());
-  Value pc = depthLoop.getInductionVar();
-  Value kLen = e.min(e.index(t.depthBlock), e.sub(depth, pc));
+  // The depth blocks of a task of several register tiles (or of one, with
+  // weights packed per task), each read by every tile.
+  auto depthBlocks = [&](llvm::function_ref<void(Value pc, Value kLen)> body) {
+    OpBuilder::InsertionGuard guard(b);
+    auto depthLoop = scf::ForOp::create(b, e.index(0), depth, e.index(t.depthBlock));
+    b.setInsertionPoint(depthLoop.getBody()->getTerminator());
+    Value pc = depthLoop.getInductionVar();
+    body(pc, e.min(e.index(t.depthBlock), e.sub(depth, pc)));
+  };
   if (!p.packedRhs) {
-    packed = scratch;
-    packWeights(g, pc, kLen, c0, panels);
-    packedDepth = e.index(0);
-    registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/false);
+    depthBlocks([&](Value pc, Value kLen) {
+      packed = scratch;
+      packWeights(g, pc, kLen, c0, panels);
+      packedDepth = e.index(0);
+      registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/false);
+    });
     return;
   }
+  // Packed at load time (strategy/PackedLayout.h): the task's panels.
+  Value prepared = e.innerBlock(p.packedRhs, {g, e.mul(cb, e.index(panelsPerBlock)), e.index(0), e.index(0)},
+                                {panelsPerBlock, p.depth, nr});
   // One register tile of rows (decode sizes): each panel row is read once,
   // from memory.
   packed = prepared;
-  packedDepth = pc;
   if (!severalTiles()) {
-    registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/true);
+    streamTile(r0, r1, g, c0, panels);
     return;
   }
   Value oneTile = e.lt(e.sub(r1, r0), e.index(t.rows + 1));
   auto variant = scf::IfOp::create(b, TypeRange{}, oneTile, /*withElseRegion=*/true);
   b.setInsertionPoint(variant.thenBlock()->getTerminator());
-  registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/true);
+  streamTile(r0, r1, g, c0, panels);
   b.setInsertionPoint(variant.elseBlock()->getTerminator());
   // f32 panels: read in place, as above (the tiles after the first find
   // them in L2), without the prefetches.
-  if (narrowPanels) {
-    widenPanels(prepared, pc, kLen, panels);
-    packed = scratch;
-    packedDepth = e.index(0);
-  }
-  registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/false);
+  depthBlocks([&](Value pc, Value kLen) {
+    packed = prepared;
+    packedDepth = pc;
+    if (narrowPanels) {
+      widenPanels(prepared, pc, kLen, panels);
+      packed = scratch;
+      packedDepth = e.index(0);
+    }
+    registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/false);
+  });
 }
 } // namespace
 

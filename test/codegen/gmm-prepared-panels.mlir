@@ -1,30 +1,53 @@
 // The FMA kind reading weights packed at load time (moe-prepare-weights):
-// each depth block chooses at run time between a task of one register tile
-// of rows (mr = 2 here), which reads the prepared panels in the tile and
-// fetches ahead, and a task of more, which reads f32 panels in place and
-// widens bf16 ones into the worker's f32 block once for all its tiles.
+// each task chooses at run time between one register tile of rows (mr = 2
+// here), which reads the prepared panels in the tile and fetches ahead,
+// and more, which reads f32 panels in place and widens bf16 ones into the
+// worker's f32 block once for all its tiles.
 // RUN: moe-opt %s -moe-lower-to-loops -split-input-file | FileCheck %s
 
-// bf16 panels: the one-tile branch loads vector<16xbf16> rows of the
-// prepared panels, widens them and prefetches a row clamped to D - 1 = 63;
-// the other copies the depth block into the f32 scratch, which its tiles
-// read.
+// bf16 panels: the one-tile branch is a tile of exactly the task's rows
+// (none, 1, or mr = 2: one FMA a depth step, or two). Each reads the
+// task's panels front to back (panels outside, depth blocks inside),
+// loads vector<16xbf16> rows, widens them, and prefetches ahead in the
+// block seen as one run of values (4 panels x 64 x 16), clamped to its
+// end. The other branch copies each depth block into the f32 scratch,
+// which its tiles read.
 // CHECK-LABEL: func.func @bf16_panels
 // CHECK:         %[[SCRATCH:.*]] = memref.alloc() {{.*}} : memref<4x32x16xf32>
-// CHECK:         scf.for %[[PC:.*]] =
-// CHECK:           %[[ONE:.*]] = arith.cmpi slt, %{{.*}}, %c3{{(_[0-9]+)?}} : index
-// CHECK:           scf.if %[[ONE]] {
-// CHECK:             arith.minsi %{{.*}}, %c63{{(_[0-9]+)?}} : index
-// CHECK:             memref.prefetch %[[PANELS:[^\[]*]][
-// CHECK:             vector.load %[[PANELS]][{{.*}}] : memref<4x64x16xbf16, {{.*}}>, vector<16xbf16>
-// CHECK:             arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
-// CHECK-NOT:         memref.prefetch
-// CHECK:             vector.load %{{.*}} : memref<4x64x16xbf16, {{.*}}>, vector<16xbf16>
-// CHECK:             arith.extf
-// CHECK-NEXT:        vector.store %{{.*}}, %[[SCRATCH]]
-// CHECK-NOT:         memref.prefetch
-// CHECK:             vector.load %[[SCRATCH]]
-// CHECK-NOT:         memref.prefetch
+// CHECK:         %[[ONE:.*]] = arith.cmpi slt, %{{.*}}, %c3{{(_[0-9]+)?}} : index
+// CHECK:         scf.if %[[ONE]] {
+// CHECK-NEXT:      arith.subi
+// CHECK-NEXT:      scf.index_switch
+// CHECK-NEXT:      case 0 {
+// CHECK-NEXT:        scf.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      case 1 {
+// CHECK:             %[[BLOCK:.*]] = memref.collapse_shape %[[PANELS:[^ ]*]] {{\[\[}}0, 1, 2]] : memref<4x64x16xbf16, {{.*}}> into memref<4096xbf16, {{.*}}>
+// CHECK:             scf.for %[[PI:[^ ]*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK:               scf.for %{{.*}} = %{{.*}} to %c64{{(_[0-9]+)?}} step %c32
+// CHECK:                 arith.addi %{{.*}}, %c1024{{(_[0-9]+)?}} : index
+// CHECK:                 %[[FLAT:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:            memref.prefetch %[[BLOCK]][%[[FLAT]]]
+// CHECK:                 vector.load %[[PANELS]][%[[PI]], {{.*}}] : memref<4x64x16xbf16, {{.*}}>, vector<16xbf16>
+// CHECK-NEXT:            arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+// CHECK:                 vector.fma
+// CHECK-NOT:             vector.fma
+// CHECK:                 scf.yield
+// CHECK:           default {
+// CHECK:             memref.collapse_shape
+// CHECK:                 memref.prefetch
+// CHECK:                 arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+// CHECK-COUNT-2:         vector.fma
+// CHECK-NOT:             vector.fma
+// CHECK:                 scf.yield
+// The other branch: no prefetch.
+// CHECK-NOT:       memref.prefetch
+// CHECK:           vector.load %{{.*}} : memref<4x64x16xbf16, {{.*}}>, vector<16xbf16>
+// CHECK:           arith.extf
+// CHECK-NEXT:      vector.store %{{.*}}, %[[SCRATCH]]
+// CHECK-NOT:       memref.prefetch
+// CHECK:           vector.load %[[SCRATCH]]
+// CHECK-NOT:       memref.prefetch
 // CHECK:         return
 func.func @bf16_panels(%x: tensor<?x64xbf16>, %p: tensor<2x4x64x16xbf16>, %s: tensor<2xi32>) -> tensor<?x40xbf16> {
   %w = tensor.empty() : tensor<2x64x40xbf16>
@@ -35,13 +58,14 @@ func.func @bf16_panels(%x: tensor<?x64xbf16>, %p: tensor<2x4x64x16xbf16>, %s: te
 // -----
 
 // f32 panels: both branches read them in place; only the one-tile branch
-// prefetches, and no scratch block is allocated.
+// (its tiles of 1 and 2 rows) prefetches, and no scratch block is
+// allocated.
 // CHECK-LABEL: func.func @f32_panels
 // CHECK-NOT:     memref<4x32x16xf32>
 // CHECK:         %[[ONE:.*]] = arith.cmpi slt, %{{.*}}, %c3{{(_[0-9]+)?}} : index
 // CHECK:         scf.if %[[ONE]] {
-// CHECK:           memref.prefetch
-// CHECK:           vector.load %{{.*}} : memref<4x64x16xf32, {{.*}}>, vector<16xf32>
+// CHECK:           scf.index_switch
+// CHECK-COUNT-2:   memref.prefetch
 // CHECK-NOT:       memref.prefetch
 // CHECK:           vector.load %{{.*}} : memref<4x64x16xf32, {{.*}}>, vector<16xf32>
 // CHECK-NOT:       memref.prefetch
@@ -59,6 +83,10 @@ func.func @f32_panels(%x: tensor<?x64xf32>, %p: tensor<2x4x64x16xf32>, %s: tenso
 // there is no choice, and no scratch block even for bf16 panels.
 // CHECK-LABEL: func.func @one_tile_blocks
 // CHECK-NOT:     memref<4x32x16xf32>
+// CHECK-NOT:     scf.if
+// CHECK:         scf.index_switch
+// CHECK:         memref.prefetch
+// CHECK:         arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
 // CHECK:         memref.prefetch
 // CHECK:         arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
 // CHECK-NOT:     memref<4x32x16xf32>
