@@ -36,14 +36,15 @@
 // RUN: cat %t/two-gmms.log %t/gpt-oss-bf16.log %t/shared-fused.log | FileCheck %s --check-prefix=PACKED
 // PACKED-COUNT-3: prepare: weights quantized and packed once for the kernels
 
-// The lowered kernel multiplies with vpmaddwd (the intrinsic: 8 calls a
-// depth step, two tiles a column pair, 3 lowered gmms: the two-input
-// SwiGLU's gate and up gmms are one) on quads widened with zero extension,
-// and LLVM selects the instruction for an AVX2 target.
+// The lowered kernel multiplies with vpmaddwd (the intrinsic: 4 calls a
+// row and depth step, two tiles a column pair, in a 2-row tile and a
+// 1-row one for an odd count: 24 calls a gmm, 3 lowered gmms: the
+// two-input SwiGLU's gate and up gmms are one) on quads widened with zero
+// extension, and LLVM selects the instruction for an AVX2 target.
 // RUN: moe-opt %t/avx2.mlir -moe-attach-target=cpu=haswell -moe-lower-to-loops | FileCheck %s --check-prefix=LOOPS
 // LOOPS: func.func private @llvm.x86.avx2.pmadd.wd(vector<16xi16>, vector<16xi16>) -> vector<8xi32>
 // LOOPS: arith.extui {{.*}} : vector<16xi8> to vector<16xi16>
-// LOOPS-COUNT-48: call @llvm.x86.avx2.pmadd.wd
+// LOOPS-COUNT-72: call @llvm.x86.avx2.pmadd.wd
 // LOOPS-NOT: call @llvm.x86.avx2.pmadd.wd
 // RUN: moec %t/avx2.mlir --target-cpu=haswell --emit=asm -o %t/avx2.s
 // RUN: FileCheck %s --check-prefix=ASM < %t/avx2.s
