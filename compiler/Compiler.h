@@ -49,9 +49,11 @@ std::string compilerRtBuiltins();
 /// Every dialect, interface and translation compiling a moe program needs.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 
-/// The signature of public function `name` (or of the only public function
-/// when `name` is empty). Fails with a message when the function is missing
-/// or takes anything but ranked f32/bf16/i32 tensors.
+/// The signature of public function `name` (or, when `name` is empty, of
+/// the only public function, not counting the halves of a prepared form:
+/// functions with moe.weight_arguments or moe.kept_arguments). Fails with a
+/// message when the function is missing or takes anything but ranked
+/// f32/bf16/i32 tensors.
 std::optional<FunctionSignature> entrySignature(mlir::ModuleOp module,
                                                 const std::string &name,
                                                 std::string &error);

@@ -50,12 +50,13 @@ constexpr int64_t kLanes = 16;
 // short a stream for the hardware prefetcher, so every row was a miss to
 // DRAM.
 constexpr int64_t kPrefetchRows = 16;
-// How far ahead in a prepared panel a task of one register tile fetches. A
-// panel is one contiguous stream, but at decode sizes (T 16 top-8, about
-// two rows an expert) the hardware prefetcher alone left the memory idle
-// part of the time: bf16 53-61 ms a call (znver3, 874.5 MiB), 2 KiB ahead
-// 43-54 ms (64 rows of bf16 panels, 32 of f32; 1 and 4 KiB were no better,
-// 16 KiB slower).
+// How far ahead in its block of prepared panels a task of one register
+// tile fetches. The block is one contiguous stream, but at decode sizes
+// (T 16 top-8, about two rows an expert) the hardware prefetcher alone left
+// the memory idle part of the time: bf16 53-61 ms a call (znver3, 874.5
+// MiB), 2 KiB ahead 43-54 ms (64 rows of bf16 panels, 32 of f32; 1 and 4
+// KiB were no better, 16 KiB slower; measured when a panel was fetched
+// alone, before the tile read the block front to back).
 constexpr int64_t kPrefetchBytes = 2048;
 
 class FmaKernel final : public GmmKernel {
@@ -91,30 +92,38 @@ private:
   }
   void packWeights(Value g, Value pc, Value kLen, Value c0, Value panels);
   void packTransposedWeights(Value g, Value pc, Value kLen, Value c0, Value panels);
-  /// The left operand rows of the register tile from row `ir`: where each
-  /// is read (rows past r1 repeat its last row: computed, never stored) and,
-  /// gathered, whether it is a real slot.
+  /// The left operand rows of the register tile from row `ir`, its first
+  /// `m`: where each is read (rows past r1 repeat its last row: computed,
+  /// never stored) and, gathered, whether it is a real slot.
   struct TileRows {
     SmallVector<Value> source, valid;
   };
-  TileRows tileRows(Value r1, Value ir);
-  /// bf16 rows: the tile's rows widened into `wideRows` [i][k] once, for
-  /// every panel of the block.
+  TileRows tileRows(int64_t m, Value r1, Value ir);
+  /// The depth blocks [pc, pc + kLen) of the weights, in order.
+  void depthBlocks(llvm::function_ref<void(Value pc, Value kLen)> body);
+  /// bf16 rows: the tile's first `m` rows widened into `wideRows` [i][k],
+  /// for the panels that depth block's tile reads next (all of the block's;
+  /// streamTile's one).
   void widenRows(const TileRows &rows, int64_t m, Value pc, Value kLen);
   /// bf16 panels packed at load time, a task of several register tiles:
   /// the depth block's rows of the task's panels widened into the worker's
   /// f32 block, once for all of them.
   void widenPanels(Value prepared, Value pc, Value kLen, Value panels);
-  /// Panels packed at load time streaming through a task of one register
-  /// tile: the lines of panel `pi`'s row kPrefetchBytes ahead of `row`.
-  void prefetchPanelRow(Value pi, Value row);
-  /// The register tiles of a depth block's rows, all panels; `stream`:
-  /// `packed` is prepared panels read once, fetched ahead.
-  void registerTiles(Value r0, Value r1, Value g, Value c0, Value pc, Value kLen, Value panels,
-                     bool stream);
-  /// The tile's first `m` rows (m <= mr) over panel `pi`'s depth block.
+  /// Prepared panels streaming through a task of one register tile
+  /// (streamTile): the lines kPrefetchBytes past panel `pi`'s row `row` in
+  /// the task's block seen as one run (`stream`), up to its last value.
+  struct Stream {
+    Value values, last;
+  };
+  void prefetchPanelRow(const Stream &stream, Value pi, Value row);
+  /// The register tiles of a depth block's rows, all panels, read from
+  /// `packed` (the worker's block, or prepared f32 panels found in L2
+  /// after the first tile).
+  void registerTiles(Value r0, Value r1, Value g, Value c0, Value pc, Value kLen, Value panels);
+  /// The tile's first `m` rows (m <= mr) over panel `pi`'s depth block;
+  /// with `stream`, prepared panels read once, fetched ahead.
   void registerTile(const TileRows &rows, int64_t m, Value r0, Value r1, Value g, Value ir, Value pi,
-                    Value c0, Value pc, Value kLen, bool stream);
+                    Value c0, Value pc, Value kLen, const Stream *stream);
   /// Where the weight columns of a panel's vector `v` are, for the panel
   /// writing output columns from `colOut`: runs of consecutive columns of
   /// one weight, each its lanes [lane0, lane0 + lanes) of the vector, with
@@ -154,7 +163,8 @@ private:
   // prepared ones.
   Value packed;
   // bf16 rows widened, [mr, kc], once per register tile and depth block for
-  // all its panels (null for f32 rows, broadcast in place). Broadcast in
+  // all its panels (streamTile's tile: for each panel, m x kc values beside
+  // the tile's kc x m FMAs a vector; null for f32 rows, broadcast in place). Broadcast in
   // place, a bf16 value is a load, a shift and a broadcast, three times an
   // f32 one's uops: with AVX2's 6-row tile the bf16 forward at T 4096 top-2
   // (znver3) took 1.72-1.78 s that way, 1.08-1.12 s widened first.
@@ -162,9 +172,6 @@ private:
   // Where a depth block starts in `packed`: 0 in the worker's block, the
   // block's first depth row in weights packed at load time (all of D).
   Value packedDepth;
-  // The task's prepared panels streamTile reads as one run of values
-  // (contiguous), and its last value's index: where the prefetches stop.
-  Value streamValues, streamEnd;
   // bf16 panels packed at load time: half the bytes of f32 ones, which is
   // what bounds a decode-size batch. A task of one register tile (decode)
   // widens them in the tile as it reads them: at T 16 top-8 (znver3) a
@@ -306,10 +313,10 @@ void FmaKernel::packTransposedWeights(Value g, Value pc, Value kLen, Value c0, V
   });
 }
 
-FmaKernel::TileRows FmaKernel::tileRows(Value r1, Value ir) {
+FmaKernel::TileRows FmaKernel::tileRows(int64_t m, Value r1, Value ir) {
   Value zero = e.index(0), one = e.index(1);
   TileRows rows;
-  for (int64_t i = 0; i < t.rows; ++i) {
+  for (int64_t i = 0; i < m; ++i) {
     Value r = e.min(e.add(ir, e.index(i)), e.sub(r1, one));
     if (p.perm) {
       Value slot = e.toIndex(e.load(p.perm, {r}));
@@ -338,7 +345,7 @@ void FmaKernel::widenPanels(Value prepared, Value pc, Value kLen, Value panels) 
   });
 }
 
-void FmaKernel::prefetchPanelRow(Value pi, Value row) {
+void FmaKernel::prefetchPanelRow(const Stream &stream, Value pi, Value row) {
   // The task reads its panels front to back (streamTile), one after the
   // other in memory, so the fetch runs kPrefetchBytes ahead in the block
   // seen as one run of values (past a panel's last row: the next panel's
@@ -352,7 +359,7 @@ void FmaKernel::prefetchPanelRow(Value pi, Value row) {
   // is half a line: the line a row on is fetched twice, a cheap no-op).
   int64_t perLine = 64 * 8 / bits;
   for (int64_t c = 0; c < nr; c += perLine)
-    memref::PrefetchOp::create(b, streamValues, ValueRange{e.min(e.add(at, e.index(c)), streamEnd)},
+    memref::PrefetchOp::create(b, stream.values, ValueRange{e.min(e.add(at, e.index(c)), stream.last)},
                                /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
 }
 
@@ -375,7 +382,7 @@ void FmaKernel::widenRows(const TileRows &rows, int64_t m, Value pc, Value kLen)
 }
 
 void FmaKernel::registerTile(const TileRows &rows, int64_t m, Value r0, Value r1, Value g, Value ir,
-                             Value pi, Value c0, Value pc, Value kLen, bool stream) {
+                             Value pi, Value c0, Value pc, Value kLen, const Stream *stream) {
   Value zero = e.index(0);
   Value rowsHere = e.sub(r1, ir);
   const SmallVector<Value> &srcRow = rows.source, &valid = rows.valid;
@@ -408,7 +415,7 @@ void FmaKernel::registerTile(const TileRows &rows, int64_t m, Value r0, Value r1
         zero, kLen, init.getResults(), [&](Value k, ValueRange in) -> SmallVector<Value> {
           SmallVector<Value> w;
           if (stream)
-            prefetchPanelRow(pi, e.add(packedDepth, k));
+            prefetchPanelRow(*stream, pi, e.add(packedDepth, k));
           auto panelType = VectorType::get({kLanes}, cast<MemRefType>(packed.getType()).getElementType());
           for (int64_t v = 0; v < t.vectors; ++v) {
             Value x = vector::LoadOp::create(b, panelType, packed,
@@ -492,21 +499,19 @@ void FmaKernel::registerTile(const TileRows &rows, int64_t m, Value r0, Value r1
   }
 }
 
-void FmaKernel::registerTiles(Value r0, Value r1, Value g, Value c0, Value pc, Value kLen, Value panels,
-                              bool stream) {
+void FmaKernel::registerTiles(Value r0, Value r1, Value g, Value c0, Value pc, Value kLen, Value panels) {
   OpBuilder::InsertionGuard guard(b);
   // Rows outside, panels inside: a register tile's rows of the left operand
-  // (mr x kc) stay in L1 while the packed block's panels stream from L2
-  // (with `stream`, the one tile's, from memory).
+  // (mr x kc) stay in L1 while the packed block's panels stream from L2.
   auto rowLoop = scf::ForOp::create(b, r0, r1, e.index(t.rows));
   b.setInsertionPoint(rowLoop.getBody()->getTerminator());
   Value ir = rowLoop.getInductionVar();
-  TileRows rows = tileRows(r1, ir);
+  TileRows rows = tileRows(t.rows, r1, ir);
   if (wideRows)
     widenRows(rows, t.rows, pc, kLen);
   auto panelLoop = scf::ForOp::create(b, e.index(0), panels, e.index(1));
   b.setInsertionPoint(panelLoop.getBody()->getTerminator());
-  registerTile(rows, t.rows, r0, r1, g, ir, panelLoop.getInductionVar(), c0, pc, kLen, stream);
+  registerTile(rows, t.rows, r0, r1, g, ir, panelLoop.getInductionVar(), c0, pc, kLen, /*stream=*/nullptr);
 }
 
 void FmaKernel::streamTile(Value r0, Value r1, Value g, Value c0, Value panels) {
@@ -535,23 +540,29 @@ void FmaKernel::streamTileOf(int64_t m, Value r0, Value r1, Value g, Value c0, V
   // the prefetches run ahead of, where depth blocks outside read it in
   // kc-row pieces a panel (D x nr) apart.
   OpBuilder::InsertionGuard guard(b);
-  Value depth = e.index(p.depth);
-  TileRows rows = tileRows(r1, r0);
+  TileRows rows = tileRows(m, r1, r0);
   // The block's panels are contiguous ([panels, D, nr] of the prepared
   // weights' [E, P, D, nr]): one run of values.
-  streamValues = memref::CollapseShapeOp::create(b, packed, SmallVector<ReassociationIndices>{{0, 1, 2}});
-  streamEnd = e.sub(e.mul(panels, e.index(p.depth * nr)), e.index(1));
+  Stream stream{memref::CollapseShapeOp::create(b, packed, SmallVector<ReassociationIndices>{{0, 1, 2}}),
+                e.sub(e.mul(panels, e.index(p.depth * nr)), e.index(1))};
   auto panelLoop = scf::ForOp::create(b, e.index(0), panels, e.index(1));
   b.setInsertionPoint(panelLoop.getBody()->getTerminator());
   Value pi = panelLoop.getInductionVar();
+  depthBlocks([&](Value pc, Value kLen) {
+    packedDepth = pc;
+    if (wideRows)
+      widenRows(rows, m, pc, kLen);
+    registerTile(rows, m, r0, r1, g, r0, pi, c0, pc, kLen, &stream);
+  });
+}
+
+void FmaKernel::depthBlocks(llvm::function_ref<void(Value pc, Value kLen)> body) {
+  OpBuilder::InsertionGuard guard(b);
+  Value depth = e.index(p.depth);
   auto depthLoop = scf::ForOp::create(b, e.index(0), depth, e.index(t.depthBlock));
   b.setInsertionPoint(depthLoop.getBody()->getTerminator());
   Value pc = depthLoop.getInductionVar();
-  Value kLen = e.min(e.index(t.depthBlock), e.sub(depth, pc));
-  packedDepth = pc;
-  if (wideRows)
-    widenRows(rows, m, pc, kLen);
-  registerTile(rows, m, r0, r1, g, r0, pi, c0, pc, kLen, /*stream=*/true);
+  body(pc, e.min(e.index(t.depthBlock), e.sub(depth, pc)));
 }
 
 void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
@@ -559,23 +570,15 @@ void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
   Value c0 = e.mul(cb, e.index(outColumns));
   Value cEnd = e.min(e.add(c0, e.index(outColumns)), e.index(p.width));
   Value panels = e.divs(e.add(e.sub(cEnd, c0), e.index(outPerPanel - 1)), e.index(outPerPanel));
-  Value depth = e.index(p.depth);
   OpBuilder::InsertionGuard guard(b);
-  // The depth blocks of a task of several register tiles (or of one, with
-  // weights packed per task), each read by every tile.
-  auto depthBlocks = [&](llvm::function_ref<void(Value pc, Value kLen)> body) {
-    OpBuilder::InsertionGuard guard(b);
-    auto depthLoop = scf::ForOp::create(b, e.index(0), depth, e.index(t.depthBlock));
-    b.setInsertionPoint(depthLoop.getBody()->getTerminator());
-    Value pc = depthLoop.getInductionVar();
-    body(pc, e.min(e.index(t.depthBlock), e.sub(depth, pc)));
-  };
+  // Depth blocks outside (each read by every register tile of the task)
+  // unless the task is one tile of prepared panels (streamTile).
   if (!p.packedRhs) {
     depthBlocks([&](Value pc, Value kLen) {
       packed = scratch;
       packWeights(g, pc, kLen, c0, panels);
       packedDepth = e.index(0);
-      registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/false);
+      registerTiles(r0, r1, g, c0, pc, kLen, panels);
     });
     return;
   }
@@ -604,7 +607,7 @@ void FmaKernel::task(Value r0, Value r1, Value g, Value cb) {
       packed = scratch;
       packedDepth = e.index(0);
     }
-    registerTiles(r0, r1, g, c0, pc, kLen, panels, /*stream=*/false);
+    registerTiles(r0, r1, g, c0, pc, kLen, panels);
   });
 }
 } // namespace

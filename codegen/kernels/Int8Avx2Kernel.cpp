@@ -70,7 +70,7 @@ public:
   void emitTask(const GmmTask &task) override;
 
 private:
-  /// The i32 sums of `rows` (kAvx2Rows quantized rows) against weight tile
+  /// The i32 sums of `rows` (1 or kAvx2Rows quantized rows) against weight tile
   /// `tile` of the block, over the padded depth: one vector<16xi32> a row.
   SmallVector<Value> tileSums(ArrayRef<Value> rows, Value tile);
 

@@ -63,9 +63,19 @@ func.func @bf16_panels(%x: tensor<?x64xbf16>, %p: tensor<2x4x64x16xbf16>, %s: te
 // CHECK-LABEL: func.func @f32_panels
 // CHECK-NOT:     memref<4x32x16xf32>
 // CHECK:         %[[ONE:.*]] = arith.cmpi slt, %{{.*}}, %c3{{(_[0-9]+)?}} : index
+// The fetch runs 2 KiB (512 values) ahead in the task's block, clamped
+// to its last value (the task's panels x 64 x 16, minus one).
 // CHECK:         scf.if %[[ONE]] {
 // CHECK:           scf.index_switch
-// CHECK-COUNT-2:   memref.prefetch
+// CHECK:           case 1 {
+// CHECK:             %[[BLOCK:.*]] = memref.collapse_shape {{.*}} : memref<4x64x16xf32, {{.*}}> into memref<4096xf32, {{.*}}>
+// CHECK:             %[[VALUES:.*]] = arith.muli %[[PANELS:.*]], %c1024 : index
+// CHECK-NEXT:        %[[LAST:.*]] = arith.subi %[[VALUES]], %c1{{(_[0-9]+)?}} : index
+// CHECK:                 arith.addi %{{.*}}, %c512 : index
+// CHECK:                 %[[AT:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
+// CHECK-NEXT:            memref.prefetch %[[BLOCK]][%[[AT]]]
+// CHECK:           default {
+// CHECK:             memref.prefetch
 // CHECK-NOT:       memref.prefetch
 // CHECK:           vector.load %{{.*}} : memref<4x64x16xf32, {{.*}}>, vector<16xf32>
 // CHECK-NOT:       memref.prefetch

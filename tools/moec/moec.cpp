@@ -224,7 +224,7 @@ cl::opt<std::string> emit(cl::cat(moecCategory), "emit", cl::desc("What to write
                           cl::init(""));
 
 // Run.
-cl::opt<std::string> entry(cl::cat(moecCategory), "entry", cl::desc("Function to run (default: the only public one)"),
+cl::opt<std::string> entry(cl::cat(moecCategory), "entry", cl::desc("Function to run (default: the only public one, not counting the prepared halves <f>_prepare_weights and <f>_prepared)"),
                            cl::init(""), cl::sub(runCommand));
 cl::list<std::string> inputs(cl::cat(moecCategory), "input", cl::desc("An .npy file per argument, in order"),
                              cl::sub(runCommand));
