@@ -13,9 +13,11 @@
 // Measured against the int8 unit's peak (AMX INT8, AVX512_VNNI or AVX2
 // VPMADDWD, whichever the host's int8 kind runs on; FP32 FMA for the i32
 // vector task on a CPU without AVX2).
-// CHECK: peak: {{[0-9.]+}} {{GOP/s (AMX INT8|AVX512_VNNI|AVX2 VPMADDWD)|GFLOP/s FP32 FMA}}, 2 threads (measured now)
+// CHECK: peak: {{[0-9.]+}} [[UNIT:GOP/s|GFLOP/s]] {{(AMX INT8|AVX512_VNNI|AVX2 VPMADDWD)|FP32 FMA}}, 2 threads (measured now)
 // CHECK: quant: mode=int8 weight_scales=channel; weights quantized once in {{[0-9.]+}} ms ({{[0-9.]+}} MiB -> {{[0-9.]+}} MiB with scales){{(, packed for the kernels: the timed calls pack none)?$}}
 // CHECK: quant: relative error against f32: y {{[0-9]\.[0-9]+E-0[23]}}
+// The time line in the peak's unit (integer products: GOP/s).
+// CHECK: time: median {{.*}} runs; {{[0-9.]+}} [[UNIT]], {{[0-9.]+}}% of peak
 // CHECK: RESULT {{.*}} quant=int8 quant_weight_scales=channel rel_error={{[0-9]\.[0-9]+E-0[23]}}
 // JSON: "quant": "int8", "quant_weight_scales": "channel", "rel_error": {{0\.0[0-9]+}}, "rel_errors": {"y": {{0\.0[0-9]+}}}
 

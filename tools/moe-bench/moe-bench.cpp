@@ -1254,11 +1254,12 @@ int main(int argc, char **argv) {
         r.nullTarget = std::max(0.0, nullFraction);
         r.tflops = flops / med / 1e12, r.tokensPerS = c.tokens / med;
         r.peakPct = 100 * flops / med / 1e9 / peak, r.compileS = variant.compileS;
+        // In the peak's unit: GOP/s for an int8 block's integer products.
         outs() << format("time: median %.2f ms min %.2f ms max %.2f ms over %d runs; "
-                         "%.1f GFLOP/s, %.1f%% of peak\n",
+                         "%.1f %s, %.1f%% of peak\n",
                          med * 1e3, *std::min_element(times.begin(), times.end()) * 1e3,
                          *std::max_element(times.begin(), times.end()) * 1e3, int(iters),
-                         flops / med / 1e9, r.peakPct);
+                         flops / med / 1e9, peakUnitName, r.peakPct);
         // The forward reads each used expert's weights (and the shared
         // expert's) once a call: their bytes over the time, against the
         // DRAM read bandwidth.
