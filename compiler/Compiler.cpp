@@ -145,26 +145,14 @@ moec::entrySignature(ModuleOp module, const std::string &name,
   if (name.empty() && publics.size() == 1)
     entry = publics.front();
   // A module moe-quantize (or moe-prepare-weights) split holds a block's
-  // three forms: @f, @f_prepare_weights and @f_prepared. The two halves
-  // record which of @f's arguments they take; the block to run is the one
-  // public function that is neither half.
-  std::vector<std::string> blockNames; // the publics that are not halves
-  if (name.empty() && !entry && publics.size() > 1) {
-    SmallVector<func::FuncOp> blocks;
-    for (func::FuncOp func : publics)
-      if (!func->hasAttr(moe::kWeightArgumentsAttrName) &&
-          !func->hasAttr(moe::kKeptArgumentsAttrName)) {
-        blocks.push_back(func);
-        blockNames.push_back(func.getName().str());
-      }
-    if (blocks.size() == 1)
-      entry = blocks.front();
-    else if (blocks.size() == publics.size() || blocks.empty())
-      blockNames.clear(); // no halves: list every public function
-  }
+  // three forms: @f, @f_prepare_weights and @f_prepared. The block to run
+  // is the one public function that is neither half.
+  auto blocks = llvm::to_vector(llvm::make_filter_range(publics, [](func::FuncOp f) { return !moe::isPreparedHalf(f); }));
+  if (name.empty() && !entry && blocks.size() == 1)
+    entry = blocks.front();
   // A few names, not all: a generated module of 88k functions made a
   // 1.5 MB error line.
-  auto listed = [&](const std::vector<std::string> &names) {
+  auto listed = [&](ArrayRef<std::string> names) {
     constexpr size_t kShown = 8;
     std::string s;
     for (size_t i = 0; i < names.size() && i < kShown; ++i)
@@ -178,9 +166,10 @@ moec::entrySignature(ModuleOp module, const std::string &name,
       error = "no public function '" + name + "' (public functions: " + listed(publicNames) + ")";
     else if (publicNames.empty())
       error = "the module has no public function with a body to run";
-    else if (!blockNames.empty())
-      error = "the module has " + std::to_string(blockNames.size()) + " public functions (" +
-              listed(blockNames) + ") besides prepared halves " +
+    else if (!blocks.empty() && blocks.size() < publics.size())
+      error = "the module has " + std::to_string(blocks.size()) + " public functions (" +
+              listed(llvm::map_to_vector(blocks, [](func::FuncOp f) { return f.getName().str(); })) +
+              ") besides prepared halves " +
               "(<f>_prepare_weights, <f>_prepared); pick one with --entry";
     else
       error = "the module has " + std::to_string(publicNames.size()) + " public functions (" +

@@ -52,6 +52,10 @@ inline constexpr llvm::StringLiteral kTargetAttrName = "moe.target";
 /// calls prepared(f's args at kept, prepare(f's args at weight)...).
 inline constexpr llvm::StringLiteral kWeightArgumentsAttrName = "moe.weight_arguments";
 inline constexpr llvm::StringLiteral kKeptArgumentsAttrName = "moe.kept_arguments";
+/// Whether `fn` is one of those two halves of a prepared form.
+inline bool isPreparedHalf(mlir::Operation *fn) {
+  return fn->hasAttr(kWeightArgumentsAttrName) || fn->hasAttr(kKeptArgumentsAttrName);
+}
 /// On a moe.gmm or moe.tgmm: its #moe.gmm_lowering (moe-select-lowering),
 /// which moe-lower-to-loops follows; without it, the reference loops.
 inline constexpr llvm::StringLiteral kLoweringAttrName = "moe.lowering";

@@ -10,17 +10,13 @@ std::optional<strategy::PackedLayout> strategy::packedLayoutFor(GmmOp gate, Swig
                                                                 GmmLoweringAttr lowering) {
   if (!lowering || lowering.isReference() || gate.getTransposeRhs())
     return std::nullopt;
-  auto allKinds = [&](StringRef a, StringRef b) {
-    return llvm::all_of(lowering.getKernels(), [&](Attribute kind) {
-      StringRef name = cast<StringAttr>(kind).getValue();
-      return name == a || name == b;
-    });
+  auto allKinds = [&](std::initializer_list<StringRef> kinds) {
+    return llvm::all_of(lowering.getKernels(),
+                        [&](Attribute kind) { return llvm::is_contained(kinds, cast<StringAttr>(kind).getValue()); });
   };
-  bool pairs = allKinds("avx512bf16_dot", "amx_bf16");
+  bool pairs = allKinds({"avx512bf16_dot", "amx_bf16"});
   // int8_vector reads the weights in place: no packed layout beside it.
-  bool quads = llvm::all_of(lowering.getKernels(), [&](Attribute kind) {
-    return llvm::is_contained({"int8_vnni", "int8_avx2", "amx_int8"}, cast<StringAttr>(kind).getValue());
-  });
+  bool quads = allKinds({"int8_vnni", "int8_avx2", "amx_int8"});
   bool fmaOnly = lowering.getKernels().size() == 1 && lowering.hasKernel("fma");
   // Interleaved gate/up columns are one plain run of 2N weight columns, in
   // the kernels as in the layout.

@@ -72,8 +72,7 @@ struct MoePrepareWeightsPass : mlir::moe::impl::MoePrepareWeightsBase<MoePrepare
   /// moe-quantize's halves of it (`quantized` then holds them).
   static bool eligible(func::FuncOp fn, SymbolTable &symbols, std::optional<PreparedSplit> &quantized) {
     quantized.reset();
-    if (!fn.isPublic() || fn.isDeclaration() || fn->hasAttr(kMeshAttrName) ||
-        fn->hasAttr(kKeptArgumentsAttrName) || fn->hasAttr(kWeightArgumentsAttrName))
+    if (!fn.isPublic() || fn.isDeclaration() || fn->hasAttr(kMeshAttrName) || isPreparedHalf(fn))
       return false;
     quantized = preparedCaller(fn, symbols);
     auto trains = [](func::FuncOp f) {

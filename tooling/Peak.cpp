@@ -1,10 +1,9 @@
 //===- Peak.cpp - this machine's peaks per unit, measured -----------------===//
 //
 // FP32 FMA, AVX512_BF16, AVX512-VNNI, AVX2's vpmaddwd and AMX (bf16, int8):
-// for the vector
-// units, independent accumulators (more than latency x ports, 4 x 2 here:
-// 24 of the 32 zmm registers, 12 of the 16 ymm ones), multiplied and added
-// in registers only: the rate no matmul can beat. A peak is quoted as an
+// for the vector units, independent accumulators (more than latency x
+// ports, 4 x 2 here: 24 of the 32 zmm registers, 12 of the 16 ymm ones),
+// multiplied and added in registers only: the rate no matmul can beat. A peak is quoted as an
 // upper bound, so the steps are asm on register operands: the compiler can
 // neither drop them nor spill an accumulator between them (GCC 12 copied
 // and spilled the VNNI intrinsics' accumulators, and 24 ymm chains on the

@@ -70,8 +70,9 @@ public:
   void emitTask(const GmmTask &task) override;
 
 private:
-  /// The i32 sums of `rows` (1 or kAvx2Rows quantized rows) against weight tile
-  /// `tile` of the block, over the padded depth: one vector<16xi32> a row.
+  /// The i32 sums of `rows` (1 or kAvx2Rows quantized rows) against weight
+  /// tile `tile` of the block, over the padded depth: one vector<16xi32> a
+  /// row.
   SmallVector<Value> tileSums(ArrayRef<Value> rows, Value tile);
 
   // The first tile's sums of a column pair while the second's are
@@ -193,9 +194,4 @@ constexpr llvm::StringLiteral kAvx2Features[] = {"avx2"};
 } // namespace
 
 const GmmKernelKind mlir::moe::codegen::kInt8Avx2Kernel = {
-    "int8_avx2", kAvx2Features, /*usesTiles=*/false,
-    [](Emitter &e, const GmmKernelPlan &plan, PackedOperands &shared) -> std::unique_ptr<GmmKernel> {
-      if (!plan.int8)
-        return nullptr;
-      return std::make_unique<Int8Avx2Kernel>(e, plan, shared);
-    }};
+    "int8_avx2", kAvx2Features, /*usesTiles=*/false, makeInt8Kernel<Int8Avx2Kernel>};

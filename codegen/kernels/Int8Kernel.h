@@ -30,6 +30,15 @@ protected:
   PackedOperands &ops;
 };
 
+/// GmmKernelKind::make of an int8 kind `Kind`: the kind for int8 plans, none
+/// for float ones.
+template <class Kind>
+std::unique_ptr<GmmKernel> makeInt8Kernel(Emitter &e, const GmmKernelPlan &plan, PackedOperands &shared) {
+  if (!plan.int8)
+    return nullptr;
+  return std::make_unique<Kind>(e, plan, shared);
+}
+
 } // namespace mlir::moe::codegen
 
 #endif // MOEC_CODEGEN_KERNELS_INT8KERNEL_H

@@ -70,9 +70,4 @@ void Int8VectorKernel::emitTask(const GmmTask &task) {
 
 // Plain vector arithmetic, which LLVM legalizes for any x86-64.
 const GmmKernelKind mlir::moe::codegen::kInt8VectorKernel = {
-    "int8_vector", {}, /*usesTiles=*/false,
-    [](Emitter &e, const GmmKernelPlan &plan, PackedOperands &shared) -> std::unique_ptr<GmmKernel> {
-      if (!plan.int8)
-        return nullptr;
-      return std::make_unique<Int8VectorKernel>(e, plan, shared);
-    }};
+    "int8_vector", {}, /*usesTiles=*/false, makeInt8Kernel<Int8VectorKernel>};

@@ -144,9 +144,4 @@ constexpr llvm::StringLiteral kVnniFeatures[] = {"avx512f", "avx512vnni"};
 } // namespace
 
 const GmmKernelKind mlir::moe::codegen::kInt8VnniKernel = {
-    "int8_vnni", kVnniFeatures, /*usesTiles=*/false,
-    [](Emitter &e, const GmmKernelPlan &plan, PackedOperands &shared) -> std::unique_ptr<GmmKernel> {
-      if (!plan.int8)
-        return nullptr;
-      return std::make_unique<Int8VnniKernel>(e, plan, shared);
-    }};
+    "int8_vnni", kVnniFeatures, /*usesTiles=*/false, makeInt8Kernel<Int8VnniKernel>};
