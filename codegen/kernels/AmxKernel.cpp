@@ -61,7 +61,7 @@ public:
 
   int64_t rowGranule() const override { return kAmxRowGranule; }
   Value rowBlock(Value groupRows) override {
-    return ops.rowBlockFor(groupRows, kMaxAmxRows, kAmxRowGranule);
+    return evenRowBlock(e, groupRows, kMaxAmxRows, kAmxRowGranule);
   }
   int64_t columnBlock() const override { return ops.columnBlock(); }
   void prepare() override {

@@ -40,10 +40,21 @@ namespace mlir::moe::codegen {
 class Emitter;
 class PackedOperands;
 
-/// One task, as the scheduler's table holds it (index values).
+/// One task, as the scheduler's table holds it (index values), and the
+/// weight block its worker will likely multiply next: the task `workers`
+/// on in the table, as tasks of about equal size alternate between the
+/// workers (its own block past the table's end or when that task is of
+/// another kind). A kind reading weights packed at load time fetches that
+/// block while the task runs, so its first rows do not wait on DRAM.
 struct GmmTask {
   Value firstRow, endRow, group, columnBlock;
+  Value nextGroup, nextColumnBlock;
 };
+
+/// Rows per task for a group of `groupRows` (index): the group split evenly
+/// into blocks of at most `maxRows`, each a multiple of `granule` (never
+/// fewer than blocks of `maxRows` would make).
+Value evenRowBlock(Emitter &e, Value groupRows, int64_t maxRows, int64_t granule);
 
 /// What every kind of the gmm kernel family provides. An object is made per
 /// lowered gmm; its methods emit code at the emitter's insertion point, in

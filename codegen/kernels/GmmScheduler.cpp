@@ -74,6 +74,14 @@ void outlineTileCode(Region &region, Operation *anchor) {
 }
 } // namespace
 
+Value mlir::moe::codegen::evenRowBlock(Emitter &e, Value groupRows, int64_t maxRows, int64_t rowGranule) {
+  Value cap = e.index(maxRows), granule = e.index(rowGranule), one = e.index(1);
+  auto ceilDiv = [&](Value a, Value d) { return e.divs(e.add(a, e.sub(d, one)), d); };
+  Value blocks = e.max(ceilDiv(groupRows, cap), one);
+  // At least one granule: an empty group's loop must still have a step.
+  return e.max(e.mul(ceilDiv(ceilDiv(groupRows, blocks), granule), granule), granule);
+}
+
 void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayRef<StringRef> kinds,
                                       Operation *anchor) {
   auto &b = e.b;
@@ -171,9 +179,16 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
     Value fields[kTaskFields];
     for (int64_t f = 0; f < kTaskFields; ++f)
       fields[f] = e.load(tasks, {ti, e.index(f)});
+    // The task this worker likely takes next (GmmTask): one of its own
+    // kind's, else its own block again.
+    Value next = e.min(e.add(ti, workers), e.sub(taskCount, one));
+    Value sameKind = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, e.load(tasks, {next, e.index(4)}),
+                                           fields[4]);
+    Value nextGroup = e.select(sameKind, e.load(tasks, {next, e.index(2)}), fields[2]);
+    Value nextBlock = e.select(sameKind, e.load(tasks, {next, e.index(3)}), fields[3]);
     scf::YieldOp::create(b, ValueRange{});
     b.setInsertionPoint(body->getTerminator());
-    GmmTask task{fields[0], fields[1], fields[2], fields[3]};
+    GmmTask task{fields[0], fields[1], fields[2], fields[3], nextGroup, nextBlock};
     // One branch per kind; the default ends the chain of ifs, so it is
     // never a tile kind, whose code must sit in a function of its own.
     for (size_t k = kernels.size() - 1; k > 0; --k) {

@@ -21,7 +21,7 @@ public:
 
   int64_t rowGranule() const override { return PackedOperands::kInt8RowGranule; }
   Value rowBlock(Value groupRows) override {
-    return ops.rowBlockFor(groupRows, PackedOperands::kMaxInt8Rows, PackedOperands::kInt8RowGranule);
+    return evenRowBlock(e, groupRows, PackedOperands::kMaxInt8Rows, PackedOperands::kInt8RowGranule);
   }
   int64_t columnBlock() const override { return ops.columnBlock(); }
   void prepare() override { ops.quantizeRows(); }

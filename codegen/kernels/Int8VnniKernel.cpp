@@ -42,7 +42,10 @@ public:
   void emitTask(const GmmTask &task) override;
 
 private:
-  void registerTile(Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0, Value g);
+  /// With `next`, the tile's depth steps (from the task's `firstStep`)
+  /// fetch their part of the next block (PackedOperands::nextBlock).
+  void registerTile(Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0, Value g,
+                    const PackedOperands::NextBlock *next, Value firstStep);
 
 };
 } // namespace
@@ -59,7 +62,7 @@ func::FuncOp vpdpbusdFunction(Emitter &e, VectorType sumType, VectorType bytesTy
 } // namespace
 
 void Int8VnniKernel::registerTile(Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0,
-                                  Value g) {
+                                  Value g, const PackedOperands::NextBlock *next, Value firstStep) {
   auto &b = e.b;
   Value zero = e.index(0), one = e.index(1);
   auto sumType = VectorType::get({kLanes}, b.getI32Type());
@@ -86,6 +89,8 @@ void Int8VnniKernel::registerTile(Value r0, Value rows, Value ir, Value q, Value
       zero, e.index(ops.paddedDepth / 4), init, [&](Value kq, ValueRange in) -> SmallVector<Value> {
         // The rows' broadcasts first, then one weight vector at a time
         // against every row: 24 accumulators + 3 broadcasts + 1 weight live.
+        if (next)
+          ops.fetchNextBlock(*next, e.add(firstStep, kq));
         Value depth = e.mul(kq, e.index(4));
         Value a[kVnniRows];
         for (int64_t i = 0; i < kVnniRows; ++i) {
@@ -128,12 +133,18 @@ void Int8VnniKernel::emitTask(const GmmTask &task) {
   Value c0 = ops.firstColumn(cb);
   Value rows = e.sub(r1, r0);
   Value pairGroups = e.divs(e.add(colPairs, e.index(kVnniPairs - 1)), e.index(kVnniPairs));
+  Value depthQuads = e.index(ops.paddedDepth / 4);
+  Value rowTiles = e.divs(e.add(rows, e.index(kVnniRows - 1)), e.index(kVnniRows));
+  std::optional<PackedOperands::NextBlock> next =
+      ops.nextBlock(task, e.mul(e.mul(rowTiles, pairGroups), depthQuads));
   // Row tiles outside: a tile's rows stay in L1 while the weight block
   // streams from L2 under it.
   e.forLoop(e.index(0), rows, e.index(kVnniRows), ValueRange{},
             [&](Value ir, ValueRange) -> SmallVector<Value> {
+              Value tileIndex = e.divs(ir, e.index(kVnniRows));
               e.forLoop(e.index(0), pairGroups, [&](Value q) {
-                registerTile(r0, rows, ir, q, colPairs, c0, g);
+                Value firstStep = e.mul(e.add(e.mul(tileIndex, pairGroups), q), depthQuads);
+                registerTile(r0, rows, ir, q, colPairs, c0, g, next ? &*next : nullptr, firstStep);
               });
               return {};
             });

@@ -47,14 +47,6 @@ PackedOperands::PackedOperands(Emitter &e, const GmmKernelPlan &plan)
       // moe-select-lowering's choice (strategy::packedColumnsFor: half of L2).
       physicalColumns(plan.packedColumns), e(e), p(plan) {}
 
-Value PackedOperands::rowBlockFor(Value groupRows, int64_t maxRows, int64_t rowGranule) {
-  Value cap = e.index(maxRows), granule = e.index(rowGranule), one = e.index(1);
-  auto ceilDiv = [&](Value a, Value d) { return e.divs(e.add(a, e.sub(d, one)), d); };
-  Value blocks = e.max(ceilDiv(groupRows, cap), one);
-  // At least one granule: an empty group's loop must still have a step.
-  return e.max(e.mul(ceilDiv(ceilDiv(groupRows, blocks), granule), granule), granule);
-}
-
 void PackedOperands::allocWeightCache() {
   if (p.packedRhs)
     return; // a block of the packed weights per task (ensureWeights)
@@ -186,6 +178,29 @@ Value PackedOperands::columnPairs(Value cb) {
   Value cEnd = e.min(e.add(c0, e.index(columnBlock())), e.index(p.width));
   int64_t pairColumns = p.swiglu ? kTileCols : 2 * kTileCols;
   return e.divs(e.add(e.sub(cEnd, c0), e.index(pairColumns - 1)), e.index(pairColumns));
+}
+
+std::optional<PackedOperands::NextBlock> PackedOperands::nextBlock(const GmmTask &task, Value steps) {
+  if (!p.packedRhs)
+    return std::nullopt;
+  auto &b = e.b;
+  int64_t tiles = physicalColumns / kTileCols;
+  int64_t lanes = paddedDepth / depthPerLane, laneValues = depthPerLane * kTileCols;
+  Value block = e.innerBlock(p.packedRhs, {task.nextGroup, e.mul(task.nextColumnBlock, e.index(tiles)),
+                                           e.index(0), e.index(0)},
+                             {tiles, lanes, laneValues});
+  Value values = memref::CollapseShapeOp::create(b, block, SmallVector<ReassociationIndices>{{0, 1, 2}});
+  int64_t blockValues = tiles * lanes * laneValues;
+  int64_t lineValues = 64 / (cast<MemRefType>(p.packedRhs.getType()).getElementTypeBitWidth() / 8);
+  Value one = e.index(1);
+  steps = e.max(steps, one);
+  Value stride = e.divs(e.add(e.index(blockValues), e.sub(steps, one)), steps);
+  return NextBlock{values, e.index(blockValues - 1), e.min(e.max(stride, one), e.index(lineValues))};
+}
+
+void PackedOperands::fetchNextBlock(const NextBlock &next, Value step) {
+  memref::PrefetchOp::create(e.b, next.values, ValueRange{e.min(e.mul(step, next.stride), next.last)},
+                             /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
 }
 
 Value PackedOperands::ensureWeights(Value g, Value cb) {

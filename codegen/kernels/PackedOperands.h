@@ -3,7 +3,10 @@
 #ifndef MOEC_CODEGEN_KERNELS_PACKEDOPERANDS_H
 #define MOEC_CODEGEN_KERNELS_PACKEDOPERANDS_H
 
+#include "codegen/kernels/GmmKernel.h"
 #include "codegen/kernels/GmmKernelPlan.h"
+
+#include <optional>
 
 namespace mlir::moe::codegen {
 
@@ -41,10 +44,6 @@ public:
   PackedOperands(Emitter &e, const GmmKernelPlan &plan);
 
   int64_t columnBlock() const { return p.swiglu ? physicalColumns / 2 : physicalColumns; }
-  /// Rows per task for a group of `groupRows`: the group split evenly into
-  /// blocks of at most `maxRows`, each a multiple of `granule`.
-  Value rowBlockFor(Value groupRows, int64_t maxRows, int64_t granule);
-
   /// The worker's packed weight block and which (group, column block) it
   /// holds, allocated at the first call inside the worker (the kinds of one
   /// gmm share it). Nothing with weights packed at load time.
@@ -57,6 +56,22 @@ public:
   Value ensureWeights(Value g, Value cb);
   Value firstColumn(Value cb);
   Value columnPairs(Value cb);
+
+  /// Weights packed at load time: the block the task's worker likely
+  /// multiplies next (GmmTask's next group and column block) as one run of
+  /// values, fetched while the task runs: its `steps` depth steps (over all
+  /// its register tiles) each fetch values[min(step * stride, last)], a
+  /// stride that spreads the block over the whole task at up to a line a
+  /// step. A task's first tile of rows reads its block from DRAM (the
+  /// others find it in L2); fetched ahead by the task before, it is in L2
+  /// already. Nothing without prepared weights (the worker packs its
+  /// block, from the weights' rows).
+  struct NextBlock {
+    Value values, last, stride;
+  };
+  std::optional<NextBlock> nextBlock(const GmmTask &task, Value steps);
+  /// Depth step `step` of the task's: its part of the next block.
+  void fetchNextBlock(const NextBlock &next, Value step);
 
   /// Where the 16 weight columns of tile `half` of column pair `pair` are:
   /// the weight, the first column, the end of the columns that exist, and

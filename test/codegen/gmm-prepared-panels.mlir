@@ -11,7 +11,10 @@
 // loads vector<16xbf16> rows, widens them, and prefetches ahead in the
 // block seen as one run of values (4 panels x 64 x 16), clamped to its
 // end. The other branch copies each depth block into the f32 scratch,
-// which its tiles read.
+// which its tiles read, and fetches the depth block they read next: the
+// task's next one, or past its last (depth 64) the first of the block the
+// worker likely takes next (GmmTask's next group and column block), each
+// depth step at a stride through it, clamped to its end.
 // CHECK-LABEL: func.func @bf16_panels
 // CHECK:         %[[SCRATCH:.*]] = memref.alloc() {{.*}} : memref<4x32x16xf32>
 // CHECK:         %[[ONE:.*]] = arith.cmpi slt, %{{.*}}, %c3{{(_[0-9]+)?}} : index
@@ -40,14 +43,22 @@
 // CHECK-COUNT-2:         vector.fma
 // CHECK-NOT:             vector.fma
 // CHECK:                 scf.yield
-// The other branch: no prefetch.
+// CHECK:           %[[IN:.*]] = arith.cmpi slt, %[[NEXT:.*]], %c64{{(_[0-9]+)?}} : index
+// CHECK-NEXT:      %[[G:.*]] = arith.select %[[IN]], %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      %[[CB:.*]] = arith.select %[[IN]], %{{.*}}, %{{.*}} : index
+// CHECK:           %[[D:.*]] = arith.select %[[IN]], %[[NEXT]], %c0{{(_[0-9]+)?}} : index
+// CHECK:           memref.subview %{{.*}}[%[[G]], %{{.*}}, %{{.*}}, %{{.*}}] [1, 4, 64, 16]
+// CHECK:           %[[AHEAD:.*]] = memref.collapse_shape {{.*}} : memref<4x64x16xbf16, {{.*}}> into memref<4096xbf16, {{.*}}>
 // CHECK-NOT:       memref.prefetch
 // CHECK:           vector.load %{{.*}} : memref<4x64x16xbf16, {{.*}}>, vector<16xbf16>
 // CHECK:           arith.extf
 // CHECK-NEXT:      vector.store %{{.*}}, %[[SCRATCH]]
-// CHECK-NOT:       memref.prefetch
-// CHECK:           vector.load %[[SCRATCH]]
-// CHECK-NOT:       memref.prefetch
+// CHECK:           scf.for %[[K:[^ ]*]] = {{.*}} iter_args
+// CHECK-NEXT:        %[[STEP:.*]] = arith.muli %[[K]], %{{.*}} : index
+// CHECK-NEXT:        %[[AT:.*]] = arith.addi %{{.*}}, %[[STEP]] : index
+// CHECK-NEXT:        %[[CLAMPED:.*]] = arith.minsi %[[AT]], %{{.*}} : index
+// CHECK-NEXT:        memref.prefetch %[[AHEAD]][%[[CLAMPED]]]
+// CHECK:             vector.load %[[SCRATCH]]
 // CHECK:         return
 func.func @bf16_panels(%x: tensor<?x64xbf16>, %p: tensor<2x4x64x16xbf16>, %s: tensor<2xi32>) -> tensor<?x40xbf16> {
   %w = tensor.empty() : tensor<2x64x40xbf16>
@@ -57,9 +68,9 @@ func.func @bf16_panels(%x: tensor<?x64xbf16>, %p: tensor<2x4x64x16xbf16>, %s: te
 
 // -----
 
-// f32 panels: both branches read them in place; only the one-tile branch
-// (its tiles of 1 and 2 rows) prefetches, and no scratch block is
-// allocated.
+// f32 panels: both branches read them in place, and no scratch block is
+// allocated. The one-tile branch (its tiles of 1 and 2 rows) fetches its
+// own block ahead, the other the next depth block.
 // CHECK-LABEL: func.func @f32_panels
 // CHECK-NOT:     memref<4x32x16xf32>
 // CHECK:         %[[ONE:.*]] = arith.cmpi slt, %{{.*}}, %c3{{(_[0-9]+)?}} : index
@@ -76,9 +87,13 @@ func.func @bf16_panels(%x: tensor<?x64xbf16>, %p: tensor<2x4x64x16xbf16>, %s: te
 // CHECK-NEXT:            memref.prefetch %[[BLOCK]][%[[AT]]]
 // CHECK:           default {
 // CHECK:             memref.prefetch
-// CHECK-NOT:       memref.prefetch
-// CHECK:           vector.load %{{.*}} : memref<4x64x16xf32, {{.*}}>, vector<16xf32>
-// CHECK-NOT:       memref.prefetch
+// CHECK:           arith.cmpi slt, %{{.*}}, %c64
+// CHECK-NEXT:      arith.select
+// CHECK:           %[[AHEAD:.*]] = memref.collapse_shape {{.*}} : memref<4x64x16xf32, {{.*}}> into memref<4096xf32, {{.*}}>
+// CHECK:             memref.prefetch %[[AHEAD]]
+// CHECK-NEXT:        arith.addi
+// CHECK-NEXT:        arith.constant
+// CHECK-NEXT:        vector.load %{{.*}} : memref<4x64x16xf32, {{.*}}>, vector<16xf32>
 // CHECK-NOT:       memref<4x32x16xf32>
 // CHECK:         return
 func.func @f32_panels(%x: tensor<?x64xf32>, %p: tensor<2x4x64x16xf32>, %s: tensor<2xi32>) -> tensor<?x40xf32> {

@@ -1,0 +1,74 @@
+// The kinds reading a packed weight block (AVX512_BF16's dot, AVX512-VNNI)
+// with weights packed at load time: a task's
+// first tile of rows would read its weight block from DRAM (the others
+// find it in L2), so each task fetches the block its worker likely takes
+// next while it runs. That is the task `workers` on in the table (tasks of
+// about equal size alternate between the workers), if it is of the same
+// kind; else the task's own block again. The fetch walks that block as one
+// run of values, `stride` values a depth step of the task's tiles (so it
+// spreads over the whole task, up to a line a step), clamped to its end.
+// RUN: moe-opt %s -moe-lower-to-loops -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @dot_prepared
+// CHECK:         scf.parallel ({{.*}}) = ({{.*}}) to (%[[WORKERS:.*]]) step
+// CHECK:         scf.while
+// CHECK:           %[[TASK:.*]] = arith.index_cast
+// CHECK:           %[[GROUP:.*]] = memref.load %[[TABLE:.*]][%[[TASK]], %c2{{(_[0-9]+)?}}]
+// CHECK:           %[[BLOCK:.*]] = memref.load %[[TABLE]][%[[TASK]], %c3{{(_[0-9]+)?}}]
+// CHECK:           %[[KIND:.*]] = memref.load %[[TABLE]][%[[TASK]], %c4{{(_[0-9]+)?}}]
+// CHECK:           %[[AHEAD:.*]] = arith.addi %[[TASK]], %[[WORKERS]] : index
+// CHECK-NEXT:      %[[NEXT:.*]] = arith.minsi %[[AHEAD]], %{{.*}} : index
+// CHECK:           %[[NEXTKIND:.*]] = memref.load %[[TABLE]][%[[NEXT]], %c4{{(_[0-9]+)?}}]
+// CHECK-NEXT:      %[[SAME:.*]] = arith.cmpi eq, %[[NEXTKIND]], %[[KIND]] : index
+// CHECK:           %[[G:.*]] = memref.load %[[TABLE]][%[[NEXT]], %c2{{(_[0-9]+)?}}]
+// CHECK-NEXT:      %[[NG:.*]] = arith.select %[[SAME]], %[[G]], %[[GROUP]] : index
+// CHECK:           %[[CB:.*]] = memref.load %[[TABLE]][%[[NEXT]], %c3{{(_[0-9]+)?}}]
+// CHECK-NEXT:      %[[NCB:.*]] = arith.select %[[SAME]], %[[CB]], %[[BLOCK]] : index
+// The task's own block, then the next one: 2 tiles of 16 columns x 32
+// depth pairs, 2048 values.
+// CHECK:           %[[OWN:.*]] = memref.subview %{{.*}}[%[[GROUP]], %{{.*}}, %{{.*}}, %{{.*}}] [1, 2, 32, 32]
+// CHECK:           %[[FIRSTTILE:.*]] = arith.muli %[[NCB]], %c2{{(_[0-9]+)?}} : index
+// CHECK:           %[[NEXTBLOCK:.*]] = memref.subview %{{.*}}[%[[NG]], %[[FIRSTTILE]], %{{.*}}, %{{.*}}] [1, 2, 32, 32]
+// CHECK-NEXT:      %[[FLAT:.*]] = memref.collapse_shape %[[NEXTBLOCK]] {{\[\[}}0, 1, 2]] : {{.*}} into memref<2048xbf16, {{.*}}>
+// The stride: the block's values over the task's depth steps (its tiles
+// of 6 rows x column quads x 32 depth pairs), 1 to 32 (a line).
+// CHECK:           %[[STEPS:.*]] = arith.maxsi %{{.*}}, %c1{{(_[0-9]+)?}} : index
+// CHECK:           %[[SHARE:.*]] = arith.divsi %{{.*}}, %[[STEPS]] : index
+// CHECK:           %[[ATLEAST1:.*]] = arith.maxsi %[[SHARE]], %c1{{(_[0-9]+)?}} : index
+// CHECK-NEXT:      %[[STRIDE:.*]] = arith.minsi %[[ATLEAST1]], %c32{{(_[0-9]+)?}} : index
+// CHECK:           scf.for %[[KP:[^ ]*]] = {{.*}} iter_args
+// CHECK-NEXT:        %[[STEP:.*]] = arith.addi %{{.*}}, %[[KP]] : index
+// CHECK-NEXT:        %[[AT:.*]] = arith.muli %[[STEP]], %[[STRIDE]] : index
+// CHECK-NEXT:        %[[CLAMPED:.*]] = arith.minsi %[[AT]], %c2047 : index
+// CHECK-NEXT:        memref.prefetch %[[FLAT]][%[[CLAMPED]]]
+// CHECK-NEXT:        vector.load %[[OWN]]{{.*}} vector<32xbf16>
+// CHECK-COUNT-24:    x86vector.avx512.dot
+func.func @dot_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x2x32x32xbf16>, %s: tensor<2xi32>) -> tensor<?x32xbf16> {
+  %w = tensor.empty() : tensor<2x64x32xbf16>
+  %y = moe.gmm %x, %w, %s packed(%p : tensor<2x2x32x32xbf16>) {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], mr = 2, nv = 2, kc = 16, nc = 64, mc = 4, packed_columns = 32, dot_rows = 12>} : tensor<?x64xbf16>, tensor<2x64x32xbf16>, tensor<2xi32>
+  return %y : tensor<?x32xbf16>
+}
+
+// -----
+
+// VNNI: the same fetch, of int8 quads (2 tiles x 16 depth quads x 64
+// bytes), up to a line (64 values) a depth step, before the rows'
+// broadcasts and the vpdpbusd.
+// CHECK-LABEL: func.func @vnni_prepared
+// CHECK:           memref.subview %{{.*}} [1, 2, 16, 64]
+// CHECK:           %[[NEXTBLOCK:.*]] = memref.subview %{{.*}} [1, 2, 16, 64]
+// CHECK-NEXT:      %[[FLAT:.*]] = memref.collapse_shape %[[NEXTBLOCK]] {{\[\[}}0, 1, 2]] : {{.*}} into memref<2048xi8, {{.*}}>
+// CHECK:           %[[SHARE:.*]] = arith.divsi
+// CHECK:           %[[ATLEAST1:.*]] = arith.maxsi %[[SHARE]], %c1{{(_[0-9]+)?}} : index
+// CHECK-NEXT:      %[[STRIDE:.*]] = arith.minsi %[[ATLEAST1]], %c64{{(_[0-9]+)?}} : index
+// CHECK:           scf.for %[[KQ:[^ ]*]] = {{.*}} iter_args
+// CHECK-NEXT:        %[[STEP:.*]] = arith.addi %{{.*}}, %[[KQ]] : index
+// CHECK-NEXT:        %[[AT:.*]] = arith.muli %[[STEP]], %[[STRIDE]] : index
+// CHECK-NEXT:        %[[CLAMPED:.*]] = arith.minsi %[[AT]], %c2047 : index
+// CHECK-NEXT:        memref.prefetch %[[FLAT]][%[[CLAMPED]]]
+// CHECK:             func.call @llvm.x86.avx512.vpdpbusd.512
+func.func @vnni_prepared(%x: tensor<?x64xf32>, %p: tensor<2x2x16x64xi8>, %sc: tensor<2x32xf32>, %s: tensor<2xi32>) -> tensor<?x32xf32> {
+  %w = tensor.empty() : tensor<2x64x32xi8>
+  %y = moe.gmm %x, %w, %s scales(%sc : tensor<2x32xf32>) packed(%p : tensor<2x2x16x64xi8>) {moe.lowering = #moe.gmm_lowering<kernels = ["int8_vnni"], mr = 4, nv = 2, kc = 16, nc = 64, mc = 8, packed_columns = 32>} : tensor<?x64xf32>, tensor<2x64x32xi8>, tensor<2xi32>
+  return %y : tensor<?x32xf32>
+}
