@@ -411,13 +411,13 @@ def Moe_GmmOp : Moe_Op<"gmm", [Pure, AttrSizedOperandSegments,
   let extraClassDeclaration = [{
     /// int8 weights with their scales.
     bool isQuantized() { return static_cast<bool>(getRhsScales()); }
-    /// bf16 rows and weights, not transposed: the form the packed bf16
-    /// kernels (AVX512_BF16 dot products, AMX) read.
+    /// bf16 rows and weights: the form the packed bf16 kernels (AVX512_BF16
+    /// dot products; AMX when not transposed) read.
     bool isPackableBf16() {
       auto bf16 = [](::mlir::Value v) {
         return ::llvm::cast<::mlir::ShapedType>(v.getType()).getElementType().isBF16();
       };
-      return !isQuantized() && !getTransposeRhs() && bf16(getLhs()) && bf16(getRhs());
+      return !isQuantized() && bf16(getLhs()) && bf16(getRhs());
     }
   }];
   let hasVerifier = 1;

@@ -132,7 +132,8 @@ std::string kernels::gmmProgram(const GmmKindSetup &setup, const GmmShape &shape
   }
   lowering += ">";
 
-  std::string rowsType = dims({-1, D}, lt), weightType = dims({E, D, Nw}, wt),
+  std::string rowsType = dims({-1, D}, lt),
+              weightType = shape.transposeRhs ? dims({E, Nw, D}, wt) : dims({E, D, Nw}, wt),
               sizesType = dims({E}, "i32"), scalesType = dims({E, Nw}, "f32"), biasType = dims({E, Nw}, lt);
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -157,6 +158,8 @@ std::string kernels::gmmProgram(const GmmKindSetup &setup, const GmmShape &shape
     os << " scales(%sc : " << scalesType << ")";
   if (shape.bias)
     os << " bias(%b : " << biasType << ")";
+  if (shape.transposeRhs)
+    os << " transpose_rhs";
   os << " {moe.lowering = " << lowering << "} : " << rowsType << ", " << weightType << ", " << sizesType
      << "\n";
   if (shape.swiglu) {
@@ -202,7 +205,9 @@ std::vector<Buffer> kernels::gmmInputs(const GmmKindSetup &setup, const GmmShape
     args.push_back(std::move(perm));
   }
   // Weights scaled so that the sums stay near 1 (the activation's range).
-  args.push_back(randomBuffer(rng, wt, {E, D, Nw}, 1.0f / std::sqrt(static_cast<float>(D))));
+  args.push_back(randomBuffer(rng, wt, shape.transposeRhs ? std::vector<int64_t>{E, Nw, D}
+                                                          : std::vector<int64_t>{E, D, Nw},
+                              1.0f / std::sqrt(static_cast<float>(D))));
   if (setup.operands == GmmOperands::Int8) {
     Buffer scales(DType::F32, {E, Nw});
     std::uniform_real_distribution<float> scale(0.5f, 1.5f);

@@ -45,6 +45,9 @@ struct GmmShape {
   int64_t topK = 2;
   bool bias = false;   // a bias [E, weight columns] before the activation
   bool bf16ForFma = false; // the fma kind on bf16 operands (widened once)
+  /// Weights [E, width, depth] (`transpose_rhs`: the backward's gmm on
+  /// transposed weights); float kinds only, without SwiGLU or bias.
+  bool transposeRhs = false;
 };
 
 /// #moe.gmm_lowering's numbers (the kind's tiles).

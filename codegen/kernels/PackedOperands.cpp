@@ -65,7 +65,77 @@ void PackedOperands::allocWeightCache() {
   e.store(e.index(-1), weightKey, {e.index(1)});
 }
 
+/// The 16 x 16 transpose of sixteen vector<16xi32> rows, in place: four
+/// rounds of two-source shuffles, round s exchanging bit s of the row and
+/// lane indices (an element at row r, lane c with those bits unequal moves
+/// to row r ^ s, lane c ^ s). Why not vector.transpose: its lowering to
+/// shuffles is a pattern set this pipeline does not run; these are plain
+/// vector.shuffles, which LLVM selects for any AVX-512 target.
+static void transpose16x16(ImplicitLocOpBuilder &b, SmallVectorImpl<Value> &rows) {
+  for (int64_t s = 1; s < 16; s *= 2) {
+    SmallVector<int64_t> low, high; // lane l of rows r (bit s clear) and r + s
+    for (int64_t l = 0; l < 16; ++l) {
+      // Sources: lanes 0-15 the first operand (row r), 16-31 the second.
+      low.push_back((l & s) ? 16 + l - s : l);
+      high.push_back((l & s) ? 16 + l : l + s);
+    }
+    for (int64_t r = 0; r < 16; ++r) {
+      if (r & s)
+        continue;
+      Value a = rows[r], c = rows[r + s];
+      rows[r] = vector::ShuffleOp::create(b, a, c, low);
+      rows[r + s] = vector::ShuffleOp::create(b, a, c, high);
+    }
+  }
+}
+
+void PackedOperands::packTransposedWeights(Value g, Value c0, Value colPairs, Value packed) {
+  // rhs [E, N, D]: a tile's 16 columns are 16 rows of the weight, and the
+  // tile's row for depth pair kp holds, per column, that row's kp-th pair:
+  // a 32-bit value. So 16 depth pairs of 16 rows (a 64-byte load each) are
+  // a 16 x 16 block of 32-bit values, turned in registers and stored as the
+  // tile's 16 rows for those pairs.
+  auto &b = e.b;
+  Type element = cast<MemRefType>(packed.getType()).getElementType();
+  auto rowType = VectorType::get({2 * kLanes}, element);
+  auto pairsType = VectorType::get({kLanes}, b.getI32Type());
+  Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(rowType, b.getZeroAttr(element)));
+  Value noLanes = lanesBelow(e, e.index(0), e.index(0), 2 * kLanes);
+  Value depth = e.index(p.depth);
+  e.forLoop(e.index(0), colPairs, [&](Value pair) {
+    for (int64_t half = 0; half < 2; ++half) {
+      TileColumns tc = tileColumns(c0, pair, half);
+      Value tile = e.add(e.mul(pair, e.index(2)), e.index(half));
+      Value lastRow = e.sub(tc.limit, e.index(1));
+      e.forLoop(e.index(0), e.index(paddedDepth / (2 * kLanes)), [&](Value kb) {
+        Value d0 = e.mul(kb, e.index(2 * kLanes));
+        // Depth past D (the padding) and weight rows past N: zeros.
+        Value depthLanes = lanesBelow(e, d0, depth, 2 * kLanes);
+        SmallVector<Value> rows;
+        for (int64_t c = 0; c < kLanes; ++c) {
+          Value n = e.add(tc.column, e.index(c));
+          Value mask = arith::SelectOp::create(b, e.lt(n, tc.limit), depthLanes, noLanes);
+          // Clamped so that even a fully masked load addresses a real row.
+          Value v = vector::MaskedLoadOp::create(b, rowType, tc.weight,
+                                                 ValueRange{g, e.min(n, lastRow), d0}, mask, zeros);
+          rows.push_back(vector::BitCastOp::create(b, pairsType, v));
+        }
+        transpose16x16(b, rows);
+        Value kp0 = e.mul(kb, e.index(kLanes));
+        for (int64_t j = 0; j < kLanes; ++j)
+          vector::StoreOp::create(b, vector::BitCastOp::create(b, rowType, rows[j]), packed,
+                                  ValueRange{tile, e.add(kp0, e.index(j)), e.index(0)});
+      });
+    }
+  });
+}
+
 void PackedOperands::packWeights(Value g, Value c0, Value colPairs, Value packed) {
+  if (p.transposeRhs) {
+    assert(!p.int8 && "int8 weights are never transposed");
+    packTransposedWeights(g, c0, colPairs, packed);
+    return;
+  }
   auto &b = e.b;
   Type element = cast<MemRefType>(packed.getType()).getElementType();
   auto columnsType = VectorType::get({kLanes}, element);

@@ -108,6 +108,9 @@ public:
 private:
   /// Packs the block (int8: offset by 128).
   void packWeights(Value g, Value c0, Value colPairs, Value packed);
+  /// packWeights for a bf16 weight [E, N, D] (the backward's gmm on
+  /// transposed weights).
+  void packTransposedWeights(Value g, Value c0, Value colPairs, Value packed);
 
   Emitter &e;
   const GmmKernelPlan &p;

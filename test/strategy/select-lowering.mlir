@@ -91,6 +91,20 @@ func.func @f32_and_backward(%dy: tensor<?x24xf32>, %w: tensor<4x32x24xf32>, %x: 
   return %dx, %dw : tensor<?x32xf32>, tensor<4x32x24xf32>
 }
 
+// bf16 on transposed weights (the backward's row gradient): the AVX512_BF16
+// dot kind where the CPU has it, alone (no AMX beside it even on an AMX CPU:
+// its tiles read only [E, D, N] weights); else the FMA tiles.
+// SPR-LABEL: func @bf16_transposed
+// SPR: moe.gmm {{.*}}transpose_rhs{{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], {{.*}}dot_rows = 48>}
+// ZEN4-LABEL: func @bf16_transposed
+// ZEN4: transpose_rhs {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], {{.*}}packed_columns = 32, dot_rows = 48>}
+// HSW-LABEL: func @bf16_transposed
+// HSW: kernels = ["fma"], mr = 6, nv = 1,
+func.func @bf16_transposed(%dy: tensor<?x24xbf16>, %w: tensor<4x32x24xbf16>, %sizes: tensor<4xi32>) -> tensor<?x32xbf16> {
+  %dx = moe.gmm %dy, %w, %sizes transpose_rhs : tensor<?x24xbf16>, tensor<4x32x24xbf16>, tensor<4xi32>
+  return %dx : tensor<?x32xbf16>
+}
+
 // A lowering written already (by hand: what a tuner edits) is kept, and so
 // is the half-written SwiGLU pair's other gmm (moe-lower-to-loops then says
 // what does not match); the reference strategy replaces every one.

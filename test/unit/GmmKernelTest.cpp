@@ -5,7 +5,8 @@
 // small tiles (several tasks, depth blocks and column blocks), compiled and
 // run, against the same function on the reference loops. The cases cover
 // one task, odd sizes with empty and hot groups and rows past the last
-// group, the fused SwiGLU, the fused gather with padding slots, and biases.
+// group, the fused SwiGLU, the fused gather with padding slots, biases, and
+// transposed weights (the float kinds: fma, avx512bf16_dot).
 // A kind whose features this CPU lacks is skipped, saying which.
 //
 //===----------------------------------------------------------------------===//
@@ -130,6 +131,23 @@ std::vector<Case> cases() {
     c.shape.groupSizes = {5, 14};
     c.shape.bias = true;
   });
+  // Weights [E, N, D]: the dot kind turns 16 x 16 blocks of depth pairs;
+  // an odd depth and width leave a partial block of each, 70 = 2 x 32 + 6.
+  add("transposed weights, odd sizes", [](Case &c) {
+    c.shape.rows = 37;
+    c.shape.depth = 45;
+    c.shape.width = 70;
+    c.shape.groupSizes = {0, 21, 9};
+    c.shape.transposeRhs = true;
+  });
+  add("transposed weights, gather, even depth", [](Case &c) {
+    c.shape.rows = 30;
+    c.shape.depth = 96;
+    c.shape.width = 40;
+    c.shape.groupSizes = {12, 18};
+    c.shape.gather = true;
+    c.shape.transposeRhs = true;
+  });
   return list;
 }
 
@@ -173,7 +191,10 @@ TEST_P(GmmKernelTest, MatchesTheReferenceLoops) {
     GTEST_SKIP() << GetParam() << " needs what this CPU lacks:" << list;
   }
   uint64_t seed = 1;
+  bool transposes = setup->kind == "fma" || setup->kind == "avx512bf16_dot";
   for (const Case &c : cases()) {
+    if (c.shape.transposeRhs && !transposes)
+      continue;
     checkCase(*setup, c, seed++);
     if (setup->operands == GmmOperands::F32) {
       Case widened = c;
