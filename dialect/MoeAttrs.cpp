@@ -96,6 +96,15 @@ LogicalResult GmmLoweringAttr::verify(function_ref<InFlightDiagnostic()> emitErr
       return emitError() << "the reference kernel takes no tiles, thresholds or fusions";
     return success();
   }
+  // Without tiles, the lowering of a moe.tgmm (whose op verifier holds it
+  // to one kind, and a moe.gmm's to having tiles): a kind and nothing the
+  // gmm kernels read.
+  if (!(mr || nv || kc || nc || mc)) {
+    if (packedColumns || amxMinRows || dotRows || (fuse && !fuse.empty()))
+      return emitError() << "a lowering without tiles (a moe.tgmm's) takes no packed_columns, "
+                            "amx_min_rows, dot_rows or fusions";
+    return success();
+  }
   // Each number belongs to the kinds that read it: one no listed kind reads
   // would be an edit that silently changes nothing.
   bool packed = llvm::any_of(kernels, [](Attribute a) { return cast<StringAttr>(a).getValue() != "fma"; });
@@ -122,9 +131,7 @@ LogicalResult GmmLoweringAttr::verify(function_ref<InFlightDiagnostic()> emitErr
   if (int8Kinds > 1)
     return emitError() << "int8_vector, int8_avx2 and int8_vnni are alternatives: list one";
   // The tiles (a gmm's: the fma kernel's, and the task table's row and
-  // column blocks for every kind; a tgmm has none).
-  if (!(mr || nv || kc || nc || mc))
-    return success();
+  // column blocks for every kind).
   if (std::string why = gmmTileError(mr, nv, kc, nc, mc, contains(fuse, "swiglu")); !why.empty())
     return emitError() << why;
   return success();

@@ -75,7 +75,7 @@ def Moe_GmmLoweringAttr : Moe_Attr<"GmmLowering", "gmm_lowering"> {
     by nv 16-lane vectors; with `swiglu` fused, nv is even, half the vectors
     gate columns and half up ones, or 1, each vector's lanes 0-7 gate and
     8-15 up, or 8 gate/up pairs when interleaved) and its depth, column and
-    row blocks;
+    row blocks (a group split evenly into row blocks of at most mc rows);
     `packed_columns` the weight columns of a packed (bf16/int8) task;
     `dot_rows` the rows of an AVX512_BF16 dot task. `fuse` names what the
     kernel does in the same pass over the rows: `gather` (reads the pack's

@@ -130,10 +130,16 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << kLoweringAttrName
                              << "' must be a #moe.gmm_lowering on a moe.gmm or moe.tgmm";
     auto lowering = cast<GmmLoweringAttr>(attr.getValue());
+    auto bf16Operands = [&] {
+      auto bf16 = [](Value v) { return cast<ShapedType>(v.getType()).getElementType().isBF16(); };
+      return bf16(op->getOperand(0)) && bf16(op->getOperand(1));
+    };
     if (isa<TgmmOp>(op) && !lowering.isReference() &&
-        (lowering.getKernels().size() != 1 || !lowering.hasKernel("fma") || lowering.getMr() ||
-         (lowering.getFuse() && !lowering.getFuse().empty())))
-      return op->emitError() << "a moe.tgmm runs on the reference loops or the fma kernel alone, "
+        (lowering.getKernels().size() != 1 ||
+         !(lowering.hasKernel("fma") || (lowering.hasKernel("avx512bf16_dot") && bf16Operands())) ||
+         lowering.getMr() || (lowering.getFuse() && !lowering.getFuse().empty())))
+      return op->emitError() << "a moe.tgmm runs on the reference loops, or the fma kernel alone "
+                                "(avx512bf16_dot for bf16 operands), "
                                 "without tiles or fusions";
     if (isa<GmmOp>(op) && !lowering.isReference() && !lowering.getMr())
       return op->emitError() << "a moe.gmm's kernels need tiles (mr, nv, kc, nc, mc)";
@@ -153,7 +159,7 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
         form = "a bf16 gmm takes fma or avx512bf16_dot, and amx_bf16 beside it";
       } else {
         allowed = {"fma"};
-        form = "an f32 or transposed gmm takes fma alone";
+        form = "an f32 gmm takes fma alone";
       }
       int base = 0;
       for (Attribute k : lowering.getKernels()) {

@@ -48,7 +48,9 @@ def MoeSelectLowering : Pass<"moe-select-lowering", "::mlir::ModuleOp"> {
     AVX512_BF16 (else `fma` over widened bf16); int8 gmms get `amx_int8`
     with AMX-INT8 and `int8_vnni` with AVX512-VNNI, else `int8_avx2` with
     AVX2 (else `int8_vector`);
-    f32 and transposed gmms get `fma`. `microkernel-amx` lists the AMX kinds
+    bf16 gmms on transposed weights get `avx512bf16_dot` alone (never AMX),
+    f32 gmms `fma`; a tgmm gets `avx512bf16_dot` on bf16 operands with
+    AVX512_BF16, else `fma`. `microkernel-amx` lists the AMX kinds
     whatever the target (they fall back at run time); `microkernel-avx512bf16`
     runs every bf16 group on the dot products (refused for a target without
     AVX512_BF16); `microkernel-fma` the FMA tiles only; `reference` the

@@ -263,8 +263,16 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
     sharedMatmulsAsGmms(module);
     gatherPackRowsInGmms(module);
 
-    auto tgmm = GmmLoweringAttr::get(ctx, ArrayAttr::get(ctx, {StringAttr::get(ctx, "fma")}), 0, 0, 0, 0,
-                                     0, 0, 0, 0, ArrayAttr());
+    // A tgmm's kind: vdpbf16ps on bf16 operands where the CPU has it (the
+    // weight gradients of a bf16 step), else the FMA tiles.
+    auto tgmmKind = [&](StringRef kind) {
+      return GmmLoweringAttr::get(ctx, ArrayAttr::get(ctx, {StringAttr::get(ctx, kind)}), 0, 0, 0, 0, 0, 0,
+                                  0, 0, ArrayAttr());
+    };
+    auto bf16Operands = [](TgmmOp t) {
+      auto bf16 = [](Value v) { return cast<ShapedType>(v.getType()).getElementType().isBF16(); };
+      return bf16(t.getLhs()) && bf16(t.getRhs());
+    };
     // A lowering already written (by hand, or by an earlier run) is kept:
     // what a tuner edits is what is compiled.
     SmallVector<GmmOp> gmms;
@@ -273,8 +281,9 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
         return;
       if (auto g = dyn_cast<GmmOp>(op))
         gmms.push_back(g);
-      else if (isa<TgmmOp>(op))
-        op->setAttr(kLoweringAttrName, tgmm);
+      else if (auto t = dyn_cast<TgmmOp>(op))
+        op->setAttr(kLoweringAttrName,
+                    tgmmKind(kinds.avx512Bf16 && bf16Operands(t) ? "avx512bf16_dot" : "fma"));
     });
     for (GmmOp gmm : gmms) {
       if (gmm->hasAttr(kLoweringAttrName))

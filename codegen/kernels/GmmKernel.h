@@ -65,11 +65,11 @@ public:
   GmmKernel(Emitter &e, const GmmKernelPlan &plan) : e(e), p(plan) {}
   virtual ~GmmKernel() = default;
 
-  /// The fewest rows a task of this kind gets (but a group's last): what the
-  /// task table is sized by.
+  /// What the task table is sized by: a group of R rows is at most
+  /// R / rowGranule() + 1 tasks of this kind.
   virtual int64_t rowGranule() const = 0;
-  /// Rows per task for a group of `groupRows` rows (index), at least
-  /// rowGranule().
+  /// Rows per task for a group of `groupRows` rows (index), so that the
+  /// group is at most groupRows / rowGranule() + 1 tasks.
   virtual Value rowBlock(Value groupRows) = 0;
   /// Output columns per task.
   virtual int64_t columnBlock() const = 0;

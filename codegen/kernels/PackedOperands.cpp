@@ -13,9 +13,14 @@
 //            them next to each other). The weights stream from memory once
 //            per forward either way; the pack costs one L2 write per weight
 //            byte and gives tiles with a 64-byte row stride (contiguous, no
-//            cache-set conflicts). With weights packed at load time
+//            cache-set conflicts). A transposed weight [E, N, D] (the
+//            backward's bf16 row gradient) is packed 16 depth pairs of 16
+//            weight rows at a time, turned in registers
+//            (packTransposedWeights). With weights packed at load time
 //            (moe.gmm ... packed(%p), moe-prepare-weights), the task's block
-//            is a view of %p and nothing is packed per call.
+//            is a view of %p and nothing is packed per call, and each
+//            task fetches the block its worker likely takes next
+//            (nextBlock).
 //
 //===----------------------------------------------------------------------===//
 

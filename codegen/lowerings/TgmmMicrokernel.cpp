@@ -31,6 +31,14 @@
 //          (so bf16 gradients are rounded once, at the end).
 //   store  every output element by exactly one task; an empty group's
 //          tasks store zeros.
+//   bf16   with kernels = ["avx512bf16_dot"] (bf16 operands, a CPU with
+//          AVX512_BF16): the sum runs over rows, so the packs pair rows
+//          instead: the rhs panel holds each column's values of rows r and
+//          r + 1 side by side (bf16, as vdpbf16ps reads its operand), the
+//          lhs panel each depth value's pair as one 32-bit value, which
+//          the tile broadcasts; a tile step is a row pair, 24 vdpbf16ps.
+//          Chunks of up to twice the rows (the panels hold pairs). On the
+//          FMA tiles bf16 was widened to f32 in the packs.
 //
 // Why by hand: the reduction runs over a data-dependent row range per
 // expert, which upstream's linalg tiling cannot express.
@@ -49,6 +57,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 using namespace mlir;
 using namespace mlir::moe;
@@ -57,6 +66,7 @@ using namespace mlir::moe::codegen;
 namespace {
 constexpr int64_t kLanes = 16;
 constexpr int64_t kBlockVectors = 8;  // 16-column vectors of a task's block (128 columns)
+constexpr int64_t kDotBlockVectors = 32; // with bf16 row pairs (256 columns)
 constexpr int64_t kDepthBlock = 192; // depth values of a task
 constexpr int64_t kPiece = 8;         // lanes of a depth tile's packed lhs values (>= its 6)
 constexpr int64_t kPrefetchRows = 16; // rows ahead of the packs that the packs fetch
@@ -128,11 +138,18 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   std::tie(firstRow, endRow) = groupBounds(e, sizes, rowCount);
 
   TgmmTile tile = tileFor(target ? target.getVectorRegisters() : 32);
+  // vdpbf16ps on row pairs (file comment); moe-select-lowering chose it.
+  auto lowering = op->getAttrOfType<GmmLoweringAttr>(kLoweringAttrName);
+  const bool dot = lowering && lowering.hasKernel("avx512bf16_dot");
+  if (dot && tile.vectors != 4)
+    llvm::report_fatal_error("moe-lower-to-loops: the avx512bf16_dot tgmm needs AVX-512's 32 registers");
   const int64_t kDepthTile = tile.depthTile, kVectors = tile.vectors;
-  static_assert(kDepthBlock % 6 == 0 && kBlockVectors % 4 == 0, "tileFor's tiles divide the block");
-  const int64_t kSubBlocks = kBlockVectors / kVectors; // tile-wide column blocks of a task
+  static_assert(kDepthBlock % 6 == 0 && kBlockVectors % 4 == 0 && kDotBlockVectors % 4 == 0,
+                "tileFor's tiles divide the block");
+  const int64_t blockVectors = dot ? kDotBlockVectors : kBlockVectors;
+  const int64_t kSubBlocks = blockVectors / kVectors; // tile-wide column blocks of a task
   int64_t tileColumns = kVectors * kLanes;
-  int64_t columns = kBlockVectors * kLanes;
+  int64_t columns = blockVectors * kLanes;
   int64_t columnBlocks = (width + columns - 1) / columns;
   auto vecType = VectorType::get({kLanes}, b.getF32Type());
   Type rhsElement = cast<MemRefType>(rhs.getType()).getElementType();
@@ -151,7 +168,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     Value dBase = e.mul(db, e.index(kDepthBlock));
     Value n0 = e.mul(cb, e.index(columns));
     SmallVector<Value> cols, masks;
-    for (int64_t v = 0; v < kBlockVectors; ++v) {
+    for (int64_t v = 0; v < blockVectors; ++v) {
       cols.push_back(e.add(n0, e.index(v * kLanes)));
       masks.push_back(lanesBelow(e, cols.back(), cWidth, kLanes));
     }
@@ -160,7 +177,9 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     // sub-block read one contiguous run (5 KiB with AVX2) where, rows of
     // the whole block, they read a line 512 bytes from the last, all in an
     // eighth of L1's sets.
-    Value panel = e.allocaScratch({kSubBlocks, kRowChunk, tileColumns}, b.getF32Type());
+    // (bf16 row pairs: [sub][pair][column, row of the pair].)
+    Value panel = dot ? e.allocaScratch({kSubBlocks, kRowChunk, 2 * tileColumns}, b.getBF16Type())
+                      : e.allocaScratch({kSubBlocks, kRowChunk, tileColumns}, b.getF32Type());
     Value block = e.allocaScratch({kDepthBlock, columns}, b.getF32Type());
     // The chunk's lhs values, a depth tile at a time: lhsPanel[t][r] holds
     // lhs[row r, dBase + t * kDepthTile ..] in kPiece lanes (the tile reads
@@ -172,13 +191,15 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     // (2 rows), so that they fall in different L1 sets (measured with 64-row
     // runs: unpadded, 2 KiB apart, a row's 32 stores shared two sets and
     // each missed).
-    Value lhsPanel = e.allocaScratch({kDepthTiles, kRowChunk + 2, kPiece}, b.getF32Type());
+    // (bf16 row pairs: one i32, the two rows' bf16 values, a depth value.)
+    Value lhsPanel =
+        e.allocaScratch({kDepthTiles, kRowChunk + 2, kPiece}, dot ? Type(b.getI32Type()) : Type(b.getF32Type()));
     // The task's depth tiles that start inside D (the rest are never read).
     Value liveTiles = e.min(e.index(kDepthTiles),
                             e.divs(e.add(e.sub(e.index(depth), dBase), e.index(kDepthTile - 1)),
                                    e.index(kDepthTile)));
     e.forLoop(zero, e.index(kDepthBlock), [&](Value i) {
-      for (int64_t v = 0; v < kBlockVectors; ++v)
+      for (int64_t v = 0; v < blockVectors; ++v)
         vector::StoreOp::create(b, zeroVector, block, ValueRange{i, e.index(v * kLanes)});
     });
     // Whether the task's packs read inside the operands: its columns and
@@ -197,7 +218,8 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     // rows (68 rows an expert were 64 + 4).
     Value rows = e.sub(end, first);
     Value one = e.index(1);
-    Value chunks = e.max(one, e.divs(e.add(rows, e.index(kRowChunk - 1)), e.index(kRowChunk)));
+    const int64_t chunkLimit = dot ? 2 * kRowChunk : kRowChunk;
+    Value chunks = e.max(one, e.divs(e.add(rows, e.index(chunkLimit - 1)), e.index(chunkLimit)));
     Value chunkRows = e.max(one, e.divs(e.add(rows, e.sub(chunks, one)), chunks));
     e.forLoop(first, end, chunkRows, {}, [&](Value c, ValueRange) -> SmallVector<Value> {
       Value n = e.min(chunkRows, e.sub(end, c));
@@ -209,7 +231,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
           // stream for the hardware prefetcher (the pack waited on memory).
           // (Within the group: past it, the rows are another task's.)
           Value ahead = e.min(e.add(row, e.index(kPrefetchRows)), e.sub(end, e.index(1)));
-          for (int64_t v = 0; v < kBlockVectors; v += lineVectors(rhsElement))
+          for (int64_t v = 0; v < blockVectors; v += lineVectors(rhsElement))
             memref::PrefetchOp::create(b, rhs, ValueRange{ahead, e.min(cols[v], e.sub(cWidth, e.index(1)))},
                                        /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
           for (int64_t q = 0; q < kDepthBlock; q += kLanes * lineVectors(lhsElement)) {
@@ -218,7 +240,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
                                        /*isDataCache=*/true);
           }
           // The chunk's block columns, a tile's columns at a time (past N: zero).
-          for (int64_t v = 0; v < kBlockVectors; ++v) {
+          for (int64_t v = 0; v < blockVectors; ++v) {
             Value loaded;
             if (inside) {
               loaded = vector::LoadOp::create(b, loadType, rhs, ValueRange{row, cols[v]});
@@ -259,6 +281,68 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
           }
         });
       };
+      // bf16 row pairs (dot): rows r and r + 1 of the chunk interleaved,
+      // zeros for a missing second row and past N and D (masked loads:
+      // AVX-512 has 16-bit ones).
+      auto packPairs = [&] {
+        auto bf16 = b.getBF16Type();
+        auto columnsType = VectorType::get({kLanes}, bf16), pieceBf16 = VectorType::get({kPiece}, bf16);
+        Value zeroColumns = arith::ConstantOp::create(b, DenseElementsAttr::get(columnsType, b.getZeroAttr(bf16)));
+        Value zeroPiece = arith::ConstantOp::create(b, DenseElementsAttr::get(pieceBf16, b.getZeroAttr(bf16)));
+        Value noColumns = lanesBelow(e, zero, zero, kLanes), noPiece = lanesBelow(e, zero, zero, kPiece);
+        Value pairs = e.divs(e.add(n, one), e.index(2));
+        e.forLoop(zero, pairs, [&](Value rp) {
+          Value row0 = e.add(c, e.mul(rp, e.index(2)));
+          Value hasSecond = e.lt(e.add(row0, one), e.add(c, n));
+          Value row1 = e.min(e.add(row0, one), e.sub(end, one));
+          for (int64_t k = 0; k < 2; ++k) {
+            Value ahead = e.min(e.add(row0, e.index(kPrefetchRows + k)), e.sub(end, e.index(1)));
+            for (int64_t v = 0; v < blockVectors; v += lineVectors(rhsElement))
+              memref::PrefetchOp::create(b, rhs, ValueRange{ahead, e.min(cols[v], e.sub(cWidth, e.index(1)))},
+                                         /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+            for (int64_t q = 0; q < kDepthBlock; q += kLanes * lineVectors(lhsElement)) {
+              Value d = e.min(e.add(dBase, e.index(q)), e.sub(cDepth, e.index(1)));
+              memref::PrefetchOp::create(b, lhs, ValueRange{ahead, d}, /*isWrite=*/false, /*localityHint=*/3,
+                                         /*isDataCache=*/true);
+            }
+          }
+          for (int64_t v = 0; v < blockVectors; ++v) {
+            // A vector wholly past N reads nothing (its address would be).
+            auto part = scf::IfOp::create(b, TypeRange{VectorType::get({2 * kLanes}, bf16)},
+                                          e.lt(cols[v], cWidth), /*withElseRegion=*/true);
+            {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(part.thenBlock());
+              Value x0 = vector::MaskedLoadOp::create(b, columnsType, rhs, ValueRange{row0, cols[v]}, masks[v],
+                                                      zeroColumns);
+              Value x1 = vector::MaskedLoadOp::create(b, columnsType, rhs, ValueRange{row1, cols[v]},
+                                                      arith::SelectOp::create(b, hasSecond, masks[v], noColumns),
+                                                      zeroColumns);
+              scf::YieldOp::create(b, ValueRange{vector::InterleaveOp::create(b, x0, x1).getResult()});
+              b.setInsertionPointToStart(part.elseBlock());
+              scf::YieldOp::create(b, ValueRange{arith::ConstantOp::create(
+                                          b, DenseElementsAttr::get(VectorType::get({2 * kLanes}, bf16),
+                                                                    b.getZeroAttr(bf16)))
+                                                     .getResult()});
+            }
+            vector::StoreOp::create(b, part.getResult(0), panel,
+                                    ValueRange{e.index(v / kVectors), rp, e.index((v % kVectors) * 2 * kLanes)});
+          }
+          e.forLoop(zero, liveTiles, [&](Value t) {
+            Value d = e.add(dBase, e.mul(t, e.index(kDepthTile)));
+            Value inD = lanesBelow(e, d, cDepth, kPiece);
+            Value y0 = vector::MaskedLoadOp::create(b, pieceBf16, lhs, ValueRange{row0, d}, inD, zeroPiece);
+            Value y1 = vector::MaskedLoadOp::create(b, pieceBf16, lhs, ValueRange{row1, d},
+                                                    arith::SelectOp::create(b, hasSecond, inD, noPiece), zeroPiece);
+            Value both = vector::InterleaveOp::create(b, y0, y1);
+            vector::StoreOp::create(b, vector::BitCastOp::create(b, VectorType::get({kPiece}, b.getI32Type()), both),
+                                    lhsPanel, ValueRange{t, rp, zero});
+          });
+        });
+      };
+      if (dot) {
+        packPairs();
+      } else {
       auto pack = scf::IfOp::create(b, TypeRange{}, packsInside, /*withElseRegion=*/true);
       {
         OpBuilder::InsertionGuard guard(b);
@@ -266,6 +350,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
         packChunk(/*inside=*/true);
         b.setInsertionPoint(pack.elseBlock()->getTerminator());
         packChunk(/*inside=*/false);
+      }
       }
       for (int64_t sub = 0; sub < kSubBlocks; ++sub) {
         // A sub-block wholly past N (narrow outputs) has nothing to store.
@@ -279,6 +364,33 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
               for (int64_t v = 0; v < kVectors; ++v)
                 init.push_back(vector::LoadOp::create(
                     b, vecType, block, ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)}));
+            }
+            if (dot) {
+              // A step is a row pair: 4 panel vectors of 16 columns x 2
+              // rows, 6 broadcast pairs, 24 vdpbf16ps.
+              auto operandType = VectorType::get({2 * kLanes}, b.getBF16Type());
+              auto pairsType = VectorType::get({kLanes}, b.getI32Type());
+              SmallVector<Value> acc = e.forLoop(
+                  zero, e.divs(e.add(n, one), e.index(2)), init, [&](Value rp, ValueRange in) -> SmallVector<Value> {
+                    SmallVector<Value> w;
+                    for (int64_t v = 0; v < kVectors; ++v)
+                      w.push_back(vector::LoadOp::create(b, operandType, panel,
+                                                         ValueRange{e.index(sub), rp, e.index(v * 2 * kLanes)}));
+                    SmallVector<Value> next(in.begin(), in.end());
+                    for (int64_t i = 0; i < kDepthTile; ++i) {
+                      Value pair = vector::BroadcastOp::create(b, pairsType, e.load(lhsPanel, {t, rp, e.index(i)}));
+                      Value a = vector::BitCastOp::create(b, operandType, pair);
+                      for (int64_t v = 0; v < kVectors; ++v)
+                        next[i * kVectors + v] =
+                            x86vector::DotBF16Op::create(b, vecType, next[i * kVectors + v], a, w[v]);
+                    }
+                    return next;
+                  });
+              for (int64_t i = 0; i < kDepthTile; ++i)
+                for (int64_t v = 0; v < kVectors; ++v)
+                  vector::StoreOp::create(b, acc[i * kVectors + v], block,
+                                          ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)});
+              return;
             }
             SmallVector<Value> acc = e.forLoop(
                 zero, n, init, [&](Value r, ValueRange in) -> SmallVector<Value> {
@@ -314,7 +426,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     auto storeBlock = [&](BlockStore how) {
       e.forLoop(zero, e.min(e.index(kDepthBlock), e.sub(e.index(depth), dBase)), [&](Value i) {
         Value d = e.add(dBase, i);
-        for (int64_t v = 0; v < kBlockVectors; ++v) {
+        for (int64_t v = 0; v < blockVectors; ++v) {
           Value value = vector::LoadOp::create(b, vecType, block, ValueRange{i, e.index(v * kLanes)});
           if (!outElement.isF32())
             value = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), value);

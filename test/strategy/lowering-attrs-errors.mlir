@@ -77,7 +77,7 @@ func.func @gmm_without_tiles(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: te
 // -----
 
 func.func @tgmm_with_tiles(%x: tensor<?x8xf32>, %dy: tensor<?x16xf32>, %s: tensor<2xi32>) -> tensor<2x8x16xf32> {
-  // expected-error @+1 {{a moe.tgmm runs on the reference loops or the fma kernel alone, without tiles or fusions}}
+  // expected-error @+1 {{a moe.tgmm runs on the reference loops, or the fma kernel alone (avx512bf16_dot for bf16 operands), without tiles or fusions}}
   %dw = moe.tgmm %x, %dy, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 1, kc = 8, nc = 16, mc = 12>} : tensor<?x8xf32>, tensor<?x16xf32>, tensor<2xi32>
   return %dw : tensor<2x8x16xf32>
 }
@@ -93,7 +93,7 @@ func.func @lowering_on_swiglu(%h: tensor<4x32xf32>) -> tensor<4x16xf32> {
 // -----
 
 func.func @kind_for_other_types(%x: tensor<4x8xf32>, %w: tensor<2x8x32xf32>, %s: tensor<2xi32>) -> tensor<4x32xf32> {
-  // expected-error @+1 {{kernel kind 'avx512bf16_dot' does not compute this gmm: an f32 or transposed gmm takes fma alone}}
+  // expected-error @+1 {{kernel kind 'avx512bf16_dot' does not compute this gmm: an f32 gmm takes fma alone}}
   %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], mr = 6, nv = 2, kc = 8, nc = 32, mc = 12, packed_columns = 32, dot_rows = 48>} : tensor<4x8xf32>, tensor<2x8x32xf32>, tensor<2xi32>
   return %y : tensor<4x32xf32>
 }
@@ -125,9 +125,27 @@ func.func @two_base_kinds(%x: tensor<4x64xbf16>, %w: tensor<2x64x32xbf16>, %s: t
 // -----
 
 func.func @tgmm_with_fusion(%x: tensor<?x8xf32>, %dy: tensor<?x16xf32>, %s: tensor<2xi32>) -> tensor<2x8x16xf32> {
-  // expected-error @+1 {{a moe.tgmm runs on the reference loops or the fma kernel alone, without tiles or fusions}}
+  // expected-error @+1 {{a lowering without tiles (a moe.tgmm's) takes no packed_columns, amx_min_rows, dot_rows or fusions}}
   %dw = moe.tgmm %x, %dy, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], fuse = ["gather"]>} : tensor<?x8xf32>, tensor<?x16xf32>, tensor<2xi32>
   return %dw : tensor<2x8x16xf32>
+}
+
+// -----
+
+// vdpbf16ps reads bf16 operands only.
+func.func @tgmm_dot_on_f32(%x: tensor<?x8xf32>, %dy: tensor<?x16xf32>, %s: tensor<2xi32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{a moe.tgmm runs on the reference loops, or the fma kernel alone (avx512bf16_dot for bf16 operands), without tiles or fusions}}
+  %dw = moe.tgmm %x, %dy, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"]>} : tensor<?x8xf32>, tensor<?x16xf32>, tensor<2xi32>
+  return %dw : tensor<2x8x16xf32>
+}
+
+// -----
+
+// A gmm's kinds need their tiles (a tgmm's form is a kind alone).
+func.func @gmm_without_tiles(%x: tensor<4x64xbf16>, %w: tensor<2x64x32xbf16>, %s: tensor<2xi32>) -> tensor<4x32xbf16> {
+  // expected-error @+1 {{a moe.gmm's kernels need tiles (mr, nv, kc, nc, mc)}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"]>} : tensor<4x64xbf16>, tensor<2x64x32xbf16>, tensor<2xi32>
+  return %y : tensor<4x32xbf16>
 }
 
 // -----

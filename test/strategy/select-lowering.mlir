@@ -100,9 +100,17 @@ func.func @f32_and_backward(%dy: tensor<?x24xf32>, %w: tensor<4x32x24xf32>, %x: 
 // ZEN4: transpose_rhs {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], {{.*}}packed_columns = 32, dot_rows = 48>}
 // HSW-LABEL: func @bf16_transposed
 // HSW: kernels = ["fma"], mr = 6, nv = 1,
-func.func @bf16_transposed(%dy: tensor<?x24xbf16>, %w: tensor<4x32x24xbf16>, %sizes: tensor<4xi32>) -> tensor<?x32xbf16> {
+// The weight gradient of bf16 operands: vdpbf16ps on row pairs with
+// AVX512_BF16, else the FMA tiles.
+// SPR: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"]>}
+// ZEN4: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"]>}
+// SKX: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"]>}
+// HSW: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"]>}
+func.func @bf16_transposed(%dy: tensor<?x24xbf16>, %w: tensor<4x32x24xbf16>, %x: tensor<?x32xbf16>,
+                           %sizes: tensor<4xi32>) -> (tensor<?x32xbf16>, tensor<4x32x24xbf16>) {
   %dx = moe.gmm %dy, %w, %sizes transpose_rhs : tensor<?x24xbf16>, tensor<4x32x24xbf16>, tensor<4xi32>
-  return %dx : tensor<?x32xbf16>
+  %dw = moe.tgmm %x, %dy, %sizes : tensor<?x32xbf16>, tensor<?x24xbf16>, tensor<4xi32>
+  return %dx, %dw : tensor<?x32xbf16>, tensor<4x32x24xbf16>
 }
 
 // A lowering written already (by hand: what a tuner edits) is kept, and so

@@ -140,6 +140,15 @@ std::vector<Case> cases() {
     c.shape.groupSizes = {0, 21, 9};
     c.shape.transposeRhs = true;
   });
+  // An even depth under 32 pairs' multiple: the dot kind reads the rows
+  // in place and the pack masks the last 16 pairs' depth.
+  add("transposed weights, depth 40", [](Case &c) {
+    c.shape.rows = 25;
+    c.shape.depth = 40;
+    c.shape.width = 33;
+    c.shape.groupSizes = {14, 11};
+    c.shape.transposeRhs = true;
+  });
   add("transposed weights, gather, even depth", [](Case &c) {
     c.shape.rows = 30;
     c.shape.depth = 96;

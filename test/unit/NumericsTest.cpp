@@ -486,13 +486,14 @@ std::vector<Config> gradientConfigs() {
     c.toLLVM = "stage-timers=true"; c.shared = 9; });
   // Backward kernels over several depth tiles and column blocks, remainders
   // in both, a hot expert (one group holding most rows: more than one of
-  // the tgmm kernel's chunks of at most 64 rows).
-  // bf16 storage: the backward's kernels widen bf16 operands and round
-  // the gradients once (tgmm's f32 block sums, the transposed gmm's tiles).
+  // the tgmm kernel's chunks, at most 80 rows on the FMA tiles and 160 on
+  // AVX512_BF16's row pairs, an odd count leaving a pair half empty).
+  // bf16 storage: the backward's kernels accumulate in f32 and round the
+  // gradients once (tgmm's f32 block sums, the transposed gmm's tiles).
   // Hidden 136: dW2's first 128-column block lies inside N (the tgmm's
   // unmasked bf16 store), its second passes N (the masked one).
   add("bf16, shared expert, hot expert over two tgmm chunks", [](Config &c) {
-    c.bf16 = true; c.tokens = 70; c.hidden = 136; c.mlp = 24; c.experts = 3; c.hotExpert = 0;
+    c.bf16 = true; c.tokens = 171; c.hidden = 136; c.mlp = 24; c.experts = 3; c.hotExpert = 0;
     c.shared = 8; });
   // tgmm tasks are 128 columns by 192 depth values: hidden 200 and 2M = 74
   // (gate|up) make the down and up projections' weight gradients span two
