@@ -155,6 +155,25 @@ struct MoeLowerToLoopsPass
     // as selected: what it fuses, and a hand-written one against the
     // target.
     for (Operation *op : ops) {
+      // A tgmm's kind against the target: vdpbf16ps, on AVX-512's 32
+      // registers (its tile holds 24 accumulators).
+      if (auto tgmm = dyn_cast<TgmmOp>(op); tgmm && target) {
+        GmmLoweringAttr kind = fastLoweringOf(tgmm);
+        if (kind && kind.hasKernel("avx512bf16_dot")) {
+          for (StringRef feature : {"avx512f", "avx512bf16"})
+            if (!target.hasFeature(feature)) {
+              tgmm.emitError() << "kernel kind 'avx512bf16_dot' needs the CPU feature '" << feature
+                               << "', which the target '" << target.getCpu() << "' lacks";
+              anyFailed = true;
+              break;
+            }
+          if (target.getVectorRegisters() < 32) {
+            tgmm.emitError() << "a moe.tgmm on avx512bf16_dot needs 32 vector registers, the target's "
+                             << target.getVectorRegisters();
+            anyFailed = true;
+          }
+        }
+      }
       auto gmm = dyn_cast<GmmOp>(op);
       GmmLoweringAttr lowering = gmm ? fastLoweringOf(gmm) : GmmLoweringAttr();
       if (lowering && failed(checkFastLowering(gmm, lowering, target)))

@@ -283,7 +283,9 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
         gmms.push_back(g);
       else if (auto t = dyn_cast<TgmmOp>(op))
         op->setAttr(kLoweringAttrName,
-                    tgmmKind(kinds.avx512Bf16 && bf16Operands(t) ? "avx512bf16_dot" : "fma"));
+                    tgmmKind(kinds.avx512Bf16 && machine.vectorRegisters >= 32 && bf16Operands(t)
+                                 ? "avx512bf16_dot"
+                                 : "fma"));
     });
     for (GmmOp gmm : gmms) {
       if (gmm->hasAttr(kLoweringAttrName))

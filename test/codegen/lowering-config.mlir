@@ -109,3 +109,24 @@ func.func @gather_shared(%x: tensor<?x8xf32>, %perm: tensor<?xi32>, %w: tensor<2
   %dw = moe.tgmm %rows, %dy, %s : tensor<?x8xf32>, tensor<?x16xf32>, tensor<2xi32>
   return %y, %dw : tensor<?x16xf32>, tensor<2x8x16xf32>
 }
+
+// -----
+
+// A tgmm on vdpbf16ps needs AVX512_BF16 (and AVX-512's 32 registers).
+module attributes {moe.target = #moe.target<cpu = "skylake-avx512", features = ["avx2", "fma", "avx512f"], vector_registers = 32, l1_bytes = 32768, l2_bytes = 1048576>} {
+  func.func @tgmm_dot_without_avx512bf16(%x: tensor<?x64xbf16>, %dy: tensor<?x32xbf16>, %s: tensor<2xi32>) -> tensor<2x64x32xbf16> {
+    // expected-error @+1 {{kernel kind 'avx512bf16_dot' needs the CPU feature 'avx512bf16', which the target 'skylake-avx512' lacks}}
+    %dw = moe.tgmm %x, %dy, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"]>} : tensor<?x64xbf16>, tensor<?x32xbf16>, tensor<2xi32>
+    return %dw : tensor<2x64x32xbf16>
+  }
+}
+
+// -----
+
+module attributes {moe.target = #moe.target<cpu = "custom", features = ["avx2", "fma", "avx512f", "avx512bf16"], vector_registers = 16, l1_bytes = 32768, l2_bytes = 1048576>} {
+  func.func @tgmm_dot_few_registers(%x: tensor<?x64xbf16>, %dy: tensor<?x32xbf16>, %s: tensor<2xi32>) -> tensor<2x64x32xbf16> {
+    // expected-error @+1 {{a moe.tgmm on avx512bf16_dot needs 32 vector registers, the target's 16}}
+    %dw = moe.tgmm %x, %dy, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"]>} : tensor<?x64xbf16>, tensor<?x32xbf16>, tensor<2xi32>
+    return %dw : tensor<2x64x32xbf16>
+  }
+}
