@@ -7,9 +7,19 @@
 // the task's rows read in place (an even depth) as 32-bit depth pairs, each
 // pair broadcast to the 16 lanes and multiplied against 4 weight vectors,
 // 6 rows x 4 = 24 accumulators, then the fused SwiGLU epilogue in bf16.
+// Weights packed per call: a group's tasks are even blocks of up to 4 x
+// dot_rows (192) rows, whole register tiles of 6: a worker packs each
+// block it takes a task of, so fewer tasks a block, fewer packs.
 // CHECK-NOT: @syscall
 // CHECK-LABEL: func @pack_gmm_swiglu_bf16
 // CHECK-NOT: amx.
+// CHECK:     %[[BLOCKS:.*]] = arith.divsi %{{.*}}, %c192
+// CHECK-NEXT: %[[ATLEAST1:.*]] = arith.maxsi %[[BLOCKS]], %c1
+// CHECK:     arith.divsi %{{.*}}, %[[ATLEAST1]] : index
+// CHECK:     %[[TILES:.*]] = arith.divsi %{{.*}}, %c6
+// CHECK-NEXT: %[[WHOLE:.*]] = arith.muli %[[TILES]], %c6
+// CHECK-NEXT: %[[STEP:.*]] = arith.maxsi %[[WHOLE]], %c6
+// CHECK:     scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[STEP]]
 // CHECK: scf.parallel
 // CHECK:   scf.while
 // CHECK:       vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
@@ -46,11 +56,11 @@ func.func @pack_gmm_swiglu_bf16(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w
 
 // An odd depth: a depth pair would read past its row, so the task's rows are
 // packed as depth pairs, zero past D, and the products run over the padded
-// depth.
+// depth. The worker's row pack holds a task's most rows (4 x dot_rows).
 // CHECK-LABEL: func @odd_depth_bf16
 // CHECK:       vector.bitcast {{.*}} : vector<32xbf16> to vector<16xi32>
 // CHECK:       scf.for
-// CHECK:         memref.load {{.*}} : memref<48x16xi32>
+// CHECK:         memref.load {{.*}} : memref<192x16xi32>
 // CHECK:         vector.broadcast {{.*}} : i32 to vector<16xi32>
 // CHECK:         x86vector.avx512.dot
 func.func @odd_depth_bf16(%rows: tensor<?x31xbf16>, %w: tensor<4x31x64xbf16>, %sizes: tensor<4xi32>) -> tensor<?x64xbf16> {
