@@ -95,6 +95,17 @@ LogicalResult fusedOperands(GmmOp gmm, GmmLoweringAttr lowering, SwigluOp &swigl
 /// features (a hand-written lowering; the attribute's verifier checked the
 /// rest): an instruction the target lacks would stop LLVM's instruction
 /// selection.
+/// Every kind `lowering` lists against the CPU features of `target`.
+LogicalResult checkKindFeatures(Operation *op, GmmLoweringAttr lowering, TargetAttr target) {
+  for (Attribute kindName : lowering.getKernels())
+    if (const codegen::GmmKernelKind *kind = codegen::findGmmKernel(cast<StringAttr>(kindName).getValue()))
+      for (StringRef feature : kind->features)
+        if (!target.hasFeature(feature))
+          return op->emitError() << "kernel kind '" << kind->name << "' needs the CPU feature '" << feature
+                                 << "', which the target '" << target.getCpu() << "' lacks";
+  return success();
+}
+
 LogicalResult checkFastLowering(GmmOp gmm, GmmLoweringAttr lowering, TargetAttr target) {
   SwigluOp swiglu;
   GmmOp gate, up;
@@ -124,13 +135,7 @@ LogicalResult checkFastLowering(GmmOp gmm, GmmLoweringAttr lowering, TargetAttr 
     return gmm.emitError() << "gmm tiling " << tiling.str() << ": " << why;
   if (!target)
     return success();
-  for (Attribute kindName : lowering.getKernels())
-    if (const codegen::GmmKernelKind *kind = codegen::findGmmKernel(cast<StringAttr>(kindName).getValue()))
-      for (StringRef feature : kind->features)
-        if (!target.hasFeature(feature))
-          return gmm.emitError() << "kernel kind '" << kind->name << "' needs the CPU feature '" << feature
-                                 << "', which the target '" << target.getCpu() << "' lacks";
-  return success();
+  return checkKindFeatures(gmm, lowering, target);
 }
 
 struct MoeLowerToLoopsPass
@@ -155,19 +160,13 @@ struct MoeLowerToLoopsPass
     // as selected: what it fuses, and a hand-written one against the
     // target.
     for (Operation *op : ops) {
-      // A tgmm's kind against the target: vdpbf16ps, on AVX-512's 32
-      // registers (its tile holds 24 accumulators).
+      // A tgmm's kind against the target: its features, and for vdpbf16ps
+      // AVX-512's 32 registers (its tile holds 24 accumulators).
       if (auto tgmm = dyn_cast<TgmmOp>(op); tgmm && target) {
-        GmmLoweringAttr kind = fastLoweringOf(tgmm);
-        if (kind && kind.hasKernel("avx512bf16_dot")) {
-          for (StringRef feature : {"avx512f", "avx512bf16"})
-            if (!target.hasFeature(feature)) {
-              tgmm.emitError() << "kernel kind 'avx512bf16_dot' needs the CPU feature '" << feature
-                               << "', which the target '" << target.getCpu() << "' lacks";
-              anyFailed = true;
-              break;
-            }
-          if (target.getVectorRegisters() < 32) {
+        if (GmmLoweringAttr kind = fastLoweringOf(tgmm)) {
+          if (failed(checkKindFeatures(tgmm, kind, target))) {
+            anyFailed = true;
+          } else if (kind.hasKernel("avx512bf16_dot") && target.getVectorRegisters() < 32) {
             tgmm.emitError() << "a moe.tgmm on avx512bf16_dot needs 32 vector registers, the target's "
                              << target.getVectorRegisters();
             anyFailed = true;

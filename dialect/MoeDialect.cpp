@@ -130,13 +130,9 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << kLoweringAttrName
                              << "' must be a #moe.gmm_lowering on a moe.gmm or moe.tgmm";
     auto lowering = cast<GmmLoweringAttr>(attr.getValue());
-    auto bf16Operands = [&] {
-      auto bf16 = [](Value v) { return cast<ShapedType>(v.getType()).getElementType().isBF16(); };
-      return bf16(op->getOperand(0)) && bf16(op->getOperand(1));
-    };
-    if (isa<TgmmOp>(op) && !lowering.isReference() &&
+    if (auto tgmm = dyn_cast<TgmmOp>(op); tgmm && !lowering.isReference() &&
         (lowering.getKernels().size() != 1 ||
-         !(lowering.hasKernel("fma") || (lowering.hasKernel("avx512bf16_dot") && bf16Operands())) ||
+         !(lowering.hasKernel("fma") || (lowering.hasKernel("avx512bf16_dot") && tgmm.hasBf16Operands())) ||
          lowering.getMr() || (lowering.getFuse() && !lowering.getFuse().empty())))
       return op->emitError() << "a moe.tgmm runs on the reference loops, or the fma kernel alone "
                                 "(avx512bf16_dot for bf16 operands), "

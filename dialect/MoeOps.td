@@ -562,6 +562,16 @@ def Moe_TgmmOp : Moe_Op<"tgmm", [Pure,
     $lhs `,` $rhs `,` $group_sizes attr-dict
     `:` type($lhs) `,` type($rhs) `,` type($group_sizes)
   }];
+  let extraClassDeclaration = [{
+    /// bf16 rows and gradients: what the avx512bf16_dot kind (vdpbf16ps on
+    /// row pairs) reads.
+    bool hasBf16Operands() {
+      auto bf16 = [](::mlir::Value v) {
+        return ::llvm::cast<::mlir::ShapedType>(v.getType()).getElementType().isBF16();
+      };
+      return bf16(getLhs()) && bf16(getRhs());
+    }
+  }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
 }

@@ -269,10 +269,6 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
       return GmmLoweringAttr::get(ctx, ArrayAttr::get(ctx, {StringAttr::get(ctx, kind)}), 0, 0, 0, 0, 0, 0,
                                   0, 0, ArrayAttr());
     };
-    auto bf16Operands = [](TgmmOp t) {
-      auto bf16 = [](Value v) { return cast<ShapedType>(v.getType()).getElementType().isBF16(); };
-      return bf16(t.getLhs()) && bf16(t.getRhs());
-    };
     // A lowering already written (by hand, or by an earlier run) is kept:
     // what a tuner edits is what is compiled.
     SmallVector<GmmOp> gmms;
@@ -283,7 +279,7 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
         gmms.push_back(g);
       else if (auto t = dyn_cast<TgmmOp>(op))
         op->setAttr(kLoweringAttrName,
-                    tgmmKind(kinds.avx512Bf16 && machine.vectorRegisters >= 32 && bf16Operands(t)
+                    tgmmKind(kinds.avx512Bf16 && machine.vectorRegisters >= 32 && t.hasBf16Operands()
                                  ? "avx512bf16_dot"
                                  : "fma"));
     });

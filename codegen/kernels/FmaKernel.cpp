@@ -640,7 +640,6 @@ void FmaKernel::task(const GmmTask &gmmTask) {
   // top-8 89% -> 91%; the same block with its weights in L3 ran at 90.5%.
   Value depth = e.index(p.depth);
   Value rowTiles = e.divs(e.add(e.sub(r1, r0), e.index(t.rows - 1)), e.index(t.rows));
-  int64_t lineValues = 512 / cast<MemRefType>(prepared.getType()).getElementTypeBitWidth();
   depthBlocks([&](Value pc, Value kLen) {
     Value nextDepth = e.add(pc, kLen);
     Value inTask = e.lt(nextDepth, depth);
@@ -655,9 +654,7 @@ void FmaKernel::task(const GmmTask &gmmTask) {
     // Its panels' rows over this depth block's steps (rowTiles x kLen a
     // panel), at most a line a step.
     Value steps = e.mul(rowTiles, kLen);
-    Value stride = e.min(e.max(e.divs(e.add(e.mul(aheadRows, e.index(nr)), e.sub(steps, e.index(1))), steps),
-                               e.index(1)),
-                         e.index(lineValues));
+    Value stride = fetchStride(e, values, e.mul(aheadRows, e.index(nr)), steps);
     NextDepthBlock ahead{values, aheadDepth, aheadRows, stride};
     packed = prepared;
     packedDepth = pc;

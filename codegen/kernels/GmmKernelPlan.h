@@ -75,6 +75,10 @@ std::pair<Value, Value> deinterleave(Emitter &e, Value first, Value second);
 /// zero at and past `limit` (`col` < `limit`): a plain load where all are
 /// inside, with no bf16 vector crossing a branch (see VectorPieces.cpp).
 Value loadColumnsAsF32(Emitter &e, Value src, ValueRange outer, Value col, Value limit, int64_t lanes);
+/// Values of `memref`'s element a prefetch spreading `values` of them over
+/// `steps` loop steps moves on a step: ceil(values / steps), at least 1 and
+/// at most a 64-byte line's (a prefetch fetches one line).
+Value fetchStride(Emitter &e, Value memref, Value values, Value steps);
 /// `v` plus the bias values (one per lane of `v`) of group `g` from column
 /// `col` (those below `limit`), when `bias` is given.
 Value plusBias(Emitter &e, Value v, Value bias, Value g, Value col, Value limit);

@@ -266,11 +266,7 @@ std::optional<PackedOperands::NextBlock> PackedOperands::nextBlock(const GmmTask
                              {tiles, lanes, laneValues});
   Value values = memref::CollapseShapeOp::create(b, block, SmallVector<ReassociationIndices>{{0, 1, 2}});
   int64_t blockValues = tiles * lanes * laneValues;
-  int64_t lineValues = 64 / (cast<MemRefType>(p.packedRhs.getType()).getElementTypeBitWidth() / 8);
-  Value one = e.index(1);
-  steps = e.max(steps, one);
-  Value stride = e.divs(e.add(e.index(blockValues), e.sub(steps, one)), steps);
-  return NextBlock{values, e.index(blockValues - 1), e.min(e.max(stride, one), e.index(lineValues))};
+  return NextBlock{values, e.index(blockValues - 1), fetchStride(e, values, e.index(blockValues), steps)};
 }
 
 void PackedOperands::fetchNextBlock(const NextBlock &next, Value step) {

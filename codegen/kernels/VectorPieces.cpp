@@ -66,6 +66,14 @@ std::pair<Value, Value> mlir::moe::codegen::deinterleave(Emitter &e, Value first
           vector::ShuffleOp::create(e.b, first, second, odd).getResult()};
 }
 
+Value mlir::moe::codegen::fetchStride(Emitter &e, Value memref, Value values, Value steps) {
+  int64_t lineValues = 512 / cast<MemRefType>(memref.getType()).getElementTypeBitWidth();
+  Value one = e.index(1);
+  steps = e.max(steps, one);
+  Value share = e.divs(e.add(values, e.sub(steps, one)), steps);
+  return e.min(e.max(share, one), e.index(lineValues));
+}
+
 Value mlir::moe::codegen::loadColumnsAsF32(Emitter &e, Value src, ValueRange outer, Value col,
                                            Value limit, int64_t lanes) {
   // Columns inside the source (all but a block's last run) are a plain load;

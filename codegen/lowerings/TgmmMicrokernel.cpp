@@ -229,22 +229,27 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     Value chunkRows = e.max(one, e.divs(e.add(rows, e.sub(chunks, one)), chunks));
     e.forLoop(first, end, chunkRows, {}, [&](Value c, ValueRange) -> SmallVector<Value> {
       Value n = e.min(chunkRows, e.sub(end, c));
+      // The tiles' steps over the chunk: its rows, or its row pairs (dot).
+      Value steps = dot ? e.divs(e.add(n, one), e.index(2)) : n;
+      // The row kPrefetchRows after `row`, a line at a time: a row's part of
+      // the block is 8-12 lines, the next row a row stride on, too short a
+      // stream for the hardware prefetcher (the pack waited on memory).
+      // (Within the group: past it, the rows are another task's.)
+      auto prefetchAhead = [&](Value row) {
+        Value ahead = e.min(e.add(row, e.index(kPrefetchRows)), e.sub(end, e.index(1)));
+        for (int64_t v = 0; v < blockVectors; v += lineVectors(rhsElement))
+          memref::PrefetchOp::create(b, rhs, ValueRange{ahead, e.min(cols[v], e.sub(cWidth, e.index(1)))},
+                                     /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+        for (int64_t q = 0; q < kDepthBlock; q += kLanes * lineVectors(lhsElement)) {
+          Value d = e.min(e.add(dBase, e.index(q)), e.sub(cDepth, e.index(1)));
+          memref::PrefetchOp::create(b, lhs, ValueRange{ahead, d}, /*isWrite=*/false, /*localityHint=*/3,
+                                     /*isDataCache=*/true);
+        }
+      };
       auto packChunk = [&](bool inside) {
         e.forLoop(zero, n, [&](Value r) {
           Value row = e.add(c, r);
-          // The row kPrefetchRows on, a line at a time: a row's part of the
-          // block is 8-12 lines, the next row a row stride on, too short a
-          // stream for the hardware prefetcher (the pack waited on memory).
-          // (Within the group: past it, the rows are another task's.)
-          Value ahead = e.min(e.add(row, e.index(kPrefetchRows)), e.sub(end, e.index(1)));
-          for (int64_t v = 0; v < blockVectors; v += lineVectors(rhsElement))
-            memref::PrefetchOp::create(b, rhs, ValueRange{ahead, e.min(cols[v], e.sub(cWidth, e.index(1)))},
-                                       /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
-          for (int64_t q = 0; q < kDepthBlock; q += kLanes * lineVectors(lhsElement)) {
-            Value d = e.min(e.add(dBase, e.index(q)), e.sub(cDepth, e.index(1)));
-            memref::PrefetchOp::create(b, lhs, ValueRange{ahead, d}, /*isWrite=*/false, /*localityHint=*/3,
-                                       /*isDataCache=*/true);
-          }
+          prefetchAhead(row);
           // The chunk's block columns, a tile's columns at a time (past N: zero).
           for (int64_t v = 0; v < blockVectors; ++v) {
             Value loaded;
@@ -296,22 +301,12 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
         Value zeroColumns = arith::ConstantOp::create(b, DenseElementsAttr::get(columnsType, b.getZeroAttr(bf16)));
         Value zeroPiece = arith::ConstantOp::create(b, DenseElementsAttr::get(pieceBf16, b.getZeroAttr(bf16)));
         Value noColumns = lanesBelow(e, zero, zero, kLanes), noPiece = lanesBelow(e, zero, zero, kPiece);
-        Value pairs = e.divs(e.add(n, one), e.index(2));
-        e.forLoop(zero, pairs, [&](Value rp) {
+        e.forLoop(zero, steps, [&](Value rp) {
           Value row0 = e.add(c, e.mul(rp, e.index(2)));
           Value hasSecond = e.lt(e.add(row0, one), e.add(c, n));
           Value row1 = e.min(e.add(row0, one), e.sub(end, one));
-          for (int64_t k = 0; k < 2; ++k) {
-            Value ahead = e.min(e.add(row0, e.index(kPrefetchRows + k)), e.sub(end, e.index(1)));
-            for (int64_t v = 0; v < blockVectors; v += lineVectors(rhsElement))
-              memref::PrefetchOp::create(b, rhs, ValueRange{ahead, e.min(cols[v], e.sub(cWidth, e.index(1)))},
-                                         /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
-            for (int64_t q = 0; q < kDepthBlock; q += kLanes * lineVectors(lhsElement)) {
-              Value d = e.min(e.add(dBase, e.index(q)), e.sub(cDepth, e.index(1)));
-              memref::PrefetchOp::create(b, lhs, ValueRange{ahead, d}, /*isWrite=*/false, /*localityHint=*/3,
-                                         /*isDataCache=*/true);
-            }
-          }
+          prefetchAhead(row0);
+          prefetchAhead(e.add(row0, one));
           for (int64_t v = 0; v < blockVectors; ++v) {
             // A vector wholly past N reads nothing (its address would be).
             auto part = scf::IfOp::create(b, TypeRange{VectorType::get({2 * kLanes}, bf16)},
@@ -371,44 +366,30 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
                 init.push_back(vector::LoadOp::create(
                     b, vecType, block, ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)}));
             }
-            if (dot) {
-              // A step is a row pair: 4 panel vectors of 16 columns x 2
-              // rows, 6 broadcast pairs, 24 vdpbf16ps.
-              auto operandType = VectorType::get({2 * kLanes}, b.getBF16Type());
-              auto pairsType = VectorType::get({kLanes}, b.getI32Type());
-              SmallVector<Value> acc = e.forLoop(
-                  zero, e.divs(e.add(n, one), e.index(2)), init, [&](Value rp, ValueRange in) -> SmallVector<Value> {
-                    SmallVector<Value> w;
-                    for (int64_t v = 0; v < kVectors; ++v)
-                      w.push_back(vector::LoadOp::create(b, operandType, panel,
-                                                         ValueRange{e.index(sub), rp, e.index(v * 2 * kLanes)}));
-                    SmallVector<Value> next(in.begin(), in.end());
-                    for (int64_t i = 0; i < kDepthTile; ++i) {
-                      Value pair = vector::BroadcastOp::create(b, pairsType, e.load(lhsPanel, {t, rp, e.index(i)}));
-                      Value a = vector::BitCastOp::create(b, operandType, pair);
-                      for (int64_t v = 0; v < kVectors; ++v)
-                        next[i * kVectors + v] =
-                            x86vector::DotBF16Op::create(b, vecType, next[i * kVectors + v], a, w[v]);
-                    }
-                    return next;
-                  });
-              for (int64_t i = 0; i < kDepthTile; ++i)
-                for (int64_t v = 0; v < kVectors; ++v)
-                  vector::StoreOp::create(b, acc[i * kVectors + v], block,
-                                          ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)});
-              return;
-            }
+            // A step: a row (a broadcast value times the panel row, FMAs),
+            // or a row pair (dot: a broadcast 32-bit pair against the
+            // panel's interleaved rows, vdpbf16ps); 24 of them either way.
+            auto panelType = dot ? VectorType::get({2 * kLanes}, b.getBF16Type()) : vecType;
+            int64_t panelLanes = dot ? 2 * kLanes : kLanes;
+            auto pairsType = VectorType::get({kLanes}, b.getI32Type());
             SmallVector<Value> acc = e.forLoop(
-                zero, n, init, [&](Value r, ValueRange in) -> SmallVector<Value> {
+                zero, steps, init, [&](Value r, ValueRange in) -> SmallVector<Value> {
                   SmallVector<Value> w;
                   for (int64_t v = 0; v < kVectors; ++v)
-                    w.push_back(vector::LoadOp::create(b, vecType, panel,
-                                                       ValueRange{e.index(sub), r, e.index(v * kLanes)}));
+                    w.push_back(vector::LoadOp::create(b, panelType, panel,
+                                                       ValueRange{e.index(sub), r, e.index(v * panelLanes)}));
                   SmallVector<Value> next(in.begin(), in.end());
                   for (int64_t i = 0; i < kDepthTile; ++i) {
-                    Value a = vector::BroadcastOp::create(b, vecType, e.load(lhsPanel, {t, r, e.index(i)}));
-                    for (int64_t v = 0; v < kVectors; ++v)
-                      next[i * kVectors + v] = vector::FMAOp::create(b, a, w[v], next[i * kVectors + v]);
+                    Value x = e.load(lhsPanel, {t, r, e.index(i)});
+                    Value a = dot ? vector::BitCastOp::create(b, panelType,
+                                                              vector::BroadcastOp::create(b, pairsType, x))
+                                        .getResult()
+                                  : vector::BroadcastOp::create(b, vecType, x).getResult();
+                    for (int64_t v = 0; v < kVectors; ++v) {
+                      Value &sum = next[i * kVectors + v];
+                      sum = dot ? x86vector::DotBF16Op::create(b, vecType, sum, a, w[v]).getResult()
+                                : vector::FMAOp::create(b, a, w[v], sum).getResult();
+                    }
                   }
                   return next;
                 });
