@@ -65,8 +65,9 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, S
     return emitError() << "#moe.target needs a CPU name";
   if (failed(uniqueStrings(emitError, features, "target feature", targetFeatureNames())))
     return failure();
-  if (vectorRegisters < 1 || vectorRegisters > 64)
-    return emitError() << "#moe.target vector_registers must be in [1, 64], got " << vectorRegisters;
+  if (vectorRegisters < 1 || vectorRegisters > kMaxTileRegisters)
+    return emitError() << "#moe.target vector_registers must be in [1, " << kMaxTileRegisters << "], got "
+                       << vectorRegisters;
   if (l1Bytes < 1024 || l2Bytes < l1Bytes)
     return emitError() << "#moe.target caches must be at least 1 KiB with l2_bytes >= l1_bytes, got l1_bytes = "
                        << l1Bytes << ", l2_bytes = " << l2Bytes;
@@ -141,6 +142,16 @@ std::string mlir::moe::gmmTileError(int64_t mr, int64_t nv, int64_t kc, int64_t 
                                     bool swiglu) {
   if (mr <= 0 || nv <= 0 || kc <= 0 || nc <= 0 || mc <= 0)
     return "every tile size must be positive";
+  // Bounds before any arithmetic on them (16 * nv, mr * nv and the blocks'
+  // products in the lowering must not overflow): a register tile is at most
+  // the 64 registers a #moe.target may have, and a block at most 2^20 of its
+  // dimension, far past any cache.
+  if (mr > kMaxTileRegisters || nv > kMaxTileRegisters || mr * nv > kMaxTileRegisters)
+    return "register tile mr=" + std::to_string(mr) + " x nv=" + std::to_string(nv) +
+           " is larger than any target's " + std::to_string(kMaxTileRegisters) + " vector registers";
+  if (kc > kMaxTileBlock || nc > kMaxTileBlock || mc > kMaxTileBlock)
+    return "kc, nc and mc must be at most " + std::to_string(kMaxTileBlock) + ", got kc=" +
+           std::to_string(kc) + ", nc=" + std::to_string(nc) + ", mc=" + std::to_string(mc);
   // A panel's first half is gate columns, its second up ones: whole
   // vectors, or with one vector a row its two halves.
   if (swiglu && nv != 1 && nv % 2)

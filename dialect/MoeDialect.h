@@ -71,10 +71,15 @@ ArrayRef<StringLiteral> gmmKernelKinds();
 /// lowering decisions and the kernel kinds read.
 ArrayRef<StringLiteral> targetFeatureNames();
 
+/// The most vector registers a #moe.target has, hence a register tile's
+/// bound; and the largest kc, nc or mc.
+constexpr int64_t kMaxTileRegisters = 64;
+constexpr int64_t kMaxTileBlock = int64_t(1) << 20;
+
 /// Why the gmm tiles mr x nv (16-lane vectors), kc, nc, mc cannot be used
-/// (sizes not positive, nc not a multiple of 16 nv, mc not of mr, an odd nv
-/// with the SwiGLU fused), or "". The register file is the target's
-/// question (strategy::GmmTiling::invalidReason adds it).
+/// (sizes not positive or past the bounds above, nc not a multiple of 16 nv,
+/// mc not of mr, an odd nv with the SwiGLU fused), or "". The target's own
+/// register file is its question (strategy::GmmTiling::invalidReason adds it).
 std::string gmmTileError(int64_t mr, int64_t nv, int64_t kc, int64_t nc, int64_t mc, bool swiglu);
 
 /// The grid a per-shard function runs on: its `moe.mesh` (verified to name

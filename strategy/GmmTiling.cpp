@@ -56,7 +56,10 @@ llvm::Expected<GmmTiling> GmmTiling::parse(llvm::StringRef text) {
 std::string GmmTiling::invalidReason(bool swiglu, int64_t vectorRegisters) const {
   // Accumulators, one weight vector each, one broadcast: the register file
   // (first: the most telling refusal of a tile too large).
-  if (rows > 0 && vectors > 0 && registersFor(rows, vectors) > vectorRegisters)
+  // (Sizes past any register file are gmmTileError's, before a product
+  // that could overflow.)
+  if (rows > 0 && vectors > 0 && rows <= kMaxTileBlock && vectors <= kMaxTileBlock &&
+      registersFor(rows, vectors) > vectorRegisters)
     return "register tile mr=" + std::to_string(rows) + " x nv=" + std::to_string(vectors) +
            " needs " + std::to_string(registersFor(rows, vectors)) +
            " vector registers, more than the target's " + std::to_string(vectorRegisters);

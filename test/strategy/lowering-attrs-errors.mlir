@@ -44,6 +44,32 @@ func.func @reference_with_tiles(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s:
 
 // -----
 
+// Sizes that would overflow the tile arithmetic (16 * nv was a division by
+// zero in the verifier, found by moe-fuzz-mutate).
+func.func @huge_vectors(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{register tile mr=2 x nv=1152921504606846976 is larger than any target's 64 vector registers}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 1152921504606846976, kc = 8, nc = 16, mc = 12>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @tile_past_registers(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{register tile mr=16 x nv=8 is larger than any target's 64 vector registers}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 16, nv = 8, kc = 8, nc = 128, mc = 16>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @huge_block(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{kc, nc and mc must be at most 1048576, got kc=8, nc=16, mc=9223372036854775806}}
+  %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 2, nv = 1, kc = 8, nc = 16, mc = 9223372036854775806>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
 func.func @columns(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: tensor<2xi32>) -> tensor<4x16xf32> {
   // expected-error @+1 {{nc=16 must be a multiple of the register tile's 32 columns}}
   %y = moe.gmm %x, %w, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 2, kc = 8, nc = 16, mc = 12>} : tensor<4x8xf32>, tensor<2x8x16xf32>, tensor<2xi32>

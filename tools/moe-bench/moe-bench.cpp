@@ -187,6 +187,11 @@ cl::opt<double> readGBpsOption("read-gbps",
                                cl::desc("DRAM read GB/s to report the weights' rate against "
                                         "(default: measured at the first forward reported)"),
                                cl::init(0), cl::cat(category));
+cl::opt<double> llcMibOption("llc-mib",
+                             cl::desc("Last-level cache MiB: weights larger than this are reported "
+                                      "against the DRAM read bandwidth (default: cpu0's, as Linux "
+                                      "describes it; a VM may describe more than it has)"),
+                             cl::init(0), cl::cat(category));
 cl::opt<std::string> dumpRouting("dump-routing",
                                  cl::desc("Write ids.npy and weights.npy of each routing "
                                           "here (what bench/ gives the peers)"),
@@ -820,6 +825,9 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
     if (!(value >= 0))
       return std::string("--") + name + " must be a rate >= 0 (0: measure it; got " +
              std::to_string(value) + ")";
+  if (!(llcMibOption >= 0))
+    return "--llc-mib must be >= 0 (0: the cache Linux describes; got " +
+           std::to_string(double(llcMibOption)) + ")";
   if (iters < 1 || warmup < 0)
     return "--iters must be >= 1 and --warmup >= 0";
   ks.clear();
@@ -943,7 +951,8 @@ int main(int argc, char **argv) {
     }
     return *readGBps;
   };
-  const double cacheBytes = moec::lastLevelCacheBytes();
+  const double cacheBytes =
+      llcMibOption > 0 ? double(llcMibOption) * 1048576.0 : moec::lastLevelCacheBytes();
 
   // The plan: one device, or a mesh of shards (docs/sharding.md), chosen
   // by the flags or, with auto, by the cost model.

@@ -600,12 +600,26 @@ int run(mlir::ModuleOp module) {
   // The weights packed once, before the runs (one device, moe-to-llvm):
   // the entry's prepared form, when moe-prepare-weights makes one.
   std::optional<PreparedHalves> halves;
-  if (prepareWeightsBeforeRuns && !layout && passPipeline.empty()) {
+  // An entry that is itself a half (`--entry f_prepared`) runs as it is:
+  // moe-prepare-weights would replace moe-quantize's halves of @f with its
+  // own, and the entry's name would then be a function of other arguments
+  // (packed weights) than the inputs bound to it.
+  mlir::Operation *entryFn = module.lookupSymbol(sig->name);
+  bool entryIsHalf = entryFn && mlir::moe::isPreparedHalf(entryFn);
+  if (prepareWeightsBeforeRuns && !layout && passPipeline.empty() && !entryIsHalf) {
     if (mlir::failed(prepareWeights(module, gmmChoices())))
       return 1;
     halves = preparedHalves(module, *sig, error);
     if (!halves && !error.empty())
       return fail(error);
+    // Without halves the entry runs as compiled: on the inputs bound to
+    // the signature read before the pass, which must still be its own.
+    if (!halves) {
+      std::optional<FunctionSignature> after = entrySignature(module, sig->name, error);
+      if (!after || after->str() != sig->str())
+        return fail("moe-prepare-weights changed the entry @" + sig->name + " from " + sig->str() +
+                    " to " + (after ? after->str() : error));
+    }
   }
   const PreparedForm *prepared = halves ? &halves->form : nullptr;
   // A run calls one function (and with prepared weights, the two halves):
