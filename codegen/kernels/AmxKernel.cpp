@@ -7,14 +7,27 @@
 //
 //   rows     bf16: the task's rows (through the pack's permutation when
 //            gathered) are packed into 16-row x 32-depth tiles, zero past D
-//            and past the last row, once per task. int8: the rows were
-//            quantized before the tasks (Int8Rows.cpp) into rows of
-//            64-byte multiples, which the tiles load in place.
-//   product  2 row tiles x 2 column tiles: four accumulators stay in tile
-//            registers over the whole depth (8 tile registers: 2 + 2 + 4).
+//            and past the last row, once per task - or once per row block
+//            with weights packed at load time, whose tasks run row block by
+//            row block (rowBlocksOuter) and find the rows packed by the
+//            worker's previous task. int8: the rows were quantized before
+//            the tasks (Int8Rows.cpp) into rows of 64-byte multiples, which
+//            the tiles load in place.
+//   product  blocks of 2 row tiles x 2 column tiles, column pairs outside
+//            and row pairs inside: four accumulators stay in tile
+//            registers over the whole depth (8 tile registers: 2 + 2 + 4),
+//            each starting from a zero tile of its own.
 //   epilogue the accumulators go through a 32x32 f32 (i32) scratch to the
 //            shared column-pair store (int8: both scales first; SwiGLU,
-//            padding rows, bf16 rounding).
+//            padding rows, bf16 rounding), a row per depth step of the
+//            next block, which fills the scratch's other half meanwhile.
+//
+// Measured on a 2-core Sapphire Rapids VM (6.9 TFLOP/s AMX BF16 peak of
+// tdpbf16ps on registers): this loop of loads and products reaches ~49%
+// of the peak a core with both operands in L2 and ~62% with the rows'
+// tiles in L1 (82% with all four in L1); the block's first row pair
+// reads its weight tiles from L3/DRAM, and the per-block drain (tile
+// stores, zero loads) and epilogue come on top (docs/performance.md).
 //
 // A group takes this kind at run time when Linux grants the tile state and
 // it has at least amx_min_rows rows (bf16: smaller groups would mostly
@@ -47,10 +60,10 @@ constexpr int64_t kTileRows = 16; // rows of every tile
 constexpr int64_t kTileCols = 16; // f32 (i32) columns of an accumulator tile
 constexpr int64_t kLanes = 16;
 /// AMX rows per task for a large group: the group split evenly into blocks
-/// of at most kMaxAmxRows rows, each a multiple of kAmxRowGranule. The packed
-/// rows need not fit in L2: the product walks them one row pair of tiles at
-/// a time while the weight block's column pairs stream past. So tasks are
-/// large, and a group of up to kMaxAmxRows rows packs each weight block once.
+/// of at most kMaxAmxRows rows, each a multiple of kAmxRowGranule. The
+/// packed rows (256 x D bf16: 1 MiB at D 2048) and a weight block's column
+/// pair stay in L2 while the column pairs go past (288 and 320 measured no
+/// faster at H 2048, M 1408).
 constexpr int64_t kAmxRowGranule = 32;
 constexpr int64_t kMaxAmxRows = 256;
 
@@ -64,6 +77,11 @@ public:
     return evenRowBlock(e, groupRows, kMaxAmxRows, kAmxRowGranule);
   }
   int64_t columnBlock() const override { return ops.columnBlock(); }
+  /// With weights packed at load time there is no weight block to keep:
+  /// a worker's consecutive tasks share a row block instead, packed once
+  /// (the row block was packed again for each of its column blocks: 11
+  /// times in the up projection at H 2048, M 1408, a fifth of the time).
+  bool rowBlocksOuter() const override { return p.packedRhs && !p.int8; }
   void prepare() override {
     if (p.int8)
       ops.quantizeRows();
@@ -84,14 +102,21 @@ private:
   Value requestTileState();
   void packRows(Value r0, Value r1, Value rowsPadded);
   /// Rows of pair `rowPair` from `firstRow` of the quantized rows (int8) or
-  /// of the task's packed rows (bf16, firstRow 0).
-  void tileProduct(Value rowPair, Value colPair, Value firstRow);
-  void epilogue(Value r0, Value r1, Value rowPair, Value colPair, Value c0, Value g);
+  /// of the task's packed rows (bf16, firstRow 0), times column pair
+  /// `colPair`, into tileOut[buffer]. `duringStep(ks)` is emitted in each
+  /// depth step (the previous block's epilogue, a row at a time).
+  void tileProduct(Value rowPair, Value colPair, Value firstRow, Value buffer,
+                   function_ref<void(Value)> duringStep);
+  /// Row `i` (0..31) of block `block` (the task's blocks: column pairs
+  /// outside, row pairs inside) from tileOut[buffer] to the output.
+  void epilogueRow(const GmmTask &task, Value block, Value rowPairs, Value buffer, Value c0, Value i);
 
   PackedOperands &ops;
   Value tilesGranted;
   Value packedRows; // bf16: the task's rows as tiles (int8 tiles load the quantized rows in place)
-  Value tileOut;    // the four accumulators' stores
+  Value rowsKey;    // bf16: the first and end row packedRows holds (-1: none yet)
+  Value tileOut;    // [2, 32, 32]: the four accumulators' stores, two blocks' worth
+  Value zeroTiles;  // four zero accumulator tiles, one for each to start from
 };
 } // namespace
 
@@ -117,10 +142,17 @@ Value AmxKernel::requestTileState() {
 void AmxKernel::allocScratch() {
   auto &b = e.b;
   ops.allocWeightCache();
-  if (!p.int8)
+  if (!p.int8) {
     packedRows = e.alloc({kMaxAmxRows / 16, ops.paddedDepth / ops.tileDepth, 16, ops.tileDepth},
                          b.getBF16Type(), {});
-  tileOut = e.alloc({32, 2 * kTileCols}, p.int8 ? Type(b.getI32Type()) : Type(b.getF32Type()), {});
+    rowsKey = e.alloc({2}, b.getIndexType(), {});
+    e.store(e.index(-1), rowsKey, {e.index(0)});
+    e.store(e.index(-1), rowsKey, {e.index(1)});
+  }
+  Type sum = p.int8 ? Type(b.getI32Type()) : Type(b.getF32Type());
+  tileOut = e.alloc({2, 32, 2 * kTileCols}, sum, {});
+  zeroTiles = e.alloc({4 * kTileRows, kTileCols}, sum, {});
+  e.fill(zeroTiles, e.zero(sum));
 }
 
 void AmxKernel::packRows(Value r0, Value r1, Value rowsPadded) {
@@ -154,7 +186,8 @@ void AmxKernel::packRows(Value r0, Value r1, Value rowsPadded) {
   });
 }
 
-void AmxKernel::tileProduct(Value rowPair, Value colPair, Value firstRow) {
+void AmxKernel::tileProduct(Value rowPair, Value colPair, Value firstRow, Value buffer,
+                            function_ref<void(Value)> duringStep) {
   auto &b = e.b;
   Type operand = p.int8 ? Type(b.getI8Type()) : Type(b.getBF16Type());
   Type sum = p.int8 ? Type(b.getI32Type()) : Type(b.getF32Type());
@@ -177,66 +210,126 @@ void AmxKernel::tileProduct(Value rowPair, Value colPair, Value firstRow) {
       return amx::TileMulIOp::create(b, accType, a, w, c, /*isZextLhs=*/false, /*isZextRhs=*/true);
     return amx::TileMulFOp::create(b, accType, a, w, c);
   };
-  Value z = amx::TileZeroOp::create(b, accType);
+  // Each accumulator starts as a load of its own zero tile. One tilezero
+  // for all four (CSE makes one of four) became copies through the stack
+  // (AMX has no tile move): a tile store and a load of it, which waits for
+  // the store to reach L1 (no forwarding for tiles) - a quarter of the down
+  // projection's time.
+  SmallVector<Value> zeros;
+  for (int64_t i = 0; i < 4; ++i)
+    zeros.push_back(amx::TileLoadOp::create(b, accType, zeroTiles, ValueRange{e.index(i * kTileRows), zero}));
   SmallVector<Value> acc = e.forLoop(
-      zero, e.index(ops.paddedDepth / ops.tileDepth), ValueRange{z, z, z, z},
+      zero, e.index(ops.paddedDepth / ops.tileDepth), zeros,
       [&](Value ks, ValueRange c) -> SmallVector<Value> {
         Value kp = e.mul(ks, e.index(kTileRows));
-        // Interleaved so that each product's operands are loaded just before.
+        // The four operand tiles loaded before the four products, so that
+        // all four are live at once and take four tile registers. Loaded
+        // between the products, the second row tile's live range began
+        // after the first's ended, and LLVM gave both one register: its
+        // load then waited for the two products reading the first, and
+        // the next step's first row tile for the two reading it (the loop
+        // ran at about 30% of the AMX peak; 4 + 4 registers, 8 in all).
         Value a0 = rowTile(rt0, ks);
-        Value b0 = amx::TileLoadOp::create(b, operandType, ops.packedWeights(), ValueRange{ct0, kp, zero});
-        Value c00 = product(a0, b0, c[0]);
-        Value b1 = amx::TileLoadOp::create(b, operandType, ops.packedWeights(), ValueRange{ct1, kp, zero});
-        Value c01 = product(a0, b1, c[1]);
         Value a1 = rowTile(rt1, ks);
+        Value b0 = amx::TileLoadOp::create(b, operandType, ops.packedWeights(), ValueRange{ct0, kp, zero});
+        Value b1 = amx::TileLoadOp::create(b, operandType, ops.packedWeights(), ValueRange{ct1, kp, zero});
+        Value c00 = product(a0, b0, c[0]);
+        Value c01 = product(a0, b1, c[1]);
         Value c10 = product(a1, b0, c[2]);
         Value c11 = product(a1, b1, c[3]);
+        duringStep(ks);
         return {c00, c01, c10, c11};
       });
   Value t = e.index(kTileRows);
-  amx::TileStoreOp::create(b, tileOut, ValueRange{zero, zero}, acc[0]);
-  amx::TileStoreOp::create(b, tileOut, ValueRange{zero, t}, acc[1]);
-  amx::TileStoreOp::create(b, tileOut, ValueRange{t, zero}, acc[2]);
-  amx::TileStoreOp::create(b, tileOut, ValueRange{t, t}, acc[3]);
+  Value out = e.innerBlock(tileOut, {buffer, zero, zero}, {32, 2 * kTileCols});
+  amx::TileStoreOp::create(b, out, ValueRange{zero, zero}, acc[0]);
+  amx::TileStoreOp::create(b, out, ValueRange{zero, t}, acc[1]);
+  amx::TileStoreOp::create(b, out, ValueRange{t, zero}, acc[2]);
+  amx::TileStoreOp::create(b, out, ValueRange{t, t}, acc[3]);
 }
 
-void AmxKernel::epilogue(Value r0, Value r1, Value rowPair, Value colPair, Value c0, Value g) {
+void AmxKernel::epilogueRow(const GmmTask &task, Value block, Value rowPairs, Value buffer, Value c0,
+                            Value i) {
   auto &b = e.b;
   Type sum = p.int8 ? Type(b.getI32Type()) : Type(b.getF32Type());
   auto vecType = VectorType::get({kLanes}, sum);
-  Value zero = e.index(0);
-  Value first = e.add(r0, e.mul(rowPair, e.index(2 * kTileRows)));
-  Value count = e.min(e.sub(r1, first), e.index(2 * kTileRows));
-  e.forLoop(zero, count, [&](Value i) {
-    Value v0 = vector::LoadOp::create(b, vecType, tileOut, ValueRange{i, zero});
-    Value v1 = vector::LoadOp::create(b, vecType, tileOut, ValueRange{i, e.index(kTileCols)});
-    Value r = e.add(first, i);
+  Value colPair = e.divs(block, rowPairs), rowPair = e.rems(block, rowPairs);
+  Value r = e.add(task.firstRow, e.add(e.mul(rowPair, e.index(2 * kTileRows)), i));
+  e.ifThen(e.lt(r, task.endRow), [&] {
+    Value v0 = vector::LoadOp::create(b, vecType, tileOut, ValueRange{buffer, i, e.index(0)});
+    Value v1 = vector::LoadOp::create(b, vecType, tileOut, ValueRange{buffer, i, e.index(kTileCols)});
     if (p.int8) {
+      Value g = task.group;
       v0 = ops.dequantizeSums(ops.withoutWeightOffset(v0, r), r, g, ops.tileColumns(c0, colPair, 0));
       v1 = ops.dequantizeSums(ops.withoutWeightOffset(v1, r), r, g, ops.tileColumns(c0, colPair, 1));
     }
-    ops.storePair(r, g, colPair, c0, v0, v1);
+    ops.storePair(r, task.group, colPair, c0, v0, v1);
   });
 }
 
 void AmxKernel::emitTask(const GmmTask &task) {
   Value r0 = task.firstRow, r1 = task.endRow, g = task.group, cb = task.columnBlock;
-  Value zero = e.index(0);
+  Value zero = e.index(0), one = e.index(1), two = e.index(2);
   Value colPairs = ops.ensureWeights(g, cb);
   Value c0 = ops.firstColumn(cb);
   int64_t pairRows = 2 * kTileRows;
   Value rowsPadded = e.mul(e.divs(e.add(e.sub(r1, r0), e.index(pairRows - 1)), e.index(pairRows)),
                            e.index(pairRows));
-  if (!p.int8)
-    packRows(r0, r1, rowsPadded);
+  if (!p.int8) {
+    // Packed already by the worker's previous task (rowBlocksOuter):
+    // nothing to do.
+    Value held = e.andI(arith::CmpIOp::create(e.b, arith::CmpIPredicate::eq, e.load(rowsKey, {zero}), r0),
+                        arith::CmpIOp::create(e.b, arith::CmpIPredicate::eq, e.load(rowsKey, {one}), r1));
+    auto pack = scf::IfOp::create(e.b, TypeRange{}, held, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(e.b);
+      e.b.setInsertionPoint(pack.elseBlock()->getTerminator());
+      packRows(r0, r1, rowsPadded);
+      e.store(r0, rowsKey, {zero});
+      e.store(r1, rowsKey, {one});
+    }
+  }
   // int8 tiles read rows from r0 on: rows past r1 are the next group's (or
   // the zero padding past the last row), computed and never stored.
   Value firstRow = p.int8 ? r0 : zero;
-  e.forLoop(zero, e.divs(rowsPadded, e.index(pairRows)), [&](Value rowPair) {
-    e.forLoop(zero, colPairs, [&](Value colPair) {
-      tileProduct(rowPair, colPair, firstRow);
-      epilogue(r0, r1, rowPair, colPair, c0, g);
+  // Blocks of 32 rows x 32 columns over the whole depth, column pairs
+  // outside and row pairs inside: a column pair's weight tiles are read
+  // from DRAM by its first row pair and from L2 by the others, so that the
+  // block's first reads are spread over the task instead of crowding its
+  // first row pair (whose every tile then waited on DRAM).
+  //
+  // Each block's epilogue (to f32 vectors through tileOut, then the
+  // activation, rounding and stores) runs a row per depth step of the next
+  // block, from the other half of tileOut: after the block, its vector
+  // loads waited for the tile stores to reach L1 (tiles forward nothing)
+  // while the tile unit stood idle - a third of the down projection's time.
+  Value rowPairs = e.divs(rowsPadded, e.index(pairRows));
+  Value blocks = e.mul(colPairs, rowPairs);
+  int64_t steps = ops.paddedDepth / ops.tileDepth;
+  e.forLoop(zero, blocks, [&](Value block) {
+    Value colPair = e.divs(block, rowPairs), rowPair = e.rems(block, rowPairs);
+    Value buffer = e.rems(block, two);
+    Value previous = e.sub(block, one), previousBuffer = e.sub(one, buffer);
+    Value hasPrevious = e.ge(previous, zero);
+    auto previousRow = [&](Value i) {
+      e.ifThen(hasPrevious, [&] { epilogueRow(task, previous, rowPairs, previousBuffer, c0, i); });
+    };
+    tileProduct(rowPair, colPair, firstRow, buffer, [&](Value ks) {
+      if (steps >= pairRows) {
+        e.ifThen(e.lt(ks, e.index(pairRows)), [&] { previousRow(ks); });
+        return;
+      }
+      previousRow(ks);
     });
+    // A shallow depth (fewer steps than rows): the rest after the loop.
+    if (steps < pairRows)
+      e.forLoop(e.index(steps), e.index(pairRows), [&](Value i) { previousRow(i); });
+  });
+  // The last block's rows.
+  Value last = e.sub(blocks, one);
+  e.ifThen(e.ge(last, zero), [&] {
+    e.forLoop(zero, e.index(pairRows),
+              [&](Value i) { epilogueRow(task, last, rowPairs, e.rems(last, two), c0, i); });
   });
 }
 

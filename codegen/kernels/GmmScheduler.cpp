@@ -1,7 +1,10 @@
 //===- GmmScheduler.cpp - the fast gmm's tasks over the threads ------------===//
 //
 //   tasks  = for each group, column block, row block: ordered so the row
-//            blocks sharing a weight block run one after another. Each
+//            blocks sharing a weight block run one after another (or, for
+//            a kind whose rowBlocksOuter says so, the column blocks sharing
+//            a row block: AMX with prepared weights keeps its packed rows).
+//            Each
 //            group's kind is chosen at run time: a tile kind (AMX) when its
 //            takesGroup says so (Linux granted the tile state, the group is
 //            large enough), else the gmm's default kind. The kind sets the
@@ -130,22 +133,28 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
         Value kind = e.index(0);
         Value blocks = e.index(llvm::divideCeil(p.width, kernels.front()->columnBlock()));
         Value rowBlock = kernels.front()->rowBlock(rows);
+        auto flag = [&](bool v) -> Value { return arith::ConstantOp::create(b, b.getBoolAttr(v)); };
+        Value rowsOuter = flag(kernels.front()->rowBlocksOuter());
         for (size_t k = 1; k < kernels.size(); ++k) {
           Value takes = kernels[k]->takesGroup(rows);
           kind = e.select(takes, e.index(k), kind);
           blocks = e.select(takes, e.index(llvm::divideCeil(p.width, kernels[k]->columnBlock())), blocks);
           rowBlock = e.select(takes, kernels[k]->rowBlock(rows), rowBlock);
+          rowsOuter = e.select(takes, flag(kernels[k]->rowBlocksOuter()), rowsOuter);
         }
-        Value n = e.forLoop(zero, blocks, ValueRange{acc[1]},
-                            [&](Value cb, ValueRange c) -> SmallVector<Value> {
-                              return e.forLoop(first, end, rowBlock, c,
-                                               [&](Value r, ValueRange count) -> SmallVector<Value> {
-                                                 Value values[kTaskFields] = {
-                                                     r, e.min(e.add(r, rowBlock), end), g, cb, kind};
-                                                 for (int64_t f = 0; f < kTaskFields; ++f)
-                                                   e.store(values[f], tasks, {count[0], e.index(f)});
-                                                 return {e.add(count[0], one)};
-                                               });
+        // The group's tasks, t = 0 .. rowBlocks x blocks: the row blocks of
+        // one weight block consecutive, or (rowsOuter) the column blocks of
+        // one row block.
+        Value rowBlocks = e.divs(e.add(rows, e.sub(rowBlock, one)), rowBlock);
+        Value n = e.forLoop(zero, e.mul(rowBlocks, blocks), ValueRange{acc[1]},
+                            [&](Value t, ValueRange count) -> SmallVector<Value> {
+                              Value rb = e.select(rowsOuter, e.divs(t, blocks), e.rems(t, rowBlocks));
+                              Value cb = e.select(rowsOuter, e.rems(t, blocks), e.divs(t, rowBlocks));
+                              Value r = e.add(first, e.mul(rb, rowBlock));
+                              Value values[kTaskFields] = {r, e.min(e.add(r, rowBlock), end), g, cb, kind};
+                              for (int64_t f = 0; f < kTaskFields; ++f)
+                                e.store(values[f], tasks, {count[0], e.index(f)});
+                              return {e.add(count[0], one)};
                             })[0];
         return {e.add(acc[0], size), n};
       });

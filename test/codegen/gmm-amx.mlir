@@ -8,21 +8,42 @@
 // when granted) or, for the rest, the AVX512_BF16 dot products
 // (gmm-avx512bf16.mlir). An AMX task packs the weight
 // block into row-pair (VNNI) tiles unless it already holds it, packs its
-// rows (through the pack's gather), keeps 2x2 accumulator tiles over the
-// depth, and hands them to the fused SwiGLU epilogue. It is a function of
-// its own, never inlined: LLVM configures and releases the tile registers in
-// the prologue and epilogue of a function that uses them, which must run
-// only once the run-time check chose AMX (a CPU without it stops on them).
+// rows (through the pack's gather) unless it holds them, and computes
+// blocks of 2x2 accumulator tiles over the depth: each accumulator starts
+// from a zero tile of its own (one tile_zero for all four became copies
+// through the stack), the four operand tiles are loaded before the four
+// products (so that they take four registers), and each block goes through
+// one half of a two-block scratch to the fused SwiGLU epilogue, which runs
+// a row per depth step of the next block (here a depth of two steps: the
+// other rows after the loop) and, for the last block, after the blocks.
+// The task is a function of its own, never inlined: LLVM configures and
+// releases the tile registers in the prologue and epilogue of a function
+// that uses them, which must run only once the run-time check chose AMX (a
+// CPU without it stops on them).
 // CHECK-LABEL: llvm.func @syscall(i64, ...) -> i64
 // CHECK-LABEL: func.func private @moe_amx_task_0
 // CHECK-SAME: attributes {passthrough = ["noinline"]}
 // CHECK:   vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
-// CHECK:   amx.tile_zero : !amx.tile<16x16xf32>
-// CHECK:   amx.tile_load {{.*}} into !amx.tile<16x32xbf16>
-// CHECK:   amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
-// CHECK:   amx.tile_store
-// CHECK:   math.exp {{.*}} : vector<16xf32>
-// CHECK:   arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK:   arith.cmpi eq
+// CHECK:   arith.cmpi eq
+// CHECK:   scf.if
+// CHECK:     vector.store {{.*}} : memref<16x2x16x32xbf16>, vector<32xbf16>
+// CHECK-NOT: amx.tile_zero
+// CHECK-COUNT-4: amx.tile_load {{.*}} : memref<64x16xf32> into !amx.tile<16x16xf32>
+// CHECK:   scf.for {{.*}} iter_args
+// CHECK-COUNT-4: amx.tile_load {{.*}} into !amx.tile<16x32xbf16>
+// CHECK-COUNT-4: amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK:     vector.load {{.*}} : memref<2x32x32xf32>, vector<16xf32>
+// CHECK:     math.exp {{.*}} : vector<16xf32>
+// CHECK:     arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK:     scf.yield
+// CHECK:   memref.subview {{.*}} : memref<2x32x32xf32> to memref<32x32xf32
+// CHECK-COUNT-4: amx.tile_store
+// CHECK:   scf.for
+// CHECK:     math.exp {{.*}} : vector<16xf32>
+// CHECK:   scf.for
+// CHECK:     vector.load {{.*}} : memref<2x32x32xf32>, vector<16xf32>
+// CHECK:     math.exp {{.*}} : vector<16xf32>
 // CHECK-LABEL: func @pack_gmm_swiglu_bf16
 // CHECK-NOT: amx.
 // CHECK-DAG: %[[SYS:.*]] = arith.constant 158 : i64

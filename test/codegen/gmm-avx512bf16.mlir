@@ -19,7 +19,8 @@
 // CHECK:     %[[TILES:.*]] = arith.divsi %{{.*}}, %c6
 // CHECK-NEXT: %[[WHOLE:.*]] = arith.muli %[[TILES]], %c6
 // CHECK-NEXT: %[[STEP:.*]] = arith.maxsi %[[WHOLE]], %c6
-// CHECK:     scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[STEP]]
+// CHECK:     scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK:       arith.muli %{{.*}}, %[[STEP]]
 // CHECK: scf.parallel
 // CHECK:   scf.while
 // CHECK:       vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>

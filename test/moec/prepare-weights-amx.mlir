@@ -1,0 +1,21 @@
+// The AMX bf16 tiles (tdpbf16ps) reading weights packed once, across
+// several column blocks (32 columns each, the last partial), a depth (96)
+// padded to 128, and groups of more rows than a task takes (256): with
+// prepared weights a group's tasks run row block by row block, each
+// worker packing a row block once for all its column blocks, and each
+// block's epilogue runs during the next block's depth steps. The prepared
+// block's outputs are the unprepared one's (tasks column block by column
+// block, rows packed per task) bit for bit.
+// REQUIRES: amx-bf16
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: sed 's/DT>/bf16>/g; s/KIND/kernels = ["avx512bf16_dot", "amx_bf16"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, packed_columns = 32, amx_min_rows = 16, dot_rows = 48/' %S/Inputs/packed-blocks.mlir > %t/amx.mlir
+// RUN: moec run %t/amx.mlir --random-inputs --dim 700 --output-dir %t/prepared | FileCheck %s
+// RUN: moec run %t/amx.mlir --random-inputs --dim 700 --prepare-weights=false --output-dir %t/plain
+// RUN: cmp %t/prepared/out0.npy %t/plain/out0.npy
+// RUN: cmp %t/prepared/out1.npy %t/plain/out1.npy
+// And against the dot kind alone (another summation order): close.
+// RUN: sed 's/DT>/bf16>/g; s/KIND/kernels = ["avx512bf16_dot"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, packed_columns = 32, dot_rows = 48/' %S/Inputs/packed-blocks.mlir > %t/dot.mlir
+// RUN: moec run %t/dot.mlir --random-inputs --dim 700 --output-dir %t/dot
+// RUN: %python %S/npy.py compare-all %t/prepared %t/dot 0.02
+// CHECK: prepare: weights packed once
+// CHECK: out0: 1400x160xbf16
