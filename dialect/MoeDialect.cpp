@@ -147,10 +147,9 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
       if (gmm.isQuantized()) {
         allowed = {"int8_vector", "int8_avx2", "int8_vnni", "amx_int8"};
         form = "an int8 gmm takes int8_vector, int8_avx2 or int8_vnni, and amx_int8 beside it";
-      } else if (gmm.isPackableBf16() && gmm.getTransposeRhs()) {
-        allowed = {"fma", "avx512bf16_dot"};
-        form = "a bf16 gmm on transposed weights takes fma or avx512bf16_dot alone";
       } else if (gmm.isPackableBf16()) {
+        // (On transposed weights too: the packed block is the same pair
+        // layout, PackedOperands::packTransposedWeights.)
         allowed = {"fma", "avx512bf16_dot", "amx_bf16"};
         form = "a bf16 gmm takes fma or avx512bf16_dot, and amx_bf16 beside it";
       } else {

@@ -126,14 +126,6 @@ func.func @kind_for_other_types(%x: tensor<4x8xf32>, %w: tensor<2x8x32xf32>, %s:
 
 // -----
 
-func.func @amx_on_transposed(%x: tensor<4x8xbf16>, %w: tensor<2x32x8xbf16>, %s: tensor<2xi32>) -> tensor<4x32xbf16> {
-  // expected-error @+1 {{kernel kind 'amx_bf16' does not compute this gmm: a bf16 gmm on transposed weights takes fma or avx512bf16_dot alone}}
-  %y = moe.gmm %x, %w, %s transpose_rhs {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot", "amx_bf16"], mr = 6, nv = 2, kc = 8, nc = 32, mc = 12, packed_columns = 32, amx_min_rows = 16, dot_rows = 48>} : tensor<4x8xbf16>, tensor<2x32x8xbf16>, tensor<2xi32>
-  return %y : tensor<4x32xbf16>
-}
-
-// -----
-
 func.func @int8_on_fma(%x: tensor<4x8xf32>, %w: tensor<2x8x32xi8>, %sc: tensor<2xf32>, %s: tensor<2xi32>) -> tensor<4x32xf32> {
   // expected-error @+1 {{kernel kind 'fma' does not compute this gmm: an int8 gmm takes int8_vector, int8_avx2 or int8_vnni, and amx_int8 beside it}}
   %y = moe.gmm %x, %w, %s scales(%sc : tensor<2xf32>) {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 2, kc = 8, nc = 32, mc = 12>} : tensor<4x8xf32>, tensor<2x8x32xi8>, tensor<2xi32>

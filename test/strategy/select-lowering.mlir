@@ -92,10 +92,10 @@ func.func @f32_and_backward(%dy: tensor<?x24xf32>, %w: tensor<4x32x24xf32>, %x: 
 }
 
 // bf16 on transposed weights (the backward's row gradient): the AVX512_BF16
-// dot kind where the CPU has it, alone (no AMX beside it even on an AMX CPU:
-// its tiles read only [E, D, N] weights); else the FMA tiles.
+// dot kind where the CPU has it, with AMX beside it on an AMX CPU (both read
+// the pair layout packed from the [E, N, D] weight); else the FMA tiles.
 // SPR-LABEL: func @bf16_transposed
-// SPR: moe.gmm {{.*}}transpose_rhs{{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], {{.*}}dot_rows = 48>}
+// SPR: moe.gmm {{.*}}transpose_rhs{{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot", "amx_bf16"], {{.*}}amx_min_rows = 16, dot_rows = 48>}
 // ZEN4-LABEL: func @bf16_transposed
 // ZEN4: transpose_rhs {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], {{.*}}packed_columns = 32, dot_rows = 48>}
 // HSW-LABEL: func @bf16_transposed
