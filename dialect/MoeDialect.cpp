@@ -130,13 +130,16 @@ LogicalResult MoeDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << kLoweringAttrName
                              << "' must be a #moe.gmm_lowering on a moe.gmm or moe.tgmm";
     auto lowering = cast<GmmLoweringAttr>(attr.getValue());
-    if (auto tgmm = dyn_cast<TgmmOp>(op); tgmm && !lowering.isReference() &&
-        (lowering.getKernels().size() != 1 ||
-         !(lowering.hasKernel("fma") || (lowering.hasKernel("avx512bf16_dot") && tgmm.hasBf16Operands())) ||
-         lowering.getMr() || (lowering.getFuse() && !lowering.getFuse().empty())))
-      return op->emitError() << "a moe.tgmm runs on the reference loops, or the fma kernel alone "
-                                "(avx512bf16_dot for bf16 operands), "
-                                "without tiles or fusions";
+    if (auto tgmm = dyn_cast<TgmmOp>(op); tgmm && !lowering.isReference()) {
+      size_t kinds = lowering.getKernels().size();
+      bool dot = lowering.hasKernel("avx512bf16_dot") && tgmm.hasBf16Operands();
+      bool valid = (kinds == 1 && (lowering.hasKernel("fma") || dot)) ||
+                   (kinds == 2 && dot && lowering.hasKernel("amx_bf16"));
+      if (!valid || lowering.getMr() || (lowering.getFuse() && !lowering.getFuse().empty()))
+        return op->emitError() << "a moe.tgmm runs on the reference loops, or the fma kernel alone "
+                                  "(avx512bf16_dot for bf16 operands, amx_bf16 beside it), "
+                                  "without tiles or fusions";
+    }
     if (isa<GmmOp>(op) && !lowering.isReference() && !lowering.getMr())
       return op->emitError() << "a moe.gmm's kernels need tiles (mr, nv, kc, nc, mc)";
     if (auto gmm = dyn_cast<GmmOp>(op); gmm && !lowering.isReference()) {

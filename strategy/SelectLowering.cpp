@@ -265,10 +265,14 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
     gatherPackRowsInGmms(module);
 
     // A tgmm's kind: vdpbf16ps on bf16 operands where the CPU has it (the
-    // weight gradients of a bf16 step), else the FMA tiles.
-    auto tgmmKind = [&](StringRef kind) {
-      return GmmLoweringAttr::get(ctx, ArrayAttr::get(ctx, {StringAttr::get(ctx, kind)}), 0, 0, 0, 0, 0, 0,
-                                  0, 0, ArrayAttr());
+    // weight gradients of a bf16 step), with AMX tiles beside it where the
+    // CPU has those too (taken at run time when Linux grants the tile
+    // state), else the FMA tiles.
+    auto tgmmKind = [&](ArrayRef<StringRef> names) {
+      SmallVector<Attribute> kindAttrs;
+      for (StringRef name : names)
+        kindAttrs.push_back(StringAttr::get(ctx, name));
+      return GmmLoweringAttr::get(ctx, ArrayAttr::get(ctx, kindAttrs), 0, 0, 0, 0, 0, 0, 0, 0, ArrayAttr());
     };
     // A lowering already written (by hand, or by an earlier run) is kept:
     // what a tuner edits is what is compiled.
@@ -278,11 +282,12 @@ struct MoeSelectLoweringPass : mlir::moe::impl::MoeSelectLoweringBase<MoeSelectL
         return;
       if (auto g = dyn_cast<GmmOp>(op))
         gmms.push_back(g);
-      else if (auto t = dyn_cast<TgmmOp>(op))
-        op->setAttr(kLoweringAttrName,
-                    tgmmKind(kinds.avx512Bf16 && machine.vectorRegisters >= 32 && t.hasBf16Operands()
-                                 ? "avx512bf16_dot"
-                                 : "fma"));
+      else if (auto t = dyn_cast<TgmmOp>(op)) {
+        bool dot = kinds.avx512Bf16 && machine.vectorRegisters >= 32 && t.hasBf16Operands();
+        op->setAttr(kLoweringAttrName, !dot                ? tgmmKind({"fma"})
+                                       : kinds.amxBf16 ? tgmmKind({"avx512bf16_dot", "amx_bf16"})
+                                                       : tgmmKind({"avx512bf16_dot"}));
+      }
     });
     for (GmmOp gmm : gmms) {
       if (gmm->hasAttr(kLoweringAttrName))

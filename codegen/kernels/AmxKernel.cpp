@@ -41,12 +41,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
+#include "codegen/kernels/AmxTiles.h"
 #include "codegen/kernels/GmmKernel.h"
 #include "codegen/kernels/PackedOperands.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -85,7 +85,7 @@ public:
   void prepare() override {
     if (p.int8)
       ops.quantizeRows();
-    tilesGranted = requestTileState();
+    tilesGranted = requestAmxTileState(e);
   }
   Value takesGroup(Value groupRows) override {
     return e.andI(tilesGranted, e.ge(groupRows, e.index(std::max<int64_t>(p.amxMinRows, 1))));
@@ -94,12 +94,6 @@ public:
   void emitTask(const GmmTask &task) override;
 
 private:
-  /// i1: whether this process may execute tile instructions. Asks the kernel
-  /// for the AMX tile state (arch_prctl(ARCH_REQ_XCOMP_PERM,
-  /// XFEATURE_XTILEDATA), which Linux requires before the first tile
-  /// instruction); it fails on a CPU or kernel without AMX, which is the
-  /// run-time fallback to the other kind.
-  Value requestTileState();
   void packRows(Value r0, Value r1, Value rowsPadded);
   /// Rows of pair `rowPair` from `firstRow` of the quantized rows (int8) or
   /// of the task's packed rows (bf16, firstRow 0), times column pair
@@ -119,25 +113,6 @@ private:
   Value zeroTiles;  // four zero accumulator tiles, one for each to start from
 };
 } // namespace
-
-Value AmxKernel::requestTileState() {
-  auto &b = e.b;
-  auto module = b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-  auto i64 = b.getI64Type();
-  // long syscall(long number, ...): libc's, declared variadic as it is.
-  auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>("syscall");
-  if (!fn) {
-    OpBuilder mb(module.getBodyRegion());
-    fn = LLVM::LLVMFuncOp::create(mb, module.getLoc(), "syscall",
-                                  LLVM::LLVMFunctionType::get(i64, {i64}, /*isVarArg=*/true));
-  }
-  auto constant = [&](int64_t v) { return arith::ConstantOp::create(b, b.getI64IntegerAttr(v)); };
-  constexpr int64_t kSysArchPrctl = 158, kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  Value rc = LLVM::CallOp::create(b, fn, ValueRange{constant(kSysArchPrctl), constant(kReqXcompPerm),
-                                                    constant(kXfeatureXtiledata)})
-                 .getResult();
-  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rc, constant(0));
-}
 
 void AmxKernel::allocScratch() {
   auto &b = e.b;

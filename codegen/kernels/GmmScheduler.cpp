@@ -19,6 +19,7 @@
 
 #include "codegen/kernels/GmmScheduler.h"
 #include "codegen/Emitter.h"
+#include "codegen/kernels/AmxTiles.h"
 #include "codegen/kernels/GmmKernel.h"
 #include "codegen/kernels/PackedOperands.h"
 
@@ -26,7 +27,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
@@ -34,9 +34,9 @@ using namespace mlir::moe::codegen;
 
 namespace {
 constexpr int64_t kTaskFields = 5; // first row, end row, group, column block, kind
+} // namespace
 
-/// `omp_get_max_threads`, declared in the module once: the worker count.
-Value maxThreads(Emitter &e, Operation *anchor) {
+Value mlir::moe::codegen::workerCount(Emitter &e, Operation *anchor) {
   auto module = anchor->getParentOfType<ModuleOp>();
   auto i32 = e.b.getI32Type();
   constexpr StringLiteral name = "omp_get_max_threads";
@@ -50,32 +50,6 @@ Value maxThreads(Emitter &e, Operation *anchor) {
   Value n = func::CallOp::create(e.b, fn, ValueRange{}).getResult(0);
   return e.max(e.toIndex(n), e.index(1));
 }
-
-/// Moves a tile kind's code into a function of its own, called from
-/// `region`. LLVM configures the tile registers (ldtilecfg) and releases them
-/// (tilerelease) in the prologue and epilogue of every function that uses
-/// tiles: left in the kernel's function, those run on every call, and a CPU
-/// without AMX stops with SIGILL before the run-time check that would have
-/// chosen another kind. Called only for the kind's tasks, they run only there.
-void outlineTileCode(Region &region, Operation *anchor) {
-  auto module = anchor->getParentOfType<ModuleOp>();
-  std::string name;
-  for (int i = 0;; ++i) {
-    name = "moe_amx_task_" + std::to_string(i);
-    if (!module.lookupSymbol(name))
-      break;
-  }
-  IRRewriter rewriter(anchor->getContext());
-  auto outlined = outlineSingleBlockRegion(rewriter, region.getLoc(), region, name);
-  if (failed(outlined))
-    llvm::report_fatal_error("moe-lower-to-loops: cannot outline the AMX task");
-  outlined->setPrivate();
-  // Kept a call: LLVM would inline a private function called once. (As
-  // `passthrough`: convert-func-to-llvm carries it to the llvm.func, not
-  // `no_inline`.)
-  (*outlined)->setAttr("passthrough", rewriter.getArrayAttr({rewriter.getStringAttr("noinline")}));
-}
-} // namespace
 
 Value mlir::moe::codegen::evenRowBlock(Emitter &e, Value groupRows, int64_t maxRows, int64_t rowGranule) {
   Value cap = e.index(maxRows), granule = e.index(rowGranule), one = e.index(1);
@@ -170,7 +144,7 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
   auto i64 = b.getI64Type();
   Value counter = e.alloc({1}, i64, {});
   e.store(arith::ConstantOp::create(b, b.getI64IntegerAttr(0)), counter, {zero});
-  Value workers = e.min(maxThreads(e, anchor), taskCount);
+  Value workers = e.min(workerCount(e, anchor), taskCount);
   Value taskCount64 = arith::IndexCastOp::create(b, i64, taskCount);
   e.parallelFor(zero, workers, [&](Value) {
     for (auto &kernel : kernels)

@@ -16,6 +16,10 @@ namespace mlir::moe::codegen {
 
 class Emitter;
 
+/// The worker count of a parallel loop of workers: OpenMP's thread count
+/// (`omp_get_max_threads`, declared in `anchor`'s module once), at least 1.
+Value workerCount(Emitter &e, Operation *anchor);
+
 /// Emits `plan`'s gmm at the emitter's insertion point (inside the function
 /// of `anchor`) as tasks of `kinds` (#moe.gmm_lowering's kernels: exactly
 /// one kind that does not use tiles, the default of every group, and

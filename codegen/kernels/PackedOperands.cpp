@@ -26,6 +26,7 @@
 
 #include "codegen/kernels/PackedOperands.h"
 #include "codegen/Emitter.h"
+#include "codegen/kernels/AmxTiles.h"
 
 #include <tuple>
 
@@ -68,30 +69,6 @@ void PackedOperands::allocWeightCache() {
   weightKey = e.alloc({2}, b.getIndexType(), {});
   e.store(e.index(-1), weightKey, {e.index(0)});
   e.store(e.index(-1), weightKey, {e.index(1)});
-}
-
-/// The 16 x 16 transpose of sixteen vector<16xi32> rows, in place: four
-/// rounds of two-source shuffles, round s exchanging bit s of the row and
-/// lane indices (an element at row r, lane c with those bits unequal moves
-/// to row r ^ s, lane c ^ s). Why not vector.transpose: its lowering to
-/// shuffles is a pattern set this pipeline does not run; these are plain
-/// vector.shuffles, which LLVM selects for any AVX-512 target.
-static void transpose16x16(ImplicitLocOpBuilder &b, SmallVectorImpl<Value> &rows) {
-  for (int64_t s = 1; s < 16; s *= 2) {
-    SmallVector<int64_t> low, high; // lane l of rows r (bit s clear) and r + s
-    for (int64_t l = 0; l < 16; ++l) {
-      // Sources: lanes 0-15 the first operand (row r), 16-31 the second.
-      low.push_back((l & s) ? 16 + l - s : l);
-      high.push_back((l & s) ? 16 + l : l + s);
-    }
-    for (int64_t r = 0; r < 16; ++r) {
-      if (r & s)
-        continue;
-      Value a = rows[r], c = rows[r + s];
-      rows[r] = vector::ShuffleOp::create(b, a, c, low);
-      rows[r + s] = vector::ShuffleOp::create(b, a, c, high);
-    }
-  }
 }
 
 void PackedOperands::packTransposedWeights(Value g, Value c0, Value colPairs, Value packed) {

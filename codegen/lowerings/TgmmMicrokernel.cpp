@@ -48,9 +48,12 @@
 
 #include "codegen/Emitter.h"
 #include "codegen/kernels/GmmKernelPlan.h"
+#include "codegen/kernels/AmxTiles.h"
 #include "codegen/lowerings/Lowerings.h"
+#include "codegen/lowerings/TgmmAmx.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -143,9 +146,19 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   Value firstRow, endRow;
   std::tie(firstRow, endRow) = groupBounds(e, sizes, rowCount);
 
+  auto lowering = op->getAttrOfType<GmmLoweringAttr>(kLoweringAttrName);
+  // AMX beside the dot kind (TgmmAmx.cpp): taken at run time where Linux
+  // grants the tile state; the rest of this function is the other branch.
+  std::optional<OpBuilder::InsertionGuard> amxGuard;
+  if (lowering && lowering.hasKernel("amx_bf16")) {
+    auto granted = scf::IfOp::create(b, TypeRange{}, requestAmxTileState(e), /*withElseRegion=*/true);
+    amxGuard.emplace(b); // restored after the branches: past the if
+    b.setInsertionPoint(granted.thenBlock()->getTerminator());
+    emitTgmmAmx(e, TgmmAmxOperands{lhs, rhs, firstRow, endRow, groups, out, depth, width}, op);
+    b.setInsertionPoint(granted.elseBlock()->getTerminator());
+  }
   TgmmTile tile = tileFor(target ? target.getVectorRegisters() : 32);
   // vdpbf16ps on row pairs (file comment); moe-select-lowering chose it.
-  auto lowering = op->getAttrOfType<GmmLoweringAttr>(kLoweringAttrName);
   const bool dot = lowering && lowering.hasKernel("avx512bf16_dot");
   if (dot && tile.vectors != 4)
     llvm::report_fatal_error("moe-lower-to-loops: the avx512bf16_dot tgmm needs AVX-512's 32 registers");
@@ -448,5 +461,6 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
       }
     }
   });
+  amxGuard.reset(); // after the branches
   rewriter.replaceOp(op, e.tensor(out, type));
 }

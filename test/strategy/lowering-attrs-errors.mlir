@@ -103,7 +103,7 @@ func.func @gmm_without_tiles(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %s: te
 // -----
 
 func.func @tgmm_with_tiles(%x: tensor<?x8xf32>, %dy: tensor<?x16xf32>, %s: tensor<2xi32>) -> tensor<2x8x16xf32> {
-  // expected-error @+1 {{a moe.tgmm runs on the reference loops, or the fma kernel alone (avx512bf16_dot for bf16 operands), without tiles or fusions}}
+  // expected-error @+1 {{a moe.tgmm runs on the reference loops, or the fma kernel alone (avx512bf16_dot for bf16 operands, amx_bf16 beside it), without tiles or fusions}}
   %dw = moe.tgmm %x, %dy, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma"], mr = 6, nv = 1, kc = 8, nc = 16, mc = 12>} : tensor<?x8xf32>, tensor<?x16xf32>, tensor<2xi32>
   return %dw : tensor<2x8x16xf32>
 }
@@ -152,7 +152,7 @@ func.func @tgmm_with_fusion(%x: tensor<?x8xf32>, %dy: tensor<?x16xf32>, %s: tens
 
 // vdpbf16ps reads bf16 operands only.
 func.func @tgmm_dot_on_f32(%x: tensor<?x8xf32>, %dy: tensor<?x16xf32>, %s: tensor<2xi32>) -> tensor<2x8x16xf32> {
-  // expected-error @+1 {{a moe.tgmm runs on the reference loops, or the fma kernel alone (avx512bf16_dot for bf16 operands), without tiles or fusions}}
+  // expected-error @+1 {{a moe.tgmm runs on the reference loops, or the fma kernel alone (avx512bf16_dot for bf16 operands, amx_bf16 beside it), without tiles or fusions}}
   %dw = moe.tgmm %x, %dy, %s {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"]>} : tensor<?x8xf32>, tensor<?x16xf32>, tensor<2xi32>
   return %dw : tensor<2x8x16xf32>
 }

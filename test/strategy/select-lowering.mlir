@@ -101,8 +101,8 @@ func.func @f32_and_backward(%dy: tensor<?x24xf32>, %w: tensor<4x32x24xf32>, %x: 
 // HSW-LABEL: func @bf16_transposed
 // HSW: kernels = ["fma"], mr = 6, nv = 1,
 // The weight gradient of bf16 operands: vdpbf16ps on row pairs with
-// AVX512_BF16, else the FMA tiles.
-// SPR: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"]>}
+// AVX512_BF16, AMX tiles beside it on an AMX CPU, else the FMA tiles.
+// SPR: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot", "amx_bf16"]>}
 // ZEN4: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"]>}
 // SKX: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"]>}
 // HSW: moe.tgmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["fma"]>}
