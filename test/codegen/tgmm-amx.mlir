@@ -15,14 +15,14 @@
 // CHECK-SAME: attributes {passthrough = ["noinline"]}
 // CHECK:   vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
 // CHECK:   vector.shuffle
-// CHECK:   vector.store {{.*}} : memref<16x?x16x32xbf16>, vector<32xbf16>
+// CHECK:   vector.store {{.*}} : memref<32x?x16x32xbf16>, vector<32xbf16>
 // CHECK:   vector.store {{.*}} : memref<32x?x16x32xbf16>, vector<32xbf16>
 // CHECK:   scf.if {{.*}} -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
 // CHECK-COUNT-4: amx.tile_load {{.*}} : memref<64x16xf32> into !amx.tile<16x16xf32>
 // CHECK:   } else {
-// CHECK-COUNT-4: amx.tile_load {{.*}} : memref<256x512xf32> into !amx.tile<16x16xf32>
+// CHECK-COUNT-4: amx.tile_load {{.*}} : memref<512x512xf32> into !amx.tile<16x16xf32>
 // CHECK:   scf.for {{.*}} iter_args
-// CHECK-COUNT-2: amx.tile_load {{.*}} : memref<16x?x16x32xbf16> into !amx.tile<16x32xbf16>
+// CHECK-COUNT-2: amx.tile_load {{.*}} : memref<32x?x16x32xbf16> into !amx.tile<16x32xbf16>
 // CHECK-COUNT-2: amx.tile_load {{.*}} : memref<32x?x16x32xbf16> into !amx.tile<16x32xbf16>
 // CHECK-COUNT-4: amx.tile_mulf
 // CHECK:     arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
