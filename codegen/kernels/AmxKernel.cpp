@@ -309,7 +309,7 @@ void AmxKernel::emitTask(const GmmTask &task) {
 }
 
 // Tile code compiles for any x86-64 target (the outlined function carries
-// it); whether it may run is asked at run time (requestTileState).
+// it); whether it may run is asked at run time (requestAmxTileState).
 const GmmKernelKind mlir::moe::codegen::kAmxBf16Kernel = {
     "amx_bf16", {}, /*usesTiles=*/true,
     [](Emitter &e, const GmmKernelPlan &plan, PackedOperands &shared) -> std::unique_ptr<GmmKernel> {

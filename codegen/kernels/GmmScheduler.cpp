@@ -4,11 +4,10 @@
 //            blocks sharing a weight block run one after another (or, for
 //            a kind whose rowBlocksOuter says so, the column blocks sharing
 //            a row block: AMX with prepared weights keeps its packed rows).
-//            Each
-//            group's kind is chosen at run time: a tile kind (AMX) when its
-//            takesGroup says so (Linux granted the tile state, the group is
-//            large enough), else the gmm's default kind. The kind sets the
-//            group's row and column blocks.
+//            Each group's kind is chosen at run time: a tile kind (AMX) when
+//            its takesGroup says so (Linux granted the tile state, the group
+//            is large enough), else the gmm's default kind. The kind sets
+//            the group's row and column blocks.
 //   worker = one per OpenMP thread, taking the next task from an atomic
 //            counter: a hot expert's rows are many tasks, not one thread's
 //            work, and uneven tasks never leave a core idle

@@ -15,10 +15,11 @@
 //      panel holds, PackedOperands' pair layout with rows for depth).
 //
 //   tasks   (group, block of 512 depth values), taken by the workers from an
-//           atomic counter; a task packs A once (its chunks: rows in equal
-//           chunks of at most 1024, usually one) and, for each block of 512
+//           atomic counter; a task packs A once and, for each block of 512
 //           columns, B, then runs blocks of 2 x 2 tiles (32 d x 32 n) over
-//           the chunk's row pairs: column pairs outside, depth pairs inside.
+//           the row pairs: column pairs outside, depth pairs inside. A
+//           group of more than 1024 rows is summed in equal chunks of at
+//           most 1024, and then A is packed per chunk and column block.
 //   blocks  four accumulators from zero tiles (or, after a group's first
 //           chunk, from the task's f32 block), the four operand tiles
 //           loaded before the four products; out through a two-block f32
@@ -29,7 +30,7 @@
 //
 // Why: on a Sapphire Rapids, vdpbf16ps (the AVX512_BF16 tgmm) retires at
 // half the FP32 FMA rate, and the two weight gradients took 3.1 of a 4.3 s
-// bf16 training step at T 4096 top-8 (docs/performance.md).
+// bf16 training step at T 4096 top-8 (docs/training.md).
 //
 // Why by hand: upstream's AMX lowering takes one vector.contract, not a sum
 // over a data-dependent row range per expert.

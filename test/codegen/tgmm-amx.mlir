@@ -1,4 +1,5 @@
 // RUN: moe-opt %s -moe-attach-target=cpu=sapphirerapids -moe-select-lowering -moe-lower-to-loops | FileCheck %s
+// RUN: moe-opt %s -pass-pipeline="builtin.module(moe-to-llvm{target-cpu=sapphirerapids})" | FileCheck %s --check-prefix=LLVM
 
 // bf16 weight gradients on a target with AMX (sapphirerapids, pinned: the
 // test runs on any host): the tile state asked for once, then either the
@@ -38,6 +39,16 @@
 // CHECK:       func.call @moe_amx_task_0(
 // CHECK: } else {
 // CHECK:   x86vector.avx512.dot
+// To LLVM on any host: the tile products and the tile stores into the
+// scratch's half in the outlined function, none in the caller.
+// LLVM-LABEL: llvm.func @moe_amx_task_0
+// LLVM-SAME: passthrough = ["noinline"]
+// LLVM: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// LLVM: llvm.call_intrinsic "llvm.x86.tilestored64.internal"
+// LLVM-LABEL: llvm.func @tgmm
+// LLVM-NOT: llvm.x86.t
+// LLVM: llvm.call @moe_amx_task_0(
+// LLVM-NOT: llvm.x86.t
 func.func @tgmm(%lhs: tensor<?x300xbf16>, %rhs: tensor<?x600xbf16>, %sizes: tensor<4xi32>) -> tensor<4x300x600xbf16> {
   %0 = moe.tgmm %lhs, %rhs, %sizes : tensor<?x300xbf16>, tensor<?x600xbf16>, tensor<4xi32>
   return %0 : tensor<4x300x600xbf16>

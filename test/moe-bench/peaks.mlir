@@ -5,10 +5,12 @@
 // forward that reports against it; --read-gbps gives it), and each forward
 // whose weights do not fit in the last-level cache reports the bytes of the
 // weights it reads per call (the experts its routing uses), their rate and
-// its share of that bandwidth: the bound at decode sizes. --llc-mib sets the
-// cache the weights must exceed (a VM may describe 480 MiB of L3).
+// its share of that bandwidth: the bound at decode sizes, with a warning
+// above 100%. --llc-mib sets the cache the weights must exceed (a VM may
+// describe 480 MiB of L3).
 // RUN: moe-bench --tokens 256 --hidden 64 --mlp-dim 32 --experts 8 --topk 2 --iters 2 --peak-gflops 0.001 --read-gbps 10 | FileCheck %s --check-prefix=LOW --implicit-check-not=bandwidth:
 // RUN: moe-bench --tokens 32 --hidden 512 --mlp-dim 512 --experts 64 --topk 2 --iters 2 --peak-gflops 100000 --llc-mib 32 | FileCheck %s --check-prefix=HIGH --implicit-check-not=warning
+// RUN: moe-bench --tokens 32 --hidden 512 --mlp-dim 512 --experts 64 --topk 2 --iters 2 --peak-gflops 100000 --llc-mib 32 --read-gbps 0.001 | FileCheck %s --check-prefix=SLOW
 // RUN: moe-bench --tokens 4 --hidden 64 --mlp-dim 32 --experts 8 --topk 1 --iters 2 --peak-gflops 100000 | FileCheck %s --check-prefix=CACHED --implicit-check-not=weights: --implicit-check-not=bandwidth:
 // RUN: moe-bench --tokens 32 --hidden 512 --mlp-dim 512 --experts 64 --topk 2 --iters 1 --peak-gflops 100000 --read-gbps 10 --bench-pass forward_backward | FileCheck %s --check-prefix=TRAIN --implicit-check-not=weights:
 
@@ -19,5 +21,8 @@
 // of the 64 experts, far more than the 32 MiB cache given.
 // HIGH: weights: {{[0-9]+}}.00 MiB read per call ({{[0-9]+}} of 64 experts), {{[0-9.]+}} GB/s, {{[0-9.]+}}% of the DRAM read bandwidth
 // HIGH: RESULT {{.*}} weight_gbps={{[0-9.]+}} read_bandwidth_pct={{[0-9.]+}}
+// A given bandwidth below what the block reads at is no upper bound either.
+// SLOW: weights: {{.*}}% of the DRAM read bandwidth
+// SLOW-NEXT: warning: {{[0-9.]+}}% of the DRAM read bandwidth: that bandwidth (0.0 GB/s, given) is no upper bound; give the machine's real one to --read-gbps
 // CACHED: RESULT
 // TRAIN: RESULT

@@ -5,7 +5,8 @@
 // worker packing a row block once for all its column blocks, and each
 // block's epilogue runs during the next block's depth steps. The prepared
 // block's outputs are the unprepared one's (tasks column block by column
-// block, rows packed per task) bit for bit.
+// block, a worker's rows packed again whenever its next task has others)
+// bit for bit.
 // REQUIRES: amx-bf16
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: sed 's/DT>/bf16>/g; s/KIND/kernels = ["avx512bf16_dot", "amx_bf16"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, packed_columns = 32, amx_min_rows = 16, dot_rows = 48/' %S/Inputs/packed-blocks.mlir > %t/amx.mlir

@@ -1283,6 +1283,15 @@ int main(int argc, char **argv) {
                            "%.1f%% of the DRAM read bandwidth\n",
                            bytes / 1048576.0, (long long)(c.experts - load.empty),
                            (long long)c.experts, r.weightGBps, r.readBandwidthPct);
+          // Quoted as an upper bound too: above it, the bandwidth was
+          // measured on a busy moment (or the weights sat in a cache).
+          if (r.readBandwidthPct > 100)
+            outs() << format("warning: %.1f%% of the DRAM read bandwidth: that bandwidth (%.1f GB/s, "
+                             "%s) is no upper bound; %s\n",
+                             r.readBandwidthPct, *readGBps, readGBpsOption > 0 ? "given" : "measured",
+                             readGBpsOption > 0 ? "give the machine's real one to --read-gbps"
+                                                : "measure on a quiet host, or give --llc-mib if the "
+                                                  "weights fit in a cache");
         }
         // The peak is quoted as an upper bound: above it, the peak loop ran
         // on a busy moment (or the count of FLOPs is wrong).
