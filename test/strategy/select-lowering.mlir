@@ -18,14 +18,14 @@
 // TARGET-HSW: module attributes {moe.target = #moe.target<cpu = "haswell", features = ["avx2", "fma"], vector_registers = 8, l1_bytes = 49152, l2_bytes = 2097152>}
 
 // A bf16 pack -> gmm -> swiglu: the pack's rows become a gather_rows the
-// kernel reads through, the SwiGLU goes into the epilogue. AMX (groups of 16
-// rows or more, at run time) beside the dot products where the CPU has both;
+// kernel reads through, the SwiGLU goes into the epilogue. AMX (every group,
+// at run time) beside the dot products where the CPU has both;
 // the dot products alone on Zen 4; FMA over widened rows on Skylake-X and
 // Haswell (one-vector tiles: AVX2 holds 8 16-lane vectors; the SwiGLU's gate
 // and up columns share each vector's halves).
 // SPR-LABEL: func @bf16_swiglu
 // SPR: moe.gather_rows
-// SPR: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot", "amx_bf16"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, packed_columns = 64, amx_min_rows = 16, dot_rows = 48, fuse = ["gather", "swiglu"]>}
+// SPR: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot", "amx_bf16"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, packed_columns = 64, amx_min_rows = 1, dot_rows = 48, fuse = ["gather", "swiglu"]>}
 // ZEN4-LABEL: func @bf16_swiglu
 // ZEN4: moe.gmm {{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], mr = 6, nv = 4, kc = 64, nc = 64, mc = 60, packed_columns = 64, dot_rows = 48, fuse = ["gather", "swiglu"]>}
 // SKX-LABEL: func @bf16_swiglu
@@ -95,7 +95,7 @@ func.func @f32_and_backward(%dy: tensor<?x24xf32>, %w: tensor<4x32x24xf32>, %x: 
 // dot kind where the CPU has it, with AMX beside it on an AMX CPU (both read
 // the pair layout packed from the [E, N, D] weight); else the FMA tiles.
 // SPR-LABEL: func @bf16_transposed
-// SPR: moe.gmm {{.*}}transpose_rhs{{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot", "amx_bf16"], {{.*}}amx_min_rows = 16, dot_rows = 48>}
+// SPR: moe.gmm {{.*}}transpose_rhs{{.*}} {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot", "amx_bf16"], {{.*}}amx_min_rows = 1, dot_rows = 48>}
 // ZEN4-LABEL: func @bf16_transposed
 // ZEN4: transpose_rhs {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], {{.*}}packed_columns = 32, dot_rows = 48>}
 // HSW-LABEL: func @bf16_transposed
