@@ -287,34 +287,17 @@ double moec::measureFp32PeakGflops(unsigned threads, double seconds) {
 
 
 namespace {
-/// Sums `count` floats (a multiple of 64) with eight independent AVX2
-/// accumulators: a read stream the memory, not the adds or the loads,
-/// bounds (two 32-byte loads a cycle are far above what DRAM gives a core;
-/// AVX2 is on every host moec runs on).
-__attribute__((target("avx2"))) float readStream256(const float *data, size_t count) {
-  __m256 acc[8];
-  for (__m256 &a : acc)
-    a = _mm256_setzero_ps();
-  for (size_t i = 0; i < count; i += 64)
-    for (int j = 0; j < 8; ++j)
-      acc[j] = _mm256_add_ps(acc[j], _mm256_load_ps(data + i + 8 * j));
-  for (int j = 1; j < 8; ++j)
-    acc[0] = _mm256_add_ps(acc[0], acc[j]);
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, acc[0]);
-  float total = 0;
-  for (float lane : lanes)
-    total += lane;
-  return total;
-}
-
-/// The same sum as four streams, each a quarter of `count` (a multiple of
-/// 256), read side by side, each fetching 2 KiB ahead: what the kernels'
-/// prefetching reads reach. One plain stream measured 22-30 GB/s on a
-/// 2-core Sapphire Rapids VM where these read 37-39, and moec's f32 blocks
-/// at T 16 read their weights at 104-112% of the plain stream's rate.
+/// Sums `count` floats (a multiple of 64 x kStreams) with eight independent
+/// AVX2 accumulators, as kStreams streams of count / kStreams floats read
+/// side by side, each fetching 2 KiB ahead when `fetchAhead`: a read the
+/// memory, not the adds or the loads, bounds (two 32-byte loads a cycle are
+/// far above what DRAM gives a core; AVX2 is on every host moec runs on).
+/// One plain stream is the simplest read; four fetching ahead are what the
+/// kernels' prefetching reads reach: on a 2-core Sapphire Rapids VM one
+/// plain stream measured 22-30 GB/s where four read 37-39, and moec's f32
+/// blocks at T 16 read their weights at 104-112% of the plain stream's rate.
+template <int kStreams, bool fetchAhead>
 __attribute__((target("avx2"))) float readStreams256(const float *data, size_t count) {
-  constexpr int kStreams = 4;
   constexpr size_t kAheadFloats = 2048 / sizeof(float);
   size_t per = count / kStreams;
   __m256 acc[8];
@@ -323,11 +306,12 @@ __attribute__((target("avx2"))) float readStreams256(const float *data, size_t c
   for (size_t i = 0; i < per; i += 64)
     for (int s = 0; s < kStreams; ++s) {
       const float *p = data + s * per + i;
-      // Past the stream's end only into the next stream (the last one's
+      // Past a stream's end only into the next stream (the last one's
       // fetches past the buffer fall on nothing it reads: prefetches do
       // not fault).
-      for (int line = 0; line < 4; ++line)
-        _mm_prefetch(reinterpret_cast<const char *>(p + kAheadFloats + 16 * line), _MM_HINT_T0);
+      if constexpr (fetchAhead)
+        for (int line = 0; line < 4; ++line)
+          _mm_prefetch(reinterpret_cast<const char *>(p + kAheadFloats + 16 * line), _MM_HINT_T0);
       for (int j = 0; j < 8; ++j)
         acc[j] = _mm256_add_ps(acc[j], _mm256_load_ps(p + 8 * j));
     }
@@ -379,7 +363,7 @@ double moec::measureReadGBps(unsigned threads, size_t bytes) {
   // ahead in turn; the best of five of each. An upper bound is the best
   // any reading pattern reaches, not the plainest one's.
   constexpr int kPasses = 4;
-  for (auto *read : {&readStream256, &readStreams256})
+  for (auto *read : {&readStreams256<1, false>, &readStreams256<4, true>})
     for (int attempt = 0; attempt < 5; ++attempt) {
       auto start = std::chrono::steady_clock::now();
       forEachThread([&](float *part) {
