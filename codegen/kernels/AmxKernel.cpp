@@ -95,22 +95,20 @@ public:
 
 private:
   void packRows(Value r0, Value r1, Value rowsPadded);
-  /// Rows of pair `rowPair` from `firstRow` of the quantized rows (int8) or
-  /// of the task's packed rows (bf16, firstRow 0), times column pair
-  /// `colPair`, into tileOut[buffer]. `duringStep(ks)` is emitted in each
-  /// depth step (the previous block's epilogue, a row at a time).
-  void tileProduct(Value rowPair, Value colPair, Value firstRow, Value buffer,
-                   function_ref<void(Value)> duringStep);
+  /// Depth step `ks` of the block of row pair `rowPair` (from `firstRow` of
+  /// the quantized rows, int8, or of the task's packed rows, bf16, firstRow
+  /// 0) and column pair `colPair`: the four products on `sums`.
+  SmallVector<Value> stepProducts(Value rowPair, Value colPair, Value firstRow, Value ks, ValueRange sums);
   /// Row `i` (0..31) of block `block` (the task's blocks: column pairs
-  /// outside, row pairs inside) from tileOut[buffer] to the output.
-  void epilogueRow(const GmmTask &task, Value block, Value rowPairs, Value buffer, Value c0, Value i);
+  /// outside, row pairs inside) from half `half` of the blocks' sums to the
+  /// output.
+  void epilogueRow(const GmmTask &task, Value block, Value rowPairs, Value half, Value c0, Value i);
 
   PackedOperands &ops;
   Value tilesGranted;
   Value packedRows; // bf16: the task's rows as tiles (int8 tiles load the quantized rows in place)
-  Value rowsKey;    // bf16: the first and end row packedRows holds (-1: none yet)
-  Value tileOut;    // [2, 32, 32]: the four accumulators' stores, two blocks' worth
-  Value zeroTiles;  // four zero accumulator tiles, one for each to start from
+  Value rowsKey;    // bf16: the first row of the row block packedRows holds (-1: none yet)
+  AmxBlockScratch blockScratch;
 };
 } // namespace
 
@@ -120,14 +118,10 @@ void AmxKernel::allocScratch() {
   if (!p.int8) {
     packedRows = e.alloc({kMaxAmxRows / 16, ops.paddedDepth / ops.tileDepth, 16, ops.tileDepth},
                          b.getBF16Type(), {});
-    rowsKey = e.alloc({2}, b.getIndexType(), {});
+    rowsKey = e.alloc({1}, b.getIndexType(), {});
     e.store(e.index(-1), rowsKey, {e.index(0)});
-    e.store(e.index(-1), rowsKey, {e.index(1)});
   }
-  Type sum = p.int8 ? Type(b.getI32Type()) : Type(b.getF32Type());
-  tileOut = e.alloc({2, 32, 2 * kTileCols}, sum, {});
-  zeroTiles = e.alloc({4 * kTileRows, kTileCols}, sum, {});
-  e.fill(zeroTiles, e.zero(sum));
+  blockScratch = allocAmxBlockScratch(e, p.int8 ? Type(b.getI32Type()) : Type(b.getF32Type()));
 }
 
 void AmxKernel::packRows(Value r0, Value r1, Value rowsPadded) {
@@ -161,8 +155,8 @@ void AmxKernel::packRows(Value r0, Value r1, Value rowsPadded) {
   });
 }
 
-void AmxKernel::tileProduct(Value rowPair, Value colPair, Value firstRow, Value buffer,
-                            function_ref<void(Value)> duringStep) {
+SmallVector<Value> AmxKernel::stepProducts(Value rowPair, Value colPair, Value firstRow, Value ks,
+                                           ValueRange sums) {
   auto &b = e.b;
   Type operand = p.int8 ? Type(b.getI8Type()) : Type(b.getBF16Type());
   Type sum = p.int8 ? Type(b.getI32Type()) : Type(b.getF32Type());
@@ -173,7 +167,7 @@ void AmxKernel::tileProduct(Value rowPair, Value colPair, Value firstRow, Value 
   Value ct0 = e.mul(colPair, two), ct1 = e.add(ct0, one);
   // The row tiles: the task's packed rows (bf16), or 16 quantized rows read
   // in place (int8: the buffer's row stride is the tile stride).
-  auto rowTile = [&](Value rt, Value ks) -> Value {
+  auto rowTile = [&](Value rt) -> Value {
     if (!p.int8)
       return amx::TileLoadOp::create(b, operandType, packedRows, ValueRange{rt, ks, zero, zero});
     Value row = e.add(firstRow, e.mul(rt, e.index(kTileRows)));
@@ -185,54 +179,26 @@ void AmxKernel::tileProduct(Value rowPair, Value colPair, Value firstRow, Value 
       return amx::TileMulIOp::create(b, accType, a, w, c, /*isZextLhs=*/false, /*isZextRhs=*/true);
     return amx::TileMulFOp::create(b, accType, a, w, c);
   };
-  // Each accumulator starts as a load of its own zero tile. One tilezero
-  // for all four (CSE makes one of four) became copies through the stack
-  // (AMX has no tile move): a tile store and a load of it, which waits for
-  // the store to reach L1 (no forwarding for tiles) - a quarter of the down
-  // projection's time.
-  SmallVector<Value> zeros;
-  for (int64_t i = 0; i < 4; ++i)
-    zeros.push_back(amx::TileLoadOp::create(b, accType, zeroTiles, ValueRange{e.index(i * kTileRows), zero}));
-  SmallVector<Value> acc = e.forLoop(
-      zero, e.index(ops.paddedDepth / ops.tileDepth), zeros,
-      [&](Value ks, ValueRange c) -> SmallVector<Value> {
-        Value kp = e.mul(ks, e.index(kTileRows));
-        // The four operand tiles loaded before the four products, so that
-        // all four are live at once and take four tile registers. Loaded
-        // between the products, the second row tile's live range began
-        // after the first's ended, and LLVM gave both one register: its
-        // load then waited for the two products reading the first, and
-        // the next step's first row tile for the two reading it (the loop
-        // ran at about 30% of the AMX peak; 4 + 4 registers, 8 in all).
-        Value a0 = rowTile(rt0, ks);
-        Value a1 = rowTile(rt1, ks);
-        Value b0 = amx::TileLoadOp::create(b, operandType, ops.packedWeights(), ValueRange{ct0, kp, zero});
-        Value b1 = amx::TileLoadOp::create(b, operandType, ops.packedWeights(), ValueRange{ct1, kp, zero});
-        Value c00 = product(a0, b0, c[0]);
-        Value c01 = product(a0, b1, c[1]);
-        Value c10 = product(a1, b0, c[2]);
-        Value c11 = product(a1, b1, c[3]);
-        duringStep(ks);
-        return {c00, c01, c10, c11};
-      });
-  Value t = e.index(kTileRows);
-  Value out = e.innerBlock(tileOut, {buffer, zero, zero}, {32, 2 * kTileCols});
-  amx::TileStoreOp::create(b, out, ValueRange{zero, zero}, acc[0]);
-  amx::TileStoreOp::create(b, out, ValueRange{zero, t}, acc[1]);
-  amx::TileStoreOp::create(b, out, ValueRange{t, zero}, acc[2]);
-  amx::TileStoreOp::create(b, out, ValueRange{t, t}, acc[3]);
+  // The four operand tiles before the four products (emitAmxBlocks): loaded
+  // between them, the second row tile's live range began after the first's
+  // ended, LLVM gave both one register, and each load waited for the two
+  // products reading the other.
+  Value kp = e.mul(ks, e.index(kTileRows));
+  Value a0 = rowTile(rt0), a1 = rowTile(rt1);
+  Value b0 = amx::TileLoadOp::create(b, operandType, ops.packedWeights(), ValueRange{ct0, kp, zero});
+  Value b1 = amx::TileLoadOp::create(b, operandType, ops.packedWeights(), ValueRange{ct1, kp, zero});
+  return {product(a0, b0, sums[0]), product(a0, b1, sums[1]), product(a1, b0, sums[2]), product(a1, b1, sums[3])};
 }
 
-void AmxKernel::epilogueRow(const GmmTask &task, Value block, Value rowPairs, Value buffer, Value c0,
-                            Value i) {
+void AmxKernel::epilogueRow(const GmmTask &task, Value block, Value rowPairs, Value half, Value c0, Value i) {
   auto &b = e.b;
   Type sum = p.int8 ? Type(b.getI32Type()) : Type(b.getF32Type());
   auto vecType = VectorType::get({kLanes}, sum);
   Value colPair = e.divs(block, rowPairs), rowPair = e.rems(block, rowPairs);
   Value r = e.add(task.firstRow, e.add(e.mul(rowPair, e.index(2 * kTileRows)), i));
   e.ifThen(e.lt(r, task.endRow), [&] {
-    Value v0 = vector::LoadOp::create(b, vecType, tileOut, ValueRange{buffer, i, e.index(0)});
-    Value v1 = vector::LoadOp::create(b, vecType, tileOut, ValueRange{buffer, i, e.index(kTileCols)});
+    Value v0 = vector::LoadOp::create(b, vecType, blockScratch.sums, ValueRange{half, i, e.index(0)});
+    Value v1 = vector::LoadOp::create(b, vecType, blockScratch.sums, ValueRange{half, i, e.index(kTileCols)});
     if (p.int8) {
       Value g = task.group;
       v0 = ops.dequantizeSums(ops.withoutWeightOffset(v0, r), r, g, ops.tileColumns(c0, colPair, 0));
@@ -244,25 +210,18 @@ void AmxKernel::epilogueRow(const GmmTask &task, Value block, Value rowPairs, Va
 
 void AmxKernel::emitTask(const GmmTask &task) {
   Value r0 = task.firstRow, r1 = task.endRow, g = task.group, cb = task.columnBlock;
-  Value zero = e.index(0), one = e.index(1), two = e.index(2);
+  Value zero = e.index(0);
   Value colPairs = ops.ensureWeights(g, cb);
   Value c0 = ops.firstColumn(cb);
   int64_t pairRows = 2 * kTileRows;
-  Value rowsPadded = e.mul(e.divs(e.add(e.sub(r1, r0), e.index(pairRows - 1)), e.index(pairRows)),
-                           e.index(pairRows));
+  Value rowPairs = e.divs(e.add(e.sub(r1, r0), e.index(pairRows - 1)), e.index(pairRows));
   if (!p.int8) {
-    // Packed already by the worker's previous task (rowBlocksOuter):
-    // nothing to do.
-    Value held = e.andI(arith::CmpIOp::create(e.b, arith::CmpIPredicate::eq, e.load(rowsKey, {zero}), r0),
-                        arith::CmpIOp::create(e.b, arith::CmpIPredicate::eq, e.load(rowsKey, {one}), r1));
-    auto pack = scf::IfOp::create(e.b, TypeRange{}, held, /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(e.b);
-      e.b.setInsertionPoint(pack.elseBlock()->getTerminator());
-      packRows(r0, r1, rowsPadded);
+    // Packed already by the worker's previous task (rowBlocksOuter): a row
+    // block is the one starting at its first row.
+    e.ifThen(arith::CmpIOp::create(e.b, arith::CmpIPredicate::ne, e.load(rowsKey, {zero}), r0), [&] {
+      packRows(r0, r1, e.mul(rowPairs, e.index(pairRows)));
       e.store(r0, rowsKey, {zero});
-      e.store(r1, rowsKey, {one});
-    }
+    });
   }
   // int8 tiles read rows from r0 on: rows past r1 are the next group's (or
   // the zero padding past the last row), computed and never stored.
@@ -272,40 +231,13 @@ void AmxKernel::emitTask(const GmmTask &task) {
   // from DRAM by its first row pair and from L2 by the others, so that the
   // block's first reads are spread over the task instead of crowding its
   // first row pair (whose every tile then waited on DRAM).
-  //
-  // Each block's epilogue (to f32 vectors through tileOut, then the
-  // activation, rounding and stores) runs a row per depth step of the next
-  // block, from the other half of tileOut: after the block, its vector
-  // loads waited for the tile stores to reach L1 (tiles forward nothing)
-  // while the tile unit stood idle - a third of the down projection's time.
-  Value rowPairs = e.divs(rowsPadded, e.index(pairRows));
-  Value blocks = e.mul(colPairs, rowPairs);
-  int64_t steps = ops.paddedDepth / ops.tileDepth;
-  e.forLoop(zero, blocks, [&](Value block) {
-    Value colPair = e.divs(block, rowPairs), rowPair = e.rems(block, rowPairs);
-    Value buffer = e.rems(block, two);
-    Value previous = e.sub(block, one), previousBuffer = e.sub(one, buffer);
-    Value hasPrevious = e.ge(previous, zero);
-    auto previousRow = [&](Value i) {
-      e.ifThen(hasPrevious, [&] { epilogueRow(task, previous, rowPairs, previousBuffer, c0, i); });
-    };
-    tileProduct(rowPair, colPair, firstRow, buffer, [&](Value ks) {
-      if (steps >= pairRows) {
-        e.ifThen(e.lt(ks, e.index(pairRows)), [&] { previousRow(ks); });
-        return;
-      }
-      previousRow(ks);
-    });
-    // A shallow depth (fewer steps than rows): the rest after the loop.
-    if (steps < pairRows)
-      e.forLoop(e.index(steps), e.index(pairRows), [&](Value i) { previousRow(i); });
-  });
-  // The last block's rows.
-  Value last = e.sub(blocks, one);
-  e.ifThen(e.ge(last, zero), [&] {
-    e.forLoop(zero, e.index(pairRows),
-              [&](Value i) { epilogueRow(task, last, rowPairs, e.rems(last, two), c0, i); });
-  });
+  emitAmxBlocks(
+      e, blockScratch, e.mul(colPairs, rowPairs), e.index(ops.paddedDepth / ops.tileDepth),
+      [&](Value) { return amxZeroAccumulators(e, blockScratch); },
+      [&](Value block, Value ks, ValueRange sums) {
+        return stepProducts(e.rems(block, rowPairs), e.divs(block, rowPairs), firstRow, ks, sums);
+      },
+      [&](Value block, Value half, Value i) { epilogueRow(task, block, rowPairs, half, c0, i); });
 }
 
 // Tile code compiles for any x86-64 target (the outlined function carries

@@ -3,9 +3,11 @@
 #include "codegen/kernels/AmxTiles.h"
 #include "codegen/Emitter.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -50,6 +52,56 @@ void mlir::moe::codegen::outlineTileCode(Region &region, Operation *anchor) {
   // `passthrough`: convert-func-to-llvm carries it to the llvm.func, not
   // `no_inline`.)
   (*outlined)->setAttr("passthrough", rewriter.getArrayAttr({rewriter.getStringAttr("noinline")}));
+}
+
+namespace {
+constexpr int64_t kTile = 16;         // rows (and 32-bit columns) of an accumulator tile
+constexpr int64_t kBlock = 2 * kTile; // a block's rows and columns
+} // namespace
+
+AmxBlockScratch mlir::moe::codegen::allocAmxBlockScratch(Emitter &e, Type sum) {
+  AmxBlockScratch scratch{e.alloc({2, kBlock, kBlock}, sum, {}), e.alloc({4 * kTile, kTile}, sum, {})};
+  e.fill(scratch.zeros, e.zero(sum));
+  return scratch;
+}
+
+SmallVector<Value> mlir::moe::codegen::amxZeroAccumulators(Emitter &e, const AmxBlockScratch &scratch) {
+  Type sum = cast<MemRefType>(scratch.zeros.getType()).getElementType();
+  auto accType = amx::TileType::get({kTile, kTile}, sum);
+  SmallVector<Value> zeros;
+  for (int64_t i = 0; i < 4; ++i)
+    zeros.push_back(
+        amx::TileLoadOp::create(e.b, accType, scratch.zeros, ValueRange{e.index(i * kTile), e.index(0)}));
+  return zeros;
+}
+
+void mlir::moe::codegen::emitAmxBlocks(
+    Emitter &e, const AmxBlockScratch &scratch, Value count, Value steps,
+    function_ref<SmallVector<Value>(Value block)> initial,
+    function_ref<SmallVector<Value>(Value block, Value s, ValueRange sums)> step,
+    function_ref<void(Value block, Value half, Value row)> storeRow) {
+  auto &b = e.b;
+  Value zero = e.index(0), one = e.index(1), two = e.index(2), rows = e.index(kBlock), t = e.index(kTile);
+  e.forLoop(zero, count, [&](Value block) {
+    Value half = e.rems(block, two);
+    Value previous = e.sub(block, one), previousHalf = e.sub(one, half);
+    Value hasPrevious = e.ge(previous, zero);
+    SmallVector<Value> sums = e.forLoop(zero, steps, initial(block), [&](Value s, ValueRange in) {
+      SmallVector<Value> next = step(block, s, in);
+      e.ifThen(e.andI(hasPrevious, e.lt(s, rows)), [&] { storeRow(previous, previousHalf, s); });
+      return next;
+    });
+    Value out = e.innerBlock(scratch.sums, {half, zero, zero}, {kBlock, kBlock});
+    amx::TileStoreOp::create(b, out, ValueRange{zero, zero}, sums[0]);
+    amx::TileStoreOp::create(b, out, ValueRange{zero, t}, sums[1]);
+    amx::TileStoreOp::create(b, out, ValueRange{t, zero}, sums[2]);
+    amx::TileStoreOp::create(b, out, ValueRange{t, t}, sums[3]);
+    // Fewer steps than rows: the previous block's other rows now.
+    e.ifThen(hasPrevious,
+             [&] { e.forLoop(e.min(steps, rows), rows, [&](Value i) { storeRow(previous, previousHalf, i); }); });
+  });
+  Value last = e.sub(count, one);
+  e.ifThen(e.ge(last, zero), [&] { e.forLoop(zero, rows, [&](Value i) { storeRow(last, e.rems(last, two), i); }); });
 }
 
 // Four rounds of two-source shuffles, round s exchanging bit s of the row

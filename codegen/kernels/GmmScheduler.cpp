@@ -50,6 +50,32 @@ Value mlir::moe::codegen::workerCount(Emitter &e, Operation *anchor) {
   return e.max(e.toIndex(n), e.index(1));
 }
 
+void mlir::moe::codegen::emitWorkerTasks(Emitter &e, Value tasks, Operation *anchor, function_ref<void()> perWorker,
+                                         function_ref<void(Value task, Value workers)> body) {
+  auto &b = e.b;
+  auto i64 = b.getI64Type();
+  Value zero = e.index(0);
+  Value counter = e.alloc({1}, i64, {});
+  e.store(arith::ConstantOp::create(b, b.getI64IntegerAttr(0)), counter, {zero});
+  Value workers = e.min(workerCount(e, anchor), tasks);
+  Value tasks64 = arith::IndexCastOp::create(b, i64, tasks);
+  e.parallelFor(zero, workers, [&](Value) {
+    perWorker();
+    auto loop = scf::WhileOp::create(b, TypeRange{i64}, ValueRange{});
+    OpBuilder::InsertionGuard guard(b);
+    b.createBlock(&loop.getBefore());
+    Value taken = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
+                                              arith::ConstantOp::create(b, b.getI64IntegerAttr(1)), counter,
+                                              ValueRange{zero});
+    scf::ConditionOp::create(b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, taken, tasks64),
+                             ValueRange{taken});
+    Block *after = b.createBlock(&loop.getAfter(), {}, TypeRange{i64}, {b.getLoc()});
+    scf::YieldOp::create(b, ValueRange{});
+    b.setInsertionPoint(after->getTerminator());
+    body(arith::IndexCastOp::create(b, b.getIndexType(), after->getArgument(0)), workers);
+  });
+}
+
 Value mlir::moe::codegen::evenRowBlock(Emitter &e, Value groupRows, int64_t maxRows, int64_t rowGranule) {
   Value cap = e.index(maxRows), granule = e.index(rowGranule), one = e.index(1);
   auto ceilDiv = [&](Value a, Value d) { return e.divs(e.add(a, e.sub(d, one)), d); };
@@ -140,24 +166,10 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
     e.forLoop(zero, e.index(p.width), [&](Value n) { e.store(z, p.out, {r, n}); });
   });
 
-  auto i64 = b.getI64Type();
-  Value counter = e.alloc({1}, i64, {});
-  e.store(arith::ConstantOp::create(b, b.getI64IntegerAttr(0)), counter, {zero});
-  Value workers = e.min(workerCount(e, anchor), taskCount);
-  Value taskCount64 = arith::IndexCastOp::create(b, i64, taskCount);
-  e.parallelFor(zero, workers, [&](Value) {
+  emitWorkerTasks(e, taskCount, anchor, [&] {
     for (auto &kernel : kernels)
       kernel->allocScratch();
-    auto loop = scf::WhileOp::create(b, TypeRange{i64}, ValueRange{});
-    OpBuilder::InsertionGuard guard(b);
-    b.createBlock(&loop.getBefore());
-    Value taken = memref::AtomicRMWOp::create(
-        b, arith::AtomicRMWKind::addi, arith::ConstantOp::create(b, b.getI64IntegerAttr(1)),
-        counter, ValueRange{zero});
-    Value more = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, taken, taskCount64);
-    scf::ConditionOp::create(b, more, ValueRange{taken});
-    Block *body = b.createBlock(&loop.getAfter(), {}, TypeRange{i64}, {b.getLoc()});
-    Value ti = arith::IndexCastOp::create(b, indexType, body->getArgument(0));
+  }, [&](Value ti, Value workers) {
     Value fields[kTaskFields];
     for (int64_t f = 0; f < kTaskFields; ++f)
       fields[f] = e.load(tasks, {ti, e.index(f)});
@@ -168,8 +180,6 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
                                            fields[4]);
     Value nextGroup = e.select(sameKind, e.load(tasks, {next, e.index(2)}), fields[2]);
     Value nextBlock = e.select(sameKind, e.load(tasks, {next, e.index(3)}), fields[3]);
-    scf::YieldOp::create(b, ValueRange{});
-    b.setInsertionPoint(body->getTerminator());
     GmmTask task{fields[0], fields[1], fields[2], fields[3], nextGroup, nextBlock};
     // One branch per kind; the default ends the chain of ifs, so it is
     // never a tile kind, whose code must sit in a function of its own.

@@ -6,6 +6,7 @@
 #include "codegen/kernels/GmmKernelPlan.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace mlir {
@@ -19,6 +20,14 @@ class Emitter;
 /// The worker count of a parallel loop of workers: OpenMP's thread count
 /// (`omp_get_max_threads`, declared in `anchor`'s module once), at least 1.
 Value workerCount(Emitter &e, Operation *anchor);
+
+/// Workers, one per OpenMP thread and at most `tasks`, taking tasks 0 ..
+/// tasks - 1 from an atomic counter: a hot expert's work is many tasks,
+/// not one thread's, and uneven tasks never leave a core idle while some
+/// remain. `perWorker` emits a worker's set-up (its scratch) once,
+/// `body(task, workers)` a task's code.
+void emitWorkerTasks(Emitter &e, Value tasks, Operation *anchor, llvm::function_ref<void()> perWorker,
+                     llvm::function_ref<void(Value task, Value workers)> body);
 
 /// Emits `plan`'s gmm at the emitter's insertion point (inside the function
 /// of `anchor`) as tasks of `kinds` (#moe.gmm_lowering's kernels: exactly

@@ -79,7 +79,7 @@ private:
   /// the group's last (its sums go out; else into the task's f32 block).
   void blocks(const Chunk &c, Value g, Value dBase, Value n0, Value liveDepthPairs, Value liveColumnPairs,
               Value firstChunk, Value lastChunk);
-  void storeRow(Value g, Value dBase, Value n0, Value block, Value depthPairs, Value buffer, Value i,
+  void storeRow(Value g, Value dBase, Value n0, Value block, Value depthPairs, Value half, Value i,
                 Value lastChunk);
   /// Rows r, r + 1 of `src` from column `col` (16 bf16 lanes, zero past
   /// `limit` and for rows at or past `end`) interleaved: 32 bf16.
@@ -89,7 +89,8 @@ private:
   const TgmmAmxOperands &o;
   ImplicitLocOpBuilder &b;
   // The worker's scratch.
-  Value aPanel, bPanel, sums, tileOut, zeroTiles;
+  Value aPanel, bPanel, sums;
+  AmxBlockScratch blockScratch;
 };
 
 Value TgmmAmxEmitter::rowPair(Value src, Value r, Value end, Value col, Value limit) {
@@ -148,7 +149,7 @@ void TgmmAmxEmitter::packColumnPairs(const Chunk &c, Value n0, Value liveTiles) 
   });
 }
 
-void TgmmAmxEmitter::storeRow(Value g, Value dBase, Value n0, Value block, Value depthPairs, Value buffer, Value i,
+void TgmmAmxEmitter::storeRow(Value g, Value dBase, Value n0, Value block, Value depthPairs, Value half, Value i,
                               Value lastChunk) {
   auto vecType = VectorType::get({kTile}, b.getF32Type());
   Value columnPair = e.divs(block, depthPairs), depthPair = e.rems(block, depthPairs);
@@ -156,8 +157,8 @@ void TgmmAmxEmitter::storeRow(Value g, Value dBase, Value n0, Value block, Value
   Value d = e.add(dBase, dIn);
   Value nIn = e.mul(columnPair, e.index(kBlock)); // in the column block
   e.ifThen(e.lt(d, e.index(o.depth)), [&] {
-    Value v0 = vector::LoadOp::create(b, vecType, tileOut, ValueRange{buffer, i, e.index(0)});
-    Value v1 = vector::LoadOp::create(b, vecType, tileOut, ValueRange{buffer, i, e.index(kTile)});
+    Value v0 = vector::LoadOp::create(b, vecType, blockScratch.sums, ValueRange{half, i, e.index(0)});
+    Value v1 = vector::LoadOp::create(b, vecType, blockScratch.sums, ValueRange{half, i, e.index(kTile)});
     auto last = scf::IfOp::create(b, TypeRange{}, lastChunk, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     // The group's sums: out, rounded once, masked to the columns that exist.
@@ -181,66 +182,46 @@ void TgmmAmxEmitter::storeRow(Value g, Value dBase, Value n0, Value block, Value
 
 void TgmmAmxEmitter::blocks(const Chunk &c, Value g, Value dBase, Value n0, Value liveDepthPairs,
                             Value liveColumnPairs, Value firstChunk, Value lastChunk) {
-  Value zero = e.index(0), one = e.index(1), two = e.index(2), t16 = e.index(kTile);
-  auto bf16 = b.getBF16Type(), f32 = b.getF32Type();
-  auto operandType = amx::TileType::get({kTile, 2 * kTile}, bf16);
-  auto accType = amx::TileType::get({kTile, kTile}, f32);
-  Value count = e.mul(liveColumnPairs, liveDepthPairs);
-  auto row = [&](Value block, Value i) {
-    storeRow(g, dBase, n0, block, liveDepthPairs, e.rems(block, two), i, lastChunk);
+  Value zero = e.index(0), one = e.index(1), two = e.index(2);
+  auto operandType = amx::TileType::get({kTile, 2 * kTile}, b.getBF16Type());
+  auto accType = amx::TileType::get({kTile, kTile}, b.getF32Type());
+  // Blocks: column pairs outside, depth pairs inside.
+  auto pairsOf = [&](Value block) {
+    return std::pair{e.divs(block, liveDepthPairs), e.rems(block, liveDepthPairs)};
   };
-  e.forLoop(zero, count, [&](Value block) {
-    Value columnPair = e.divs(block, liveDepthPairs), depthPair = e.rems(block, liveDepthPairs);
+  // The group's first chunk starts from zero tiles, a later one from the
+  // partial sums the chunk before left in the task's f32 block.
+  auto initial = [&](Value block) -> SmallVector<Value> {
+    auto [columnPair, depthPair] = pairsOf(block);
+    auto from = scf::IfOp::create(b, TypeRange{accType, accType, accType, accType}, firstChunk,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(from.thenBlock());
+    scf::YieldOp::create(b, amxZeroAccumulators(e, blockScratch));
+    b.setInsertionPointToStart(from.elseBlock());
+    Value dIn = e.mul(depthPair, e.index(kBlock)), nIn = e.mul(columnPair, e.index(kBlock));
+    SmallVector<Value> partial;
+    for (auto [dd, nn] : {std::pair{0, 0}, {0, 1}, {1, 0}, {1, 1}})
+      partial.push_back(amx::TileLoadOp::create(
+          b, accType, sums, ValueRange{e.add(dIn, e.index(dd * kTile)), e.add(nIn, e.index(nn * kTile))}));
+    scf::YieldOp::create(b, partial);
+    return from.getResults();
+  };
+  auto step = [&](Value block, Value s, ValueRange in) -> SmallVector<Value> {
+    auto [columnPair, depthPair] = pairsOf(block);
     Value dt0 = e.mul(depthPair, two), dt1 = e.add(dt0, one);
     Value ct0 = e.mul(columnPair, two), ct1 = e.add(ct0, one);
-    Value dIn = e.mul(depthPair, e.index(kBlock)), nIn = e.mul(columnPair, e.index(kBlock));
-    // Each accumulator from a zero tile of its own (one tile_zero for all
-    // four became copies through the stack), or from the partial sums.
-    auto fromSums = scf::IfOp::create(b, TypeRange{accType, accType, accType, accType}, firstChunk,
-                                      /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(fromSums.thenBlock());
-      SmallVector<Value> zeros;
-      for (int64_t i = 0; i < 4; ++i)
-        zeros.push_back(amx::TileLoadOp::create(b, accType, zeroTiles, ValueRange{e.index(i * kTile), zero}));
-      scf::YieldOp::create(b, zeros);
-      b.setInsertionPointToStart(fromSums.elseBlock());
-      SmallVector<Value> partial;
-      for (auto [dd, nn] : {std::pair{0, 0}, {0, 1}, {1, 0}, {1, 1}})
-        partial.push_back(amx::TileLoadOp::create(
-            b, accType, sums, ValueRange{e.add(dIn, e.index(dd * kTile)), e.add(nIn, e.index(nn * kTile))}));
-      scf::YieldOp::create(b, partial);
-    }
-    Value previous = e.sub(block, one);
-    Value hasPrevious = e.ge(previous, zero);
-    SmallVector<Value> acc = e.forLoop(
-        zero, c.steps, fromSums.getResults(), [&](Value step, ValueRange in) -> SmallVector<Value> {
-          Value a0 = amx::TileLoadOp::create(b, operandType, aPanel, ValueRange{dt0, step, zero, zero});
-          Value a1 = amx::TileLoadOp::create(b, operandType, aPanel, ValueRange{dt1, step, zero, zero});
-          Value b0 = amx::TileLoadOp::create(b, operandType, bPanel, ValueRange{ct0, step, zero, zero});
-          Value b1 = amx::TileLoadOp::create(b, operandType, bPanel, ValueRange{ct1, step, zero, zero});
-          SmallVector<Value> next = {amx::TileMulFOp::create(b, accType, a0, b0, in[0]),
-                                     amx::TileMulFOp::create(b, accType, a0, b1, in[1]),
-                                     amx::TileMulFOp::create(b, accType, a1, b0, in[2]),
-                                     amx::TileMulFOp::create(b, accType, a1, b1, in[3])};
-          // The previous block's row `step` meanwhile.
-          e.ifThen(e.andI(hasPrevious, e.lt(step, e.index(kBlock))), [&] { row(previous, step); });
-          return next;
-        });
-    Value out = e.innerBlock(tileOut, {e.rems(block, two), zero, zero}, {kBlock, kBlock});
-    amx::TileStoreOp::create(b, out, ValueRange{zero, zero}, acc[0]);
-    amx::TileStoreOp::create(b, out, ValueRange{zero, t16}, acc[1]);
-    amx::TileStoreOp::create(b, out, ValueRange{t16, zero}, acc[2]);
-    amx::TileStoreOp::create(b, out, ValueRange{t16, t16}, acc[3]);
-    // Fewer steps than rows: the previous block's other rows now.
-    e.ifThen(hasPrevious, [&] {
-      e.forLoop(e.min(c.steps, e.index(kBlock)), e.index(kBlock), [&](Value i) { row(previous, i); });
-    });
-  });
-  // The last block's rows.
-  Value last = e.sub(count, one);
-  e.ifThen(e.ge(last, zero), [&] { e.forLoop(zero, e.index(kBlock), [&](Value i) { row(last, i); }); });
+    Value a0 = amx::TileLoadOp::create(b, operandType, aPanel, ValueRange{dt0, s, zero, zero});
+    Value a1 = amx::TileLoadOp::create(b, operandType, aPanel, ValueRange{dt1, s, zero, zero});
+    Value b0 = amx::TileLoadOp::create(b, operandType, bPanel, ValueRange{ct0, s, zero, zero});
+    Value b1 = amx::TileLoadOp::create(b, operandType, bPanel, ValueRange{ct1, s, zero, zero});
+    return {amx::TileMulFOp::create(b, accType, a0, b0, in[0]), amx::TileMulFOp::create(b, accType, a0, b1, in[1]),
+            amx::TileMulFOp::create(b, accType, a1, b0, in[2]), amx::TileMulFOp::create(b, accType, a1, b1, in[3])};
+  };
+  emitAmxBlocks(e, blockScratch, e.mul(liveColumnPairs, liveDepthPairs), c.steps, initial, step,
+                [&](Value block, Value half, Value i) {
+                  storeRow(g, dBase, n0, block, liveDepthPairs, half, i, lastChunk);
+                });
 }
 
 void TgmmAmxEmitter::task(Value t) {
@@ -266,9 +247,10 @@ void TgmmAmxEmitter::task(Value t) {
     Value steps = e.divs(e.add(e.max(e.sub(cEnd, cFirst), zero), e.index(2 * kTile - 1)), e.index(2 * kTile));
     return Chunk{cFirst, cEnd, steps};
   };
-  Value single = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunks, one);
+  Value several = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, chunks, one);
   // One chunk (the usual case): A once for every column block.
-  e.ifThen(single, [&] { packRowsTransposed(chunkAt(zero), dBase); });
+  e.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunks, one),
+           [&] { packRowsTransposed(chunkAt(zero), dBase); });
   int64_t columnBlocks = llvm::divideCeil(o.width, kColumnTiles * kTile);
   e.forLoop(zero, e.index(columnBlocks), [&](Value cb) {
     Value n0 = e.mul(cb, e.index(kColumnTiles * kTile));
@@ -277,8 +259,7 @@ void TgmmAmxEmitter::task(Value t) {
     Value liveColumnPairs = e.divs(e.add(liveColumnTiles, one), e.index(2));
     e.forLoop(zero, chunks, [&](Value k) {
       Chunk c = chunkAt(k);
-      e.ifThen(arith::XOrIOp::create(b, single, arith::ConstantOp::create(b, b.getBoolAttr(true))),
-               [&] { packRowsTransposed(c, dBase); });
+      e.ifThen(several, [&] { packRowsTransposed(c, dBase); });
       // Both tiles of the last column pair (past N: zeros).
       packColumnPairs(c, n0, e.mul(liveColumnPairs, e.index(2)));
       blocks(c, g, dBase, n0, liveDepthPairs, liveColumnPairs,
@@ -290,7 +271,7 @@ void TgmmAmxEmitter::task(Value t) {
 
 void TgmmAmxEmitter::emit(Operation *anchor) {
   Value zero = e.index(0), one = e.index(1);
-  Type bf16 = b.getBF16Type(), f32 = b.getF32Type(), i64 = b.getI64Type();
+  Type bf16 = b.getBF16Type(), f32 = b.getF32Type();
   // The scratch holds the largest chunk of any group.
   Value maxRows = e.forLoop(zero, o.groups, ValueRange{zero}, [&](Value g, ValueRange m) -> SmallVector<Value> {
                      return {e.max(m[0], e.sub(e.load(o.endRow, {g}), e.load(o.firstRow, {g})))};
@@ -298,33 +279,16 @@ void TgmmAmxEmitter::emit(Operation *anchor) {
   Value maxSteps = e.max(one, e.min(e.index(kChunkSteps), e.divs(e.add(maxRows, e.index(2 * kTile - 1)),
                                                                   e.index(2 * kTile))));
   int64_t depthBlocks = llvm::divideCeil(o.depth, kDepthTiles * kTile);
-  Value tasks = e.mul(o.groups, e.index(depthBlocks));
-  Value counter = e.alloc({1}, i64, {});
-  e.store(arith::ConstantOp::create(b, b.getI64IntegerAttr(0)), counter, {zero});
-  Value workers = e.max(one, e.min(workerCount(e, anchor), tasks));
-  Value tasks64 = arith::IndexCastOp::create(b, i64, tasks);
-  e.parallelFor(zero, workers, [&](Value) {
+  emitWorkerTasks(e, e.mul(o.groups, e.index(depthBlocks)), anchor, [&] {
     aPanel = e.alloc({kDepthTiles, ShapedType::kDynamic, kTile, 2 * kTile}, bf16, {maxSteps});
     bPanel = e.alloc({kColumnTiles, ShapedType::kDynamic, kTile, 2 * kTile}, bf16, {maxSteps});
     sums = e.alloc({kDepthTiles * kTile, kColumnTiles * kTile}, f32, {});
-    tileOut = e.alloc({2, kBlock, kBlock}, f32, {});
-    zeroTiles = e.alloc({4 * kTile, kTile}, f32, {});
-    e.fill(zeroTiles, e.zero(f32));
-    auto loop = scf::WhileOp::create(b, TypeRange{i64}, ValueRange{});
-    OpBuilder::InsertionGuard guard(b);
-    b.createBlock(&loop.getBefore());
-    Value taken = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
-                                              arith::ConstantOp::create(b, b.getI64IntegerAttr(1)), counter,
-                                              ValueRange{zero});
-    scf::ConditionOp::create(b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, taken, tasks64),
-                             ValueRange{taken});
-    Block *body = b.createBlock(&loop.getAfter(), {}, TypeRange{i64}, {b.getLoc()});
-    scf::YieldOp::create(b, ValueRange{});
-    b.setInsertionPoint(body->getTerminator());
-    Value t = arith::IndexCastOp::create(b, b.getIndexType(), body->getArgument(0));
+    blockScratch = allocAmxBlockScratch(e, f32);
+  }, [&](Value t, Value) {
     // The task's tile code in a function of its own (AmxTiles.h).
     auto region = scf::IfOp::create(b, TypeRange{}, arith::ConstantOp::create(b, b.getBoolAttr(true)),
                                     /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(region.thenBlock()->getTerminator());
     task(t);
     outlineTileCode(region.getThenRegion(), anchor);

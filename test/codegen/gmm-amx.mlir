@@ -24,8 +24,7 @@
 // CHECK-LABEL: func.func private @moe_amx_task_0
 // CHECK-SAME: attributes {passthrough = ["noinline"]}
 // CHECK:   vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
-// CHECK:   arith.cmpi eq
-// CHECK:   arith.cmpi eq
+// CHECK:   arith.cmpi ne
 // CHECK:   scf.if
 // CHECK:     vector.store {{.*}} : memref<16x2x16x32xbf16>, vector<32xbf16>
 // CHECK-NOT: amx.tile_zero

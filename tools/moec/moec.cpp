@@ -612,14 +612,6 @@ int run(mlir::ModuleOp module) {
     halves = preparedHalves(module, *sig, error);
     if (!halves && !error.empty())
       return fail(error);
-    // Without halves the entry runs as compiled: on the inputs bound to
-    // the signature read before the pass, which must still be its own.
-    if (!halves) {
-      std::optional<FunctionSignature> after = entrySignature(module, sig->name, error);
-      if (!after || after->str() != sig->str())
-        return fail("moe-prepare-weights changed the entry @" + sig->name + " from " + sig->str() +
-                    " to " + (after ? after->str() : error));
-    }
   }
   const PreparedForm *prepared = halves ? &halves->form : nullptr;
   // A run calls one function (and with prepared weights, the two halves):
