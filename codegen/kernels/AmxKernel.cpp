@@ -231,12 +231,14 @@ void AmxKernel::emitTask(const GmmTask &task) {
   // from DRAM by its first row pair and from L2 by the others, so that the
   // block's first reads are spread over the task instead of crowding its
   // first row pair (whose every tile then waited on DRAM).
+  Value rowPair, colPair; // the block's, set before its steps
   emitAmxBlocks(
       e, blockScratch, e.mul(colPairs, rowPairs), e.index(ops.paddedDepth / ops.tileDepth),
-      [&](Value) { return amxZeroAccumulators(e, blockScratch); },
-      [&](Value block, Value ks, ValueRange sums) {
-        return stepProducts(e.rems(block, rowPairs), e.divs(block, rowPairs), firstRow, ks, sums);
+      [&](Value block) {
+        colPair = e.divs(block, rowPairs), rowPair = e.rems(block, rowPairs);
+        return amxZeroAccumulators(e, blockScratch);
       },
+      [&](Value, Value ks, ValueRange sums) { return stepProducts(rowPair, colPair, firstRow, ks, sums); },
       [&](Value block, Value half, Value i) { epilogueRow(task, block, rowPairs, half, c0, i); });
 }
 

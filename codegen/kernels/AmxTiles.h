@@ -57,8 +57,10 @@ AmxBlockScratch allocAmxBlockScratch(Emitter &e, Type sum);
 SmallVector<Value> amxZeroAccumulators(Emitter &e, const AmxBlockScratch &scratch);
 
 /// The loop the AMX gmm and tgmm share: `count` blocks of 2 x 2 accumulator
-/// tiles (32 x 32 sums), each from `initial(block)`, updated by `step(block,
-/// s, sums)` for s in [0, steps) (four products; the operand tiles loaded
+/// tiles (32 x 32 sums), each from `initial(block)` (emitted before the
+/// block's steps: also the place for what they share, such as the block's
+/// coordinates, which LLVM would not hoist out of them: a division may
+/// trap), updated by `step(block, s, sums)` for s in [0, steps) (four products; the operand tiles loaded
 /// before them, so that all four are live at once and take four tile
 /// registers), and stored to scratch.sums[block % 2]. From there
 /// `storeRow(block, half, row)` takes each of the block's 32 rows out, a

@@ -185,14 +185,13 @@ void TgmmAmxEmitter::blocks(const Chunk &c, Value g, Value dBase, Value n0, Valu
   Value zero = e.index(0), one = e.index(1), two = e.index(2);
   auto operandType = amx::TileType::get({kTile, 2 * kTile}, b.getBF16Type());
   auto accType = amx::TileType::get({kTile, kTile}, b.getF32Type());
-  // Blocks: column pairs outside, depth pairs inside.
-  auto pairsOf = [&](Value block) {
-    return std::pair{e.divs(block, liveDepthPairs), e.rems(block, liveDepthPairs)};
-  };
+  // Blocks: column pairs outside, depth pairs inside; a block's pairs are
+  // set before its steps (initial), which read them.
+  Value columnPair, depthPair;
   // The group's first chunk starts from zero tiles, a later one from the
   // partial sums the chunk before left in the task's f32 block.
   auto initial = [&](Value block) -> SmallVector<Value> {
-    auto [columnPair, depthPair] = pairsOf(block);
+    columnPair = e.divs(block, liveDepthPairs), depthPair = e.rems(block, liveDepthPairs);
     auto from = scf::IfOp::create(b, TypeRange{accType, accType, accType, accType}, firstChunk,
                                   /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
@@ -207,8 +206,7 @@ void TgmmAmxEmitter::blocks(const Chunk &c, Value g, Value dBase, Value n0, Valu
     scf::YieldOp::create(b, partial);
     return from.getResults();
   };
-  auto step = [&](Value block, Value s, ValueRange in) -> SmallVector<Value> {
-    auto [columnPair, depthPair] = pairsOf(block);
+  auto step = [&](Value, Value s, ValueRange in) -> SmallVector<Value> {
     Value dt0 = e.mul(depthPair, two), dt1 = e.add(dt0, one);
     Value ct0 = e.mul(columnPair, two), ct1 = e.add(ct0, one);
     Value a0 = amx::TileLoadOp::create(b, operandType, aPanel, ValueRange{dt0, s, zero, zero});
