@@ -251,17 +251,21 @@ void PackedOperands::fetchNextBlock(const NextBlock &next, Value step) {
                              /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
 }
 
+Value PackedOperands::weightBlock(Value g, Value cb) {
+  // Packed at load time: block cb is tiles [cb T, cb T + T) of the group's
+  // weights.
+  int64_t tiles = physicalColumns / kTileCols;
+  return e.innerBlock(p.packedRhs, {g, e.mul(cb, e.index(tiles)), e.index(0), e.index(0)},
+                      {tiles, paddedDepth / depthPerLane, depthPerLane * kTileCols});
+}
+
 Value PackedOperands::ensureWeights(Value g, Value cb) {
   auto &b = e.b;
   Value zero = e.index(0), one = e.index(1);
   Value c0 = firstColumn(cb);
   Value colPairs = columnPairs(cb);
   if (p.packedRhs) {
-    // Packed at load time: the task's block is tiles [cb T, cb T + T) of
-    // the group's weights.
-    int64_t tiles = physicalColumns / kTileCols;
-    weights = e.innerBlock(p.packedRhs, {g, e.mul(cb, e.index(tiles)), zero, zero},
-                           {tiles, paddedDepth / depthPerLane, depthPerLane * kTileCols});
+    weights = weightBlock(g, cb);
     return colPairs;
   }
 

@@ -54,6 +54,9 @@ public:
   /// Returns the column pairs of the block: two 16-column tiles each, gate
   /// and up with SwiGLU.
   Value ensureWeights(Value g, Value cb);
+  /// Weights packed at load time: block `cb` of group `g`'s, [tiles,
+  /// lanes, lane values].
+  Value weightBlock(Value g, Value cb);
   Value firstColumn(Value cb);
   Value columnPairs(Value cb);
 
