@@ -7,12 +7,11 @@
 //
 //   rows     bf16: the task's rows (through the pack's permutation when
 //            gathered) are packed into 16-row x 32-depth tiles, zero past D
-//            and past the last row, once per task - or once per row block
-//            with weights packed at load time, whose tasks run row block by
-//            row block (rowBlocksOuter) and find the rows packed by the
-//            worker's previous task. int8: the rows were quantized before
-//            the tasks (Int8Rows.cpp) into rows of 64-byte multiples, which
-//            the tiles load in place.
+//            and past the last row, once per task; with weights packed at
+//            load time a task is a whole row block (wholeRowBlocks) and
+//            runs all its column blocks on the rows packed once. int8: the
+//            rows were quantized before the tasks (Int8Rows.cpp) into rows
+//            of 64-byte multiples, which the tiles load in place.
 //   product  blocks of 2 row tiles x 2 column tiles, column pairs outside
 //            and row pairs inside: four accumulators stay in tile
 //            registers over the whole depth (8 tile registers: 2 + 2 + 4),
@@ -20,10 +19,10 @@
 //   fetch    with weights packed at load time and at least 4 row pairs,
 //            each step fetches its share of the next column pair's
 //            weight lines into L2 (after the task's last pair, the first
-//            of the worker's likely next task), so that the next pair's
-//            first row pair does not wait on DRAM for every tile: the
-//            hardware prefetchers did not run far enough ahead of tile
-//            loads (T 4096 top-8: 327 -> 292 ms).
+//            of the next column block, or of the worker's likely next
+//            task), so that the next pair's first row pair does not wait
+//            on DRAM for every tile: the hardware prefetchers did not run
+//            far enough ahead of tile loads (T 4096 top-8: 327 -> 292 ms).
 //   epilogue the accumulators go through a 32x32 f32 (i32) scratch to the
 //            shared column-pair store (int8: both scales first; SwiGLU,
 //            padding rows, bf16 rounding), a row per depth step of the
@@ -89,11 +88,13 @@ public:
     return evenRowBlock(e, groupRows, kMaxAmxRows, kAmxRowGranule);
   }
   int64_t columnBlock() const override { return ops.columnBlock(); }
-  /// With weights packed at load time there is no weight block to keep:
-  /// a worker's consecutive tasks share a row block instead, packed once
-  /// (the row block was packed again for each of its column blocks: 11
-  /// times in the up projection at H 2048, M 1408, a fifth of the time).
-  bool rowBlocksOuter() const override { return p.packedRhs && !p.int8; }
+  /// With weights packed at load time there is no weight block to keep: a
+  /// task is a whole row block instead, its rows packed once for all its
+  /// column blocks. (Packed again for each column block, 11 times in the
+  /// up projection at H 2048, M 1408, the packs took a fifth of the time;
+  /// with consecutive tasks sharing a row block, each worker packed the
+  /// rows the other had packed, a tenth.)
+  bool wholeRowBlocks() const override { return p.packedRhs && !p.int8; }
   void prepare() override {
     if (p.int8)
       ops.quantizeRows();
@@ -115,6 +116,11 @@ private:
   /// outside, row pairs inside) from half `half` of the blocks' sums to the
   /// output.
   void epilogueRow(const GmmTask &task, Value block, Value rowPairs, Value half, Value c0, Value i);
+  /// The task's blocks of column block `cb`, whose weights are `colPairs`
+  /// column pairs (ensureWeights), against its rows (`firstRow` as in
+  /// stepProducts); `nextWeights`: the weight block the worker likely
+  /// multiplies next (packed at load time; else null).
+  void emitColumnBlock(const GmmTask &task, Value cb, Value colPairs, Value firstRow, Value nextWeights);
 
   PackedOperands &ops;
   Value tilesGranted;
@@ -246,23 +252,50 @@ void AmxKernel::epilogueRow(const GmmTask &task, Value block, Value rowPairs, Va
 }
 
 void AmxKernel::emitTask(const GmmTask &task) {
-  Value r0 = task.firstRow, r1 = task.endRow, g = task.group, cb = task.columnBlock;
-  Value zero = e.index(0);
-  Value colPairs = ops.ensureWeights(g, cb);
-  Value c0 = ops.firstColumn(cb);
+  Value r0 = task.firstRow, r1 = task.endRow, g = task.group;
+  Value zero = e.index(0), one = e.index(1);
   int64_t pairRows = 2 * kTileRows;
   Value rowPairs = e.divs(e.add(e.sub(r1, r0), e.index(pairRows - 1)), e.index(pairRows));
-  if (!p.int8) {
-    // Packed already by the worker's previous task (rowBlocksOuter): a row
-    // block is the one starting at its first row.
+  if (p.int8) {
+    // The tiles read the quantized rows from r0 on: rows past r1 are the
+    // next group's (or the zero padding past the last row), computed and
+    // never stored.
+    Value colPairs = ops.ensureWeights(g, task.columnBlock);
+    Value next = p.packedRhs ? ops.weightBlock(task.nextGroup, task.nextColumnBlock) : Value();
+    emitColumnBlock(task, task.columnBlock, colPairs, r0, next);
+    return;
+  }
+  Value rowsPadded = e.mul(rowPairs, e.index(pairRows));
+  if (!wholeRowBlocks()) {
+    // A task of one column block: the rows are packed already when the
+    // worker's previous task had the same row block (a group of one row
+    // block, whose column blocks alternate between the workers).
     e.ifThen(arith::CmpIOp::create(e.b, arith::CmpIPredicate::ne, e.load(rowsKey, {zero}), r0), [&] {
-      packRows(r0, r1, e.mul(rowPairs, e.index(pairRows)));
+      packRows(r0, r1, rowsPadded);
       e.store(r0, rowsKey, {zero});
     });
+    emitColumnBlock(task, task.columnBlock, ops.ensureWeights(g, task.columnBlock), zero, Value());
+    return;
   }
-  // int8 tiles read rows from r0 on: rows past r1 are the next group's (or
-  // the zero padding past the last row), computed and never stored.
-  Value firstRow = p.int8 ? r0 : zero;
+  packRows(r0, r1, rowsPadded);
+  // Every column block of the row block; after the last, the worker's
+  // likely next task's first.
+  int64_t blocks = llvm::divideCeil(p.width, columnBlock());
+  Value last = e.index(blocks - 1);
+  e.forLoop(zero, e.index(blocks), [&](Value cb) {
+    Value colPairs = ops.ensureWeights(g, cb);
+    Value isLast = arith::CmpIOp::create(e.b, arith::CmpIPredicate::eq, cb, last);
+    Value nextGroup = e.select(isLast, task.nextGroup, g);
+    Value nextBlock = e.select(isLast, task.nextColumnBlock, e.min(e.add(cb, one), last));
+    emitColumnBlock(task, cb, colPairs, zero, ops.weightBlock(nextGroup, nextBlock));
+  });
+}
+
+void AmxKernel::emitColumnBlock(const GmmTask &task, Value cb, Value colPairs, Value firstRow, Value nextWeights) {
+  Value c0 = ops.firstColumn(cb);
+  int64_t pairRows = 2 * kTileRows;
+  Value rowPairs =
+      e.divs(e.add(e.sub(task.endRow, task.firstRow), e.index(pairRows - 1)), e.index(pairRows));
   // Blocks of 32 rows x 32 columns over the whole depth, column pairs
   // outside and row pairs inside: a column pair's weight tiles are read
   // from L2 by all its row pairs but the first, which reads them from
@@ -270,13 +303,13 @@ void AmxKernel::emitTask(const GmmTask &task) {
   // before (fetch).
   Value steps = e.index(ops.paddedDepth / ops.tileDepth);
   fetch = {};
-  if (p.packedRhs) {
+  if (nextWeights) {
     // The next pair's lines spread evenly over the current pair's steps.
     int64_t pairLines = 2 * ops.paddedDepth / ops.depthPerLane;
     Value span = e.mul(rowPairs, steps);
     Value perStep = e.divs(e.add(e.index(pairLines), e.sub(span, e.index(1))), span);
     perStep = e.select(e.ge(rowPairs, e.index(kMinFetchRowPairs)), perStep, e.index(0));
-    fetch = {perStep, steps, colPairs, ops.weightBlock(task.nextGroup, task.nextColumnBlock)};
+    fetch = {perStep, steps, colPairs, nextWeights};
   }
   Value rowPair, colPair; // the block's, set before its steps
   emitAmxBlocks(

@@ -73,10 +73,11 @@ public:
   virtual Value rowBlock(Value groupRows) = 0;
   /// Output columns per task.
   virtual int64_t columnBlock() const = 0;
-  /// Whether a group's tasks run row block by row block, the column blocks
-  /// of each consecutive (a kind that keeps its rows packed across tasks),
-  /// instead of column block by column block (one that keeps its weights).
-  virtual bool rowBlocksOuter() const { return false; }
+  /// Whether a task is a whole row block, every column block of it (its
+  /// columnBlock 0; the kind runs the column blocks itself, its rows packed
+  /// once), instead of one column block of it (a kind that keeps a weight
+  /// block across tasks).
+  virtual bool wholeRowBlocks() const { return false; }
 
   /// Code before the task table, once per call (int8 kinds quantize the
   /// rows; tile kinds ask Linux for the tile state).

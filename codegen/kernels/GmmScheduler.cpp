@@ -2,8 +2,9 @@
 //
 //   tasks  = for each group, column block, row block: ordered so the row
 //            blocks sharing a weight block run one after another (or, for
-//            a kind whose rowBlocksOuter says so, the column blocks sharing
-//            a row block: AMX with prepared weights keeps its packed rows).
+//            a kind whose wholeRowBlocks says so, for each group and row
+//            block: AMX with prepared weights packs a task's rows once for
+//            all its column blocks).
 //            Each group's kind is chosen at run time: a tile kind (AMX) when
 //            its takesGroup says so (Linux granted the tile state, the group
 //            is large enough), else the gmm's default kind. The kind sets
@@ -130,25 +131,24 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
         Value end = e.min(e.add(acc[0], size), rowCount);
         Value rows = e.sub(end, first);
         Value kind = e.index(0);
-        Value blocks = e.index(llvm::divideCeil(p.width, kernels.front()->columnBlock()));
+        // Column blocks a task each (1: the whole row block).
+        auto blocksOf = [&](GmmKernel &kernel) {
+          return e.index(kernel.wholeRowBlocks() ? 1 : llvm::divideCeil(p.width, kernel.columnBlock()));
+        };
+        Value blocks = blocksOf(*kernels.front());
         Value rowBlock = kernels.front()->rowBlock(rows);
-        auto flag = [&](bool v) -> Value { return arith::ConstantOp::create(b, b.getBoolAttr(v)); };
-        Value rowsOuter = flag(kernels.front()->rowBlocksOuter());
         for (size_t k = 1; k < kernels.size(); ++k) {
           Value takes = kernels[k]->takesGroup(rows);
           kind = e.select(takes, e.index(k), kind);
-          blocks = e.select(takes, e.index(llvm::divideCeil(p.width, kernels[k]->columnBlock())), blocks);
+          blocks = e.select(takes, blocksOf(*kernels[k]), blocks);
           rowBlock = e.select(takes, kernels[k]->rowBlock(rows), rowBlock);
-          rowsOuter = e.select(takes, flag(kernels[k]->rowBlocksOuter()), rowsOuter);
         }
         // The group's tasks, t = 0 .. rowBlocks x blocks: the row blocks of
-        // one weight block consecutive, or (rowsOuter) the column blocks of
-        // one row block.
+        // one weight block consecutive.
         Value rowBlocks = e.divs(e.add(rows, e.sub(rowBlock, one)), rowBlock);
         Value n = e.forLoop(zero, e.mul(rowBlocks, blocks), ValueRange{acc[1]},
                             [&](Value t, ValueRange count) -> SmallVector<Value> {
-                              Value rb = e.select(rowsOuter, e.divs(t, blocks), e.rems(t, rowBlocks));
-                              Value cb = e.select(rowsOuter, e.rems(t, blocks), e.divs(t, rowBlocks));
+                              Value rb = e.rems(t, rowBlocks), cb = e.divs(t, rowBlocks);
                               Value r = e.add(first, e.mul(rb, rowBlock));
                               Value values[kTaskFields] = {r, e.min(e.add(r, rowBlock), end), g, cb, kind};
                               for (int64_t f = 0; f < kTaskFields; ++f)

@@ -75,30 +75,43 @@ func.func @vnni_prepared(%x: tensor<?x64xf32>, %p: tensor<2x2x16x64xi8>, %sc: te
 
 // -----
 
-// AMX with weights packed at load time: each depth step of a block fetches
-// its share of the next column pair's weight lines into L2 (locality 2),
-// spread over the task's row pairs x depth steps; after the task's last
-// pair, the first pair of the block its worker likely takes next. Tasks of
+// AMX with weights packed at load time: a task is a whole row block, its
+// rows packed once for all its column blocks. Each depth step of a block
+// fetches its share of the next column pair's weight lines into L2
+// (locality 2), spread over the column block's row pairs x depth steps;
+// after a column block's last pair, the next column block's first (after
+// the last column block, the block the worker likely takes next). Tasks of
 // fewer than 4 row pairs stream their weights and fetch nothing.
 // CHECK-LABEL: func.func private @moe_amx_task_0
-// CHECK:         %[[OWN:.*]] = memref.subview %arg1[{{.*}}] [1, 4, 32, 32]
-// CHECK:         %[[ROWPAIRS:.*]] = arith.divsi %{{.*}}, %c32{{(_[0-9]+)?}} : index
+// CHECK:         vector.store {{.*}} : memref<{{.*}}x2x16x32xbf16>
+// CHECK:         } else {
+// CHECK:           vector.store {{.*}} : memref<{{.*}}x2x16x32xbf16>
+// CHECK:         scf.for %[[CB:[^ ]*]] = %c0{{(_[0-9]+)?}} to %c2{{(_[0-9]+)?}}
+// CHECK:           %[[OWN:.*]] = memref.subview %{{[^[]*}}[%[[G:[^,]*]], %{{.*}}] [1, 4, 32, 32]
+// CHECK:           %[[ISLAST:.*]] = arith.cmpi eq, %[[CB]], %c1{{(_[0-9]+)?}} : index
+// CHECK-NEXT:      %[[NG:.*]] = arith.select %[[ISLAST]], %{{.*}}, %[[G]] : index
+// CHECK-NEXT:      %[[PLUS:.*]] = arith.addi %[[CB]], %c1{{(_[0-9]+)?}} : index
+// CHECK-NEXT:      %[[CLAMPED:.*]] = arith.minsi %[[PLUS]], %c1{{(_[0-9]+)?}} : index
+// CHECK-NEXT:      %[[NCB:.*]] = arith.select %[[ISLAST]], %{{.*}}, %[[CLAMPED]] : index
+// CHECK-NEXT:      %c4{{(_[0-9]+)?}} = arith.constant 4 : index
+// CHECK-NEXT:      %[[FIRSTTILE:.*]] = arith.muli %[[NCB]], %c4{{(_[0-9]+)?}} : index
+// CHECK:           %[[NEXTBLOCK:.*]] = memref.subview %{{[^[]*}}[%[[NG]], %[[FIRSTTILE]], {{.*}}] [1, 4, 32, 32]
+// CHECK:           %[[ROWPAIRS:.*]] = arith.divsi %{{.*}}, %c32{{(_[0-9]+)?}} : index
 // The next pair's 2 tiles x 32 lines over row pairs x 2 depth steps.
-// CHECK:         %[[SPAN:.*]] = arith.muli %[[ROWPAIRS]], %c2 : index
-// CHECK:         %[[SHARE:.*]] = arith.divsi %{{.*}}, %[[SPAN]] : index
-// CHECK:         %[[ENOUGH:.*]] = arith.cmpi sge, %[[ROWPAIRS]], %c4{{(_[0-9]+)?}} : index
-// CHECK-NEXT:    %[[PERSTEP:.*]] = arith.select %[[ENOUGH]], %[[SHARE]], %c0{{(_[0-9]+)?}} : index
-// CHECK:         %[[NEXTBLOCK:.*]] = memref.subview %arg1[%arg9, {{.*}}] [1, 4, 32, 32]
-// CHECK:         scf.for
+// CHECK:           %[[SPAN:.*]] = arith.muli %[[ROWPAIRS]], %c2{{(_[0-9]+)?}} : index
+// CHECK:           %[[SHARE:.*]] = arith.divsi %{{.*}}, %[[SPAN]] : index
+// CHECK:           %[[ENOUGH:.*]] = arith.cmpi sge, %[[ROWPAIRS]], %c4{{(_[0-9]+)?}} : index
+// CHECK-NEXT:      %[[PERSTEP:.*]] = arith.select %[[ENOUGH]], %[[SHARE]], %c0{{(_[0-9]+)?}} : index
 // CHECK:           scf.for
-// CHECK-COUNT-4:     amx.tile_load
-// CHECK:             %[[INTASK:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
-// CHECK-NEXT:        %[[WEIGHTS:.*]] = arith.select %[[INTASK]], %[[OWN]], %[[NEXTBLOCK]]
-// CHECK:             scf.for %{{.*}} = %{{.*}} to %[[PERSTEP]]
-// CHECK:               memref.prefetch %[[WEIGHTS]][{{.*}}], read, locality<2>, data
-// CHECK:             amx.tile_mulf
-func.func @amx_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x4x32x32xbf16>, %s: tensor<2xi32>) -> tensor<?x64xbf16> {
-  %w = tensor.empty() : tensor<2x64x64xbf16>
-  %y = moe.gmm %x, %w, %s packed(%p : tensor<2x4x32x32xbf16>) {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot", "amx_bf16"], mr = 2, nv = 2, kc = 16, nc = 64, mc = 4, packed_columns = 64, dot_rows = 12, amx_min_rows = 1>} : tensor<?x64xbf16>, tensor<2x64x64xbf16>, tensor<2xi32>
-  return %y : tensor<?x64xbf16>
+// CHECK:             scf.for
+// CHECK-COUNT-4:       amx.tile_load
+// CHECK:               %[[INBLOCK:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:          %[[WEIGHTS:.*]] = arith.select %[[INBLOCK]], %[[OWN]], %[[NEXTBLOCK]]
+// CHECK:               scf.for %{{.*}} = %{{.*}} to %[[PERSTEP]]
+// CHECK:                 memref.prefetch %[[WEIGHTS]][{{.*}}], read, locality<2>, data
+// CHECK:               amx.tile_mulf
+func.func @amx_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x8x32x32xbf16>, %s: tensor<2xi32>) -> tensor<?x128xbf16> {
+  %w = tensor.empty() : tensor<2x64x128xbf16>
+  %y = moe.gmm %x, %w, %s packed(%p : tensor<2x8x32x32xbf16>) {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot", "amx_bf16"], mr = 2, nv = 2, kc = 16, nc = 64, mc = 4, packed_columns = 64, dot_rows = 12, amx_min_rows = 1>} : tensor<?x64xbf16>, tensor<2x64x128xbf16>, tensor<2xi32>
+  return %y : tensor<?x128xbf16>
 }

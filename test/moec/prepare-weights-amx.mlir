@@ -1,9 +1,10 @@
 // The AMX bf16 tiles (tdpbf16ps) reading weights packed once, across
 // several column blocks (32 columns each, the last partial), a depth (96)
 // padded to 128, and groups of more rows than a task takes (256): with
-// prepared weights a group's tasks run row block by row block, each
-// worker packing a row block once for all its column blocks, and each
-// block's epilogue runs during the next block's depth steps. The prepared
+// prepared weights a task is a whole row block (about 176 rows here, so
+// 6 row pairs, which fetch the next column pair's weights ahead), its rows
+// packed once for all its column blocks, and each block's epilogue runs
+// during the next block's depth steps. The prepared
 // block's outputs are the unprepared one's (tasks column block by column
 // block, a worker's rows packed again whenever its next task has others)
 // bit for bit.
