@@ -81,7 +81,9 @@ func.func @vnni_prepared(%x: tensor<?x64xf32>, %p: tensor<2x2x16x64xi8>, %sc: te
 // (locality 2), spread over the column block's row pairs x depth steps;
 // after a column block's last pair, the next column block's first (after
 // the last column block, the block the worker likely takes next). Tasks of
-// fewer than 4 row pairs stream their weights and fetch nothing.
+// fewer than 4 row pairs stream their weights and fetch none of the next
+// pair's; those of at most 2 fetch their own tiles' 32 lines of 4 depth
+// steps ahead instead (clamped to the pair's last lane).
 // CHECK-LABEL: func.func private @moe_amx_task_0
 // CHECK:         vector.store {{.*}} : memref<{{.*}}x2x16x32xbf16>
 // CHECK:         } else {
@@ -102,6 +104,8 @@ func.func @vnni_prepared(%x: tensor<?x64xf32>, %p: tensor<2x2x16x64xi8>, %sc: te
 // CHECK:           %[[SHARE:.*]] = arith.divsi %{{.*}}, %[[SPAN]] : index
 // CHECK:           %[[ENOUGH:.*]] = arith.cmpi sge, %[[ROWPAIRS]], %c4{{(_[0-9]+)?}} : index
 // CHECK-NEXT:      %[[PERSTEP:.*]] = arith.select %[[ENOUGH]], %[[SHARE]], %c0{{(_[0-9]+)?}} : index
+// CHECK-NEXT:      %c3{{(_[0-9]+)?}} = arith.constant 3 : index
+// CHECK-NEXT:      %[[STREAMING:.*]] = arith.cmpi slt, %[[ROWPAIRS]], %c3{{(_[0-9]+)?}} : index
 // CHECK:           scf.for
 // CHECK:             scf.for
 // CHECK-COUNT-4:       amx.tile_load
@@ -109,6 +113,13 @@ func.func @vnni_prepared(%x: tensor<?x64xf32>, %p: tensor<2x2x16x64xi8>, %sc: te
 // CHECK-NEXT:          %[[WEIGHTS:.*]] = arith.select %[[INBLOCK]], %[[OWN]], %[[NEXTBLOCK]]
 // CHECK:               scf.for %{{.*}} = %{{.*}} to %[[PERSTEP]]
 // CHECK:                 memref.prefetch %[[WEIGHTS]][{{.*}}], read, locality<2>, data
+// CHECK:               %[[AHEAD:.*]] = arith.addi %{{.*}}, %c4{{(_[0-9]+)?}} : index
+// CHECK-NEXT:          %[[AHEADLANE:.*]] = arith.muli %[[AHEAD]], %c16{{(_[0-9]+)?}} : index
+// CHECK-NEXT:          scf.if %[[STREAMING]] {
+// CHECK:                 %[[LANE:.*]] = arith.minsi %{{.*}}, %c31{{(_[0-9]+)?}} : index
+// CHECK-NEXT:            memref.prefetch %[[OWN]][%{{.*}}, %[[LANE]], %{{.*}}], read, locality<2>, data
+// CHECK-NEXT:            memref.prefetch %[[OWN]][%{{.*}}, %[[LANE]], %{{.*}}], read, locality<2>, data
+// CHECK-COUNT-30:        memref.prefetch %[[OWN]]
 // CHECK:               amx.tile_mulf
 func.func @amx_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x8x32x32xbf16>, %s: tensor<2xi32>) -> tensor<?x128xbf16> {
   %w = tensor.empty() : tensor<2x64x128xbf16>
