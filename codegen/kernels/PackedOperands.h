@@ -95,7 +95,7 @@ public:
   /// [rows + padding, paddedDepth] i8 and their scales, in parallel, before
   /// the tasks that read them; once, however many int8 kinds ask.
   void quantizeRows();
-  Value quantizedRows() const { return qRows; } // i8 [rows + 32, paddedDepth]
+  Value quantizedRows() const { return qRows; } // i8 [rows + 32, >= paddedDepth]
   /// int8: the i32 sums of row `r` for the 16 columns of `tile` times the
   /// row's and the weight's scales, as f32.
   Value dequantizeSums(Value sums, Value r, Value g, const TileColumns &tile);
@@ -118,7 +118,7 @@ private:
   Emitter &e;
   const GmmKernelPlan &p;
   Value weights, weightKey; // the worker's cache
-  Value qRows;              // int8: i8 [rows + 32, paddedDepth]
+  Value qRows;              // int8: i8 [rows + 32, paddedDepth or a line more]
   Value rowScales;          // int8: f32 [rows + 32]
   Value rowSums;            // int8: i32 [rows + 32], sum_d q[r, d]
 };

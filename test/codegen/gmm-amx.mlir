@@ -112,3 +112,21 @@ func.func @int8_gmm(%rows: tensor<?x32xf32>, %q: tensor<4x32x24xi8>, %s: tensor<
   %h = moe.gmm %rows, %q, %sizes scales(%s : tensor<4x24xf32>) : tensor<?x32xf32>, tensor<4x32x24xi8>, tensor<4xi32>
   return %h : tensor<?x24xf32>
 }
+
+// -----
+
+// The quantized rows lie an odd number of 64-byte lines apart: at a depth of
+// 128 (two lines) a row takes three, so the 32 rows of a tile pair fall in
+// 32 different L1 sets (two lines apart they fell in two sets, more lines
+// than a set has ways); the tiles load them in place at that stride.
+// CHECK-LABEL: func.func private @moe_amx_task_0
+// CHECK-SAME: memref<?x192xi8>
+// CHECK: amx.tile_load %{{.*}} : memref<?x192xi8> into !amx.tile<16x64xi8>
+// CHECK-LABEL: func @int8_deep
+// CHECK: memref.alloc(%{{.*}}) {{.*}}: memref<?x192xi8>
+// LLVM-LABEL: llvm.func @moe_amx_task_0
+// LLVM: llvm.call_intrinsic "llvm.x86.tdpbsud.internal"
+func.func @int8_deep(%rows: tensor<?x128xf32>, %q: tensor<4x128x24xi8>, %s: tensor<4x24xf32>, %sizes: tensor<4xi32>) -> tensor<?x24xf32> {
+  %h = moe.gmm %rows, %q, %sizes scales(%s : tensor<4x24xf32>) : tensor<?x128xf32>, tensor<4x128x24xi8>, tensor<4xi32>
+  return %h : tensor<?x24xf32>
+}
