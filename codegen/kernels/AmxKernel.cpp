@@ -23,6 +23,8 @@
 //            task), so that the next pair's first row pair does not wait
 //            on DRAM for every tile: the hardware prefetchers did not run
 //            far enough ahead of tile loads (T 4096 top-8: 327 -> 292 ms).
+//            A task of at most 2 row pairs (decode sizes) fetches its own
+//            tiles' lines 4 steps ahead instead.
 //   epilogue the accumulators go through a 32x32 f32 (i32) scratch to the
 //            shared column-pair store (int8: both scales first; SwiGLU,
 //            padding rows, bf16 rounding), a row per depth step of the
@@ -31,9 +33,10 @@
 // Measured on a 2-core Sapphire Rapids VM (6.9 TFLOP/s AMX BF16 peak of
 // tdpbf16ps on registers): this loop of loads and products reaches ~49%
 // of the peak a core with both operands in L2 and ~62% with the rows'
-// tiles in L1 (82% with all four in L1); the block's first row pair
-// reads its weight tiles from L3/DRAM, and the per-block drain (tile
-// stores, zero loads) and epilogue come on top (docs/performance.md).
+// tiles in L1 (82% with all four in L1); a column pair's first row pair
+// reads its weight tiles from L3/DRAM unless they were fetched ahead
+// (fetch), and the packs of the rows, the per-block drain (tile stores,
+// zero loads) and the epilogue come on top (docs/performance.md).
 //
 // A group takes this kind at run time when Linux grants the tile state and
 // it has at least amx_min_rows rows (bf16: smaller groups would mostly
@@ -72,10 +75,11 @@ constexpr int64_t kLanes = 16;
 /// faster at H 2048, M 1408).
 constexpr int64_t kAmxRowGranule = 32;
 constexpr int64_t kMaxAmxRows = 256;
-/// Tasks of fewer row pairs fetch nothing ahead: with few rows a task
-/// streams its weights, and fetching ahead (up to 32 lines a step) made
-/// T 16 and T 512 top-8 5-20% slower on a Sapphire Rapids; from 4 pairs
-/// on (T 2048 and up at E 60 top-8) it made them 7-11% faster.
+/// Tasks of fewer row pairs fetch none of the next pair's lines: with few
+/// rows a task streams its weights, and fetching the next pair (up to 32
+/// lines a step) made T 16 and T 512 top-8 5-20% slower on a Sapphire
+/// Rapids; from 4 pairs on (T 2048 and up at E 60 top-8) it made them
+/// 7-11% faster.
 constexpr int64_t kMinFetchRowPairs = 4;
 /// Tasks of at most 2 row pairs stream their weights from DRAM, faster
 /// than the hardware prefetchers fetch them: each step fetches its tiles'
@@ -124,10 +128,11 @@ private:
   /// output.
   void epilogueRow(const GmmTask &task, Value block, Value rowPairs, Value half, Value c0, Value i);
   /// The task's blocks of column block `cb`, whose weights are `colPairs`
-  /// column pairs (ensureWeights), against its rows (`firstRow` as in
-  /// stepProducts); `nextWeights`: the weight block the worker likely
-  /// multiplies next (packed at load time; else null).
-  void emitColumnBlock(const GmmTask &task, Value cb, Value colPairs, Value firstRow, Value nextWeights);
+  /// column pairs (ensureWeights), against its `rowPairs` row pairs
+  /// (`firstRow` as in stepProducts); `nextWeights`: the weight block the
+  /// worker likely multiplies next (packed at load time; else null).
+  void emitColumnBlock(const GmmTask &task, Value cb, Value colPairs, Value rowPairs, Value firstRow,
+                       Value nextWeights);
 
   PackedOperands &ops;
   Value tilesGranted;
@@ -151,8 +156,10 @@ void AmxKernel::allocScratch() {
   if (!p.int8) {
     packedRows = e.alloc({kMaxAmxRows / 16, ops.paddedDepth / ops.tileDepth, 16, ops.tileDepth},
                          b.getBF16Type(), {});
-    rowsKey = e.alloc({1}, b.getIndexType(), {});
-    e.store(e.index(-1), rowsKey, {e.index(0)});
+    if (!wholeRowBlocks()) {
+      rowsKey = e.alloc({1}, b.getIndexType(), {});
+      e.store(e.index(-1), rowsKey, {e.index(0)});
+    }
   }
   blockScratch = allocAmxBlockScratch(e, p.int8 ? Type(b.getI32Type()) : Type(b.getF32Type()));
 }
@@ -286,40 +293,39 @@ void AmxKernel::emitTask(const GmmTask &task) {
     // never stored.
     Value colPairs = ops.ensureWeights(g, task.columnBlock);
     Value next = p.packedRhs ? ops.weightBlock(task.nextGroup, task.nextColumnBlock) : Value();
-    emitColumnBlock(task, task.columnBlock, colPairs, r0, next);
+    emitColumnBlock(task, task.columnBlock, colPairs, rowPairs, r0, next);
     return;
   }
   Value rowsPadded = e.mul(rowPairs, e.index(pairRows));
   if (!wholeRowBlocks()) {
-    // A task of one column block: the rows are packed already when the
-    // worker's previous task had the same row block (a group of one row
-    // block, whose column blocks alternate between the workers).
+    // A task of one column block: its weight block (packed unless the
+    // worker holds it), then its rows, packed already when the worker's
+    // previous task had the same row block (a group of one row block,
+    // whose column blocks alternate between the workers).
+    Value colPairs = ops.ensureWeights(g, task.columnBlock);
     e.ifThen(arith::CmpIOp::create(e.b, arith::CmpIPredicate::ne, e.load(rowsKey, {zero}), r0), [&] {
       packRows(r0, r1, rowsPadded);
       e.store(r0, rowsKey, {zero});
     });
-    emitColumnBlock(task, task.columnBlock, ops.ensureWeights(g, task.columnBlock), zero, Value());
+    emitColumnBlock(task, task.columnBlock, colPairs, rowPairs, zero, Value());
     return;
   }
   packRows(r0, r1, rowsPadded);
-  // Every column block of the row block; after the last, the worker's
-  // likely next task's first.
-  int64_t blocks = llvm::divideCeil(p.width, columnBlock());
-  Value last = e.index(blocks - 1);
-  e.forLoop(zero, e.index(blocks), [&](Value cb) {
+  // The task's column blocks; after the last, the worker's likely next
+  // task's first.
+  Value last = e.sub(task.columnBlockEnd, one);
+  e.forLoop(task.columnBlock, task.columnBlockEnd, [&](Value cb) {
     Value colPairs = ops.ensureWeights(g, cb);
     Value isLast = arith::CmpIOp::create(e.b, arith::CmpIPredicate::eq, cb, last);
     Value nextGroup = e.select(isLast, task.nextGroup, g);
     Value nextBlock = e.select(isLast, task.nextColumnBlock, e.min(e.add(cb, one), last));
-    emitColumnBlock(task, cb, colPairs, zero, ops.weightBlock(nextGroup, nextBlock));
+    emitColumnBlock(task, cb, colPairs, rowPairs, zero, ops.weightBlock(nextGroup, nextBlock));
   });
 }
 
-void AmxKernel::emitColumnBlock(const GmmTask &task, Value cb, Value colPairs, Value firstRow, Value nextWeights) {
+void AmxKernel::emitColumnBlock(const GmmTask &task, Value cb, Value colPairs, Value rowPairs, Value firstRow,
+                                Value nextWeights) {
   Value c0 = ops.firstColumn(cb);
-  int64_t pairRows = 2 * kTileRows;
-  Value rowPairs =
-      e.divs(e.add(e.sub(task.endRow, task.firstRow), e.index(pairRows - 1)), e.index(pairRows));
   // Blocks of 32 rows x 32 columns over the whole depth, column pairs
   // outside and row pairs inside: a column pair's weight tiles are read
   // from L2 by all its row pairs but the first, which reads them from

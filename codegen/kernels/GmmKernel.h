@@ -3,7 +3,8 @@
 // The fast moe.gmm is a scheduler (GmmScheduler.cpp: a task table, one
 // worker per thread taking tasks from an atomic counter) running tasks of
 // the kinds #moe.gmm_lowering lists. A task is rows [firstRow, endRow) of one
-// group times one block of output columns, over the whole depth. Each kind
+// group times one block of output columns (or, for a kind of whole row
+// blocks, a range of them), over the whole depth. Each kind
 // is a GmmKernel in a file of its own:
 //
 //   fma              FmaKernel.cpp        AVX-512 FMA register tiles (f32, bf16 widened)
@@ -42,12 +43,15 @@ class PackedOperands;
 
 /// One task, as the scheduler's table holds it (index values), and the
 /// weight block its worker will likely multiply next: the task `workers`
-/// on in the table, as tasks of about equal size alternate between the
-/// workers (its own block past the table's end or when that task is of
-/// another kind). A kind reading weights packed at load time fetches that
+/// on in the table (the last task past the table's end), as tasks of about
+/// equal size alternate between the workers; its own block when that task
+/// is of another kind. A kind reading weights packed at load time fetches that
 /// block while the task runs, so its first rows do not wait on DRAM.
 struct GmmTask {
   Value firstRow, endRow, group, columnBlock;
+  /// The end of the task's column blocks: columnBlock + 1, or for a kind of
+  /// whole row blocks the end of its range (GmmKernel::wholeRowBlocks).
+  Value columnBlockEnd;
   Value nextGroup, nextColumnBlock;
 };
 
@@ -73,10 +77,12 @@ public:
   virtual Value rowBlock(Value groupRows) = 0;
   /// Output columns per task.
   virtual int64_t columnBlock() const = 0;
-  /// Whether a task is a whole row block, every column block of it (its
-  /// columnBlock 0; the kind runs the column blocks itself, its rows packed
-  /// once), instead of one column block of it (a kind that keeps a weight
-  /// block across tasks).
+  /// Whether a task is a whole row block, every column block of it (the
+  /// kind runs the column blocks [columnBlock, columnBlockEnd) itself, its
+  /// rows packed once), instead of one column block of it (a kind that
+  /// keeps a weight block across tasks). A whole row block goes into
+  /// ranges of column blocks when there are fewer than two such tasks a
+  /// worker.
   virtual bool wholeRowBlocks() const { return false; }
 
   /// Code before the task table, once per call (int8 kinds quantize the

@@ -29,11 +29,13 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <array>
+
 using namespace mlir;
 using namespace mlir::moe::codegen;
 
 namespace {
-constexpr int64_t kTaskFields = 5; // first row, end row, group, column block, kind
+constexpr int64_t kTaskFields = 6; // first row, end row, group, column block, kind, column block end
 } // namespace
 
 Value mlir::moe::codegen::workerCount(Emitter &e, Operation *anchor) {
@@ -52,13 +54,13 @@ Value mlir::moe::codegen::workerCount(Emitter &e, Operation *anchor) {
 }
 
 void mlir::moe::codegen::emitWorkerTasks(Emitter &e, Value tasks, Operation *anchor, function_ref<void()> perWorker,
-                                         function_ref<void(Value task, Value workers)> body) {
+                                         function_ref<void(Value task, Value workers)> body, Value threads) {
   auto &b = e.b;
   auto i64 = b.getI64Type();
   Value zero = e.index(0);
   Value counter = e.alloc({1}, i64, {});
   e.store(arith::ConstantOp::create(b, b.getI64IntegerAttr(0)), counter, {zero});
-  Value workers = e.min(workerCount(e, anchor), tasks);
+  Value workers = e.min(threads ? threads : workerCount(e, anchor), tasks);
   Value tasks64 = arith::IndexCastOp::create(b, i64, tasks);
   e.parallelFor(zero, workers, [&](Value) {
     perWorker();
@@ -124,33 +126,66 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
   Value maxTasks = e.mul(e.add(e.add(e.divs(rowCount, e.index(minRowBlock)), groups), one),
                          e.index(maxColumnBlocks));
   Value tasks = e.alloc({ShapedType::kDynamic, kTaskFields}, indexType, {maxTasks});
+  // A group's kind, its rows per task, and whether its tasks are whole row
+  // blocks; `splits`: into how many ranges of column blocks a whole row
+  // block goes.
+  struct GroupPlan {
+    Value kind, rowBlock, rowBlocks, whole;
+  };
+  auto planGroup = [&](Value rows) {
+    auto flag = [&](bool v) -> Value { return arith::ConstantOp::create(b, b.getBoolAttr(v)); };
+    GroupPlan plan{e.index(0), kernels.front()->rowBlock(rows), Value(), flag(kernels.front()->wholeRowBlocks())};
+    for (size_t k = 1; k < kernels.size(); ++k) {
+      Value takes = kernels[k]->takesGroup(rows);
+      plan.kind = e.select(takes, e.index(k), plan.kind);
+      plan.rowBlock = e.select(takes, kernels[k]->rowBlock(rows), plan.rowBlock);
+      plan.whole = e.select(takes, flag(kernels[k]->wholeRowBlocks()), plan.whole);
+    }
+    plan.rowBlocks = e.divs(e.add(rows, e.sub(plan.rowBlock, one)), plan.rowBlock);
+    return plan;
+  };
+  auto groupRows = [&](Value g, Value offset) {
+    Value size = e.max(e.toIndex(e.load(p.sizes, {g})), zero);
+    Value first = e.min(offset, rowCount);
+    return std::array<Value, 3>{size, first, e.min(e.add(offset, size), rowCount)};
+  };
+  // Whole row blocks are few tasks where few rows meet many workers (a
+  // shared expert's one group at decode sizes: one task, one busy core):
+  // then each goes into ranges of column blocks, so that there are about
+  // two tasks a worker.
+  Value threads = workerCount(e, anchor), splits = one;
+  if (llvm::any_of(kernels, [](auto &kernel) { return kernel->wholeRowBlocks(); })) {
+    SmallVector<Value> whole = e.forLoop(
+        zero, groups, ValueRange{zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
+          auto [size, first, end] = groupRows(g, acc[0]);
+          GroupPlan plan = planGroup(e.sub(end, first));
+          return {e.add(acc[0], size), e.add(acc[1], e.select(plan.whole, plan.rowBlocks, zero))};
+        });
+    Value wholeTasks = e.max(whole[1], one);
+    splits = e.divs(e.add(e.mul(threads, e.index(2)), e.sub(wholeTasks, one)), wholeTasks);
+  }
+
   SmallVector<Value> counts = e.forLoop(
       zero, groups, ValueRange{zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
-        Value size = e.max(e.toIndex(e.load(p.sizes, {g})), zero);
-        Value first = e.min(acc[0], rowCount);
-        Value end = e.min(e.add(acc[0], size), rowCount);
-        Value rows = e.sub(end, first);
-        Value kind = e.index(0);
-        // Column blocks a task each (1: the whole row block).
-        auto blocksOf = [&](GmmKernel &kernel) {
-          return e.index(kernel.wholeRowBlocks() ? 1 : llvm::divideCeil(p.width, kernel.columnBlock()));
-        };
-        Value blocks = blocksOf(*kernels.front());
-        Value rowBlock = kernels.front()->rowBlock(rows);
-        for (size_t k = 1; k < kernels.size(); ++k) {
-          Value takes = kernels[k]->takesGroup(rows);
-          kind = e.select(takes, e.index(k), kind);
-          blocks = e.select(takes, blocksOf(*kernels[k]), blocks);
-          rowBlock = e.select(takes, kernels[k]->rowBlock(rows), rowBlock);
-        }
-        // The group's tasks, t = 0 .. rowBlocks x blocks: the row blocks of
-        // one weight block consecutive.
-        Value rowBlocks = e.divs(e.add(rows, e.sub(rowBlock, one)), rowBlock);
-        Value n = e.forLoop(zero, e.mul(rowBlocks, blocks), ValueRange{acc[1]},
+        auto [size, first, end] = groupRows(g, acc[0]);
+        GroupPlan plan = planGroup(e.sub(end, first));
+        // The kind's column blocks, and how many of them a task takes (1,
+        // or a range of a whole row block's).
+        Value blocks = e.index(llvm::divideCeil(p.width, kernels.front()->columnBlock()));
+        for (size_t k = 1; k < kernels.size(); ++k)
+          blocks = e.select(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, plan.kind, e.index(k)),
+                            e.index(llvm::divideCeil(p.width, kernels[k]->columnBlock())), blocks);
+        Value span = e.select(plan.whole, e.divs(e.add(blocks, e.sub(splits, one)), splits), one);
+        Value ranges = e.divs(e.add(blocks, e.sub(span, one)), span);
+        // The group's tasks, t = 0 .. rowBlocks x ranges: the row blocks of
+        // one weight block (range) consecutive.
+        Value rowBlocks = plan.rowBlocks;
+        Value n = e.forLoop(zero, e.mul(rowBlocks, ranges), ValueRange{acc[1]},
                             [&](Value t, ValueRange count) -> SmallVector<Value> {
-                              Value rb = e.rems(t, rowBlocks), cb = e.divs(t, rowBlocks);
-                              Value r = e.add(first, e.mul(rb, rowBlock));
-                              Value values[kTaskFields] = {r, e.min(e.add(r, rowBlock), end), g, cb, kind};
+                              Value rb = e.rems(t, rowBlocks), cb = e.mul(e.divs(t, rowBlocks), span);
+                              Value r = e.add(first, e.mul(rb, plan.rowBlock));
+                              Value values[kTaskFields] = {r,  e.min(e.add(r, plan.rowBlock), end), g, cb,
+                                                           plan.kind, e.min(e.add(cb, span), blocks)};
                               for (int64_t f = 0; f < kTaskFields; ++f)
                                 e.store(values[f], tasks, {count[0], e.index(f)});
                               return {e.add(count[0], one)};
@@ -180,7 +215,7 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
                                            fields[4]);
     Value nextGroup = e.select(sameKind, e.load(tasks, {next, e.index(2)}), fields[2]);
     Value nextBlock = e.select(sameKind, e.load(tasks, {next, e.index(3)}), fields[3]);
-    GmmTask task{fields[0], fields[1], fields[2], fields[3], nextGroup, nextBlock};
+    GmmTask task{fields[0], fields[1], fields[2], fields[3], fields[5], nextGroup, nextBlock};
     // One branch per kind; the default ends the chain of ifs, so it is
     // never a tile kind, whose code must sit in a function of its own.
     for (size_t k = kernels.size() - 1; k > 0; --k) {
@@ -194,5 +229,5 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
       b.setInsertionPoint(kindIf.elseBlock()->getTerminator());
     }
     kernels.front()->emitTask(task);
-  });
+  }, threads);
 }

@@ -25,9 +25,10 @@ Value workerCount(Emitter &e, Operation *anchor);
 /// tasks - 1 from an atomic counter: a hot expert's work is many tasks,
 /// not one thread's, and uneven tasks never leave a core idle while some
 /// remain. `perWorker` emits a worker's set-up (its scratch) once,
-/// `body(task, workers)` a task's code.
+/// `body(task, workers)` a task's code. `threads`: workerCount's value when
+/// the caller has it already (else asked here).
 void emitWorkerTasks(Emitter &e, Value tasks, Operation *anchor, llvm::function_ref<void()> perWorker,
-                     llvm::function_ref<void(Value task, Value workers)> body);
+                     llvm::function_ref<void(Value task, Value workers)> body, Value threads = {});
 
 /// Emits `plan`'s gmm at the emitter's insertion point (inside the function
 /// of `anchor`) as tasks of `kinds` (#moe.gmm_lowering's kernels: exactly

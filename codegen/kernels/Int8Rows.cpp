@@ -52,7 +52,8 @@ void PackedOperands::quantizeRows() {
   // Rows an odd number of 64-byte lines apart: the 32 rows of an AMX tile
   // pair then fall in 32 different L1 sets. At 2048 bytes a row they fell
   // in two, 16 lines a set of 12 ways, and the rows' tiles missed L1 at
-  // every depth step (SPR, int8 T 4096 top-8: 175-177 -> 166-172 ms).
+  // every depth step (SPR, int8 T 4096 top-8: 175-177 -> 166-172 ms). The
+  // kinds off AMX read the same rows (a line more a row: 3% at D 2048).
   int64_t lines = llvm::divideCeil(paddedDepth, 64);
   qRows = e.alloc({ShapedType::kDynamic, 64 * (lines % 2 ? lines : lines + 1)}, i8, {allocated});
   rowScales = e.alloc({ShapedType::kDynamic}, f32, {allocated});

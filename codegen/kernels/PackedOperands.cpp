@@ -235,13 +235,10 @@ Value PackedOperands::columnPairs(Value cb) {
 std::optional<PackedOperands::NextBlock> PackedOperands::nextBlock(const GmmTask &task, Value steps) {
   if (!p.packedRhs)
     return std::nullopt;
-  auto &b = e.b;
   int64_t tiles = physicalColumns / kTileCols;
   int64_t lanes = paddedDepth / depthPerLane, laneValues = depthPerLane * kTileCols;
-  Value block = e.innerBlock(p.packedRhs, {task.nextGroup, e.mul(task.nextColumnBlock, e.index(tiles)),
-                                           e.index(0), e.index(0)},
-                             {tiles, lanes, laneValues});
-  Value values = memref::CollapseShapeOp::create(b, block, SmallVector<ReassociationIndices>{{0, 1, 2}});
+  Value values = memref::CollapseShapeOp::create(e.b, weightBlock(task.nextGroup, task.nextColumnBlock),
+                                                 SmallVector<ReassociationIndices>{{0, 1, 2}});
   int64_t blockValues = tiles * lanes * laneValues;
   return NextBlock{values, e.index(blockValues - 1), fetchStride(e, values, e.index(blockValues), steps)};
 }

@@ -6,9 +6,9 @@
 // on any host): the kernel asks the kernel (Linux) for the AMX tile state
 // once per call and, per group, runs AMX tasks (groups of 16 rows or more,
 // when granted) or, for the rest, the AVX512_BF16 dot products
-// (gmm-avx512bf16.mlir). An AMX task packs its
-// rows (through the pack's gather) unless it holds them, packs the weight
-// block into row-pair (VNNI) tiles unless it already holds it, and computes
+// (gmm-avx512bf16.mlir). An AMX task packs the weight
+// block into row-pair (VNNI) tiles unless it already holds it, packs its
+// rows (through the pack's gather) unless it holds them, and computes
 // blocks of 2x2 accumulator tiles over the depth: each accumulator starts
 // from a zero tile of its own (one tile_zero for all four became copies
 // through the stack), the four operand tiles are loaded before the four
@@ -23,10 +23,10 @@
 // CHECK-LABEL: llvm.func @syscall(i64, ...) -> i64
 // CHECK-LABEL: func.func private @moe_amx_task_0
 // CHECK-SAME: attributes {passthrough = ["noinline"]}
+// CHECK:   vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
 // CHECK:   arith.cmpi ne
 // CHECK:   scf.if
 // CHECK:     vector.store {{.*}} : memref<16x2x16x32xbf16>, vector<32xbf16>
-// CHECK:   vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
 // CHECK-NOT: amx.tile_zero
 // CHECK-COUNT-4: amx.tile_load {{.*}} : memref<64x16xf32> into !amx.tile<16x16xf32>
 // CHECK:   scf.for {{.*}} iter_args

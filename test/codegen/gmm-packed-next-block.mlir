@@ -85,20 +85,22 @@ func.func @vnni_prepared(%x: tensor<?x64xf32>, %p: tensor<2x2x16x64xi8>, %sc: te
 // pair's; those of at most 2 fetch their own tiles' 32 lines of 4 depth
 // steps ahead instead (clamped to the pair's last lane).
 // CHECK-LABEL: func.func private @moe_amx_task_0
+// CHECK:         %[[ROWPAIRS:.*]] = arith.divsi %{{.*}}, %c32{{(_[0-9]+)?}} : index
 // CHECK:         vector.store {{.*}} : memref<{{.*}}x2x16x32xbf16>
 // CHECK:         } else {
 // CHECK:           vector.store {{.*}} : memref<{{.*}}x2x16x32xbf16>
-// CHECK:         scf.for %[[CB:[^ ]*]] = %c0{{(_[0-9]+)?}} to %c2{{(_[0-9]+)?}}
+// The task's range of column blocks, [first, end).
+// CHECK:         %[[LAST:.*]] = arith.subi %[[CBEND:[^,]*]], %c1{{(_[0-9]+)?}} : index
+// CHECK:         scf.for %[[CB:[^ ]*]] = %{{[^ ]*}} to %[[CBEND]] step
 // CHECK:           %[[OWN:.*]] = memref.subview %{{[^[]*}}[%[[G:[^,]*]], %{{.*}}] [1, 4, 32, 32]
-// CHECK:           %[[ISLAST:.*]] = arith.cmpi eq, %[[CB]], %c1{{(_[0-9]+)?}} : index
+// CHECK:           %[[ISLAST:.*]] = arith.cmpi eq, %[[CB]], %[[LAST]] : index
 // CHECK-NEXT:      %[[NG:.*]] = arith.select %[[ISLAST]], %{{.*}}, %[[G]] : index
 // CHECK-NEXT:      %[[PLUS:.*]] = arith.addi %[[CB]], %c1{{(_[0-9]+)?}} : index
-// CHECK-NEXT:      %[[CLAMPED:.*]] = arith.minsi %[[PLUS]], %c1{{(_[0-9]+)?}} : index
+// CHECK-NEXT:      %[[CLAMPED:.*]] = arith.minsi %[[PLUS]], %[[LAST]] : index
 // CHECK-NEXT:      %[[NCB:.*]] = arith.select %[[ISLAST]], %{{.*}}, %[[CLAMPED]] : index
 // CHECK-NEXT:      %c4{{(_[0-9]+)?}} = arith.constant 4 : index
 // CHECK-NEXT:      %[[FIRSTTILE:.*]] = arith.muli %[[NCB]], %c4{{(_[0-9]+)?}} : index
 // CHECK:           %[[NEXTBLOCK:.*]] = memref.subview %{{[^[]*}}[%[[NG]], %[[FIRSTTILE]], {{.*}}] [1, 4, 32, 32]
-// CHECK:           %[[ROWPAIRS:.*]] = arith.divsi %{{.*}}, %c32{{(_[0-9]+)?}} : index
 // The next pair's 2 tiles x 32 lines over row pairs x 2 depth steps.
 // CHECK:           %[[SPAN:.*]] = arith.muli %[[ROWPAIRS]], %c2{{(_[0-9]+)?}} : index
 // CHECK:           %[[SHARE:.*]] = arith.divsi %{{.*}}, %[[SPAN]] : index
@@ -107,13 +109,30 @@ func.func @vnni_prepared(%x: tensor<?x64xf32>, %p: tensor<2x2x16x64xi8>, %sc: te
 // CHECK-NEXT:      %c3{{(_[0-9]+)?}} = arith.constant 3 : index
 // CHECK-NEXT:      %[[STREAMING:.*]] = arith.cmpi slt, %[[ROWPAIRS]], %c3{{(_[0-9]+)?}} : index
 // CHECK:           scf.for
-// CHECK:             scf.for
+// CHECK:             scf.for %[[KS:[^ ]*]] =
 // CHECK-COUNT-4:       amx.tile_load
-// CHECK:               %[[INBLOCK:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// The step's place among the pair's steps (row pair x steps + step), the
+// next pair (its first tile 2 (pair + 1), or tile 0 of the next block).
+// CHECK:               %[[AT:.*]] = arith.addi %{{.*}}, %[[KS]] : index
+// CHECK-NEXT:          %[[PAIRPLUS:.*]] = arith.addi %[[PAIR:.*]], %c1{{(_[0-9]+)?}} : index
+// CHECK-NEXT:          %[[INBLOCK:.*]] = arith.cmpi slt, %[[PAIRPLUS]], %{{.*}} : index
 // CHECK-NEXT:          %[[WEIGHTS:.*]] = arith.select %[[INBLOCK]], %[[OWN]], %[[NEXTBLOCK]]
-// CHECK:               scf.for %{{.*}} = %{{.*}} to %[[PERSTEP]]
-// CHECK:                 memref.prefetch %[[WEIGHTS]][{{.*}}], read, locality<2>, data
-// CHECK:               %[[AHEAD:.*]] = arith.addi %{{.*}}, %c4{{(_[0-9]+)?}} : index
+// CHECK-NEXT:          %[[PAIRPLUS2:.*]] = arith.addi %[[PAIR]], %c1{{(_[0-9]+)?}} : index
+// CHECK-NEXT:          %[[NEXTFIRST:.*]] = arith.muli %[[PAIRPLUS2]], %c2{{(_[0-9]+)?}} : index
+// CHECK-NEXT:          %[[NEXTTILE:.*]] = arith.select %[[INBLOCK]], %[[NEXTFIRST]], %c0{{(_[0-9]+)?}} : index
+// CHECK:               scf.for %[[J:[^ ]*]] = %{{.*}} to %[[PERSTEP]]
+// CHECK-NEXT:            %[[BASE:.*]] = arith.muli %[[AT]], %[[PERSTEP]] : index
+// CHECK-NEXT:            %[[LINE:.*]] = arith.addi %[[BASE]], %[[J]] : index
+// 2 tiles of 32 lanes (lines).
+// CHECK:                 arith.cmpi slt, %[[LINE]], %{{.*}} : index
+// CHECK:                 %[[SECOND:.*]] = arith.cmpi sge, %[[LINE]], %c32{{(_[0-9]+)?}} : index
+// CHECK-NEXT:            %[[TILEPLUS:.*]] = arith.addi %[[NEXTTILE]], %c1{{(_[0-9]+)?}} : index
+// CHECK-NEXT:            %[[TILE:.*]] = arith.select %[[SECOND]], %[[TILEPLUS]], %[[NEXTTILE]] : index
+// CHECK-NEXT:            %[[LANEOFF:.*]] = arith.subi %[[LINE]], %c32{{(_[0-9]+)?}} : index
+// CHECK-NEXT:            %[[LANE0:.*]] = arith.select %[[SECOND]], %[[LANEOFF]], %[[LINE]] : index
+// CHECK-NEXT:            memref.prefetch %[[WEIGHTS]][%[[TILE]], %[[LANE0]], %{{.*}}], read, locality<2>, data
+// The task's own tiles (2 row pairs at most), 4 steps ahead.
+// CHECK:               %[[AHEAD:.*]] = arith.addi %[[KS]], %c4{{(_[0-9]+)?}} : index
 // CHECK-NEXT:          %[[AHEADLANE:.*]] = arith.muli %[[AHEAD]], %c16{{(_[0-9]+)?}} : index
 // CHECK-NEXT:          scf.if %[[STREAMING]] {
 // CHECK:                 %[[LANE:.*]] = arith.minsi %{{.*}}, %c31{{(_[0-9]+)?}} : index
