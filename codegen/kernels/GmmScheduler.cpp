@@ -4,7 +4,8 @@
 //            blocks sharing a weight block run one after another (or, for
 //            a kind whose wholeRowBlocks says so, for each group and row
 //            block: AMX with prepared weights packs a task's rows once for
-//            all its column blocks).
+//            all its column blocks; split into ranges of column blocks
+//            when there are fewer than two such tasks a worker).
 //            Each group's kind is chosen at run time: a tile kind (AMX) when
 //            its takesGroup says so (Linux granted the tile state, the group
 //            is large enough), else the gmm's default kind. The kind sets
@@ -184,7 +185,7 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
                             [&](Value t, ValueRange count) -> SmallVector<Value> {
                               Value rb = e.rems(t, rowBlocks), cb = e.mul(e.divs(t, rowBlocks), span);
                               Value r = e.add(first, e.mul(rb, plan.rowBlock));
-                              Value values[kTaskFields] = {r,  e.min(e.add(r, plan.rowBlock), end), g, cb,
+                              Value values[kTaskFields] = {r, e.min(e.add(r, plan.rowBlock), end), g, cb,
                                                            plan.kind, e.min(e.add(cb, span), blocks)};
                               for (int64_t f = 0; f < kTaskFields; ++f)
                                 e.store(values[f], tasks, {count[0], e.index(f)});
