@@ -140,10 +140,10 @@ private:
   Value rowsKey;    // bf16: the first row of the row block packedRows holds (-1: none yet)
   AmxBlockScratch blockScratch;
   /// Weights packed at load time: what each step fetches of the next
-  /// column pair's weights (stepProducts; linesPerStep 0: nothing), or,
-  /// for a task of few rows, of its own tiles ahead.
+  /// column pair's weights (stepProducts; `fetching`, i1: whether it
+  /// does), or, for a task of few rows, of its own tiles ahead.
   struct {
-    Value linesPerStep, steps, colPairs;
+    Value fetching, linesPerStep, steps, colPairs;
     Value nextWeights; // the weight block of the worker's likely next task
     Value streaming;   // i1: fetch the task's own tiles a few steps ahead instead
   } fetch;
@@ -227,22 +227,25 @@ SmallVector<Value> AmxKernel::stepProducts(Value rowPair, Value colPair, Value f
   Value a0 = rowTile(rt0), a1 = rowTile(rt1);
   Value b0 = amx::TileLoadOp::create(b, operandType, ops.packedWeights(), ValueRange{ct0, kp, zero});
   Value b1 = amx::TileLoadOp::create(b, operandType, ops.packedWeights(), ValueRange{ct1, kp, zero});
-  if (fetch.linesPerStep) {
+  if (fetch.fetching) {
     // The next column pair's weight lines into L2 (after the task's last
-    // pair: the first of the block the worker likely multiplies next).
-    Value lanes = e.index(ops.paddedDepth / ops.depthPerLane);
-    Value u = e.add(e.mul(rowPair, fetch.steps), ks);
-    Value inTask = e.lt(e.add(colPair, one), fetch.colPairs);
-    Value weights = arith::SelectOp::create(b, inTask, ops.packedWeights(), fetch.nextWeights);
-    Value nextTile = e.select(inTask, e.mul(e.add(colPair, one), two), zero);
-    e.forLoop(zero, fetch.linesPerStep, [&](Value j) {
-      Value line = e.add(e.mul(u, fetch.linesPerStep), j);
-      e.ifThen(e.lt(line, e.mul(lanes, two)), [&] {
-        Value second = e.ge(line, lanes);
-        Value tile = e.select(second, e.add(nextTile, one), nextTile);
-        Value lane = e.select(second, e.sub(line, lanes), line);
-        memref::PrefetchOp::create(b, weights, ValueRange{tile, lane, zero}, /*isWrite=*/false,
-                                   /*localityHint=*/2, /*isDataCache=*/true);
+    // pair: the first of the block the worker likely multiplies next);
+    // tasks that fetch none skip the step's bookkeeping too.
+    e.ifThen(fetch.fetching, [&] {
+      Value lanes = e.index(ops.paddedDepth / ops.depthPerLane);
+      Value u = e.add(e.mul(rowPair, fetch.steps), ks);
+      Value inTask = e.lt(e.add(colPair, one), fetch.colPairs);
+      Value weights = arith::SelectOp::create(b, inTask, ops.packedWeights(), fetch.nextWeights);
+      Value nextTile = e.select(inTask, e.mul(e.add(colPair, one), two), zero);
+      e.forLoop(zero, fetch.linesPerStep, [&](Value j) {
+        Value line = e.add(e.mul(u, fetch.linesPerStep), j);
+        e.ifThen(e.lt(line, e.mul(lanes, two)), [&] {
+          Value second = e.ge(line, lanes);
+          Value tile = e.select(second, e.add(nextTile, one), nextTile);
+          Value lane = e.select(second, e.sub(line, lanes), line);
+          memref::PrefetchOp::create(b, weights, ValueRange{tile, lane, zero}, /*isWrite=*/false,
+                                     /*localityHint=*/2, /*isDataCache=*/true);
+        });
       });
     });
   }
@@ -338,8 +341,8 @@ void AmxKernel::emitColumnBlock(const GmmTask &task, Value cb, Value colPairs, V
     int64_t pairLines = 2 * ops.paddedDepth / ops.depthPerLane;
     Value span = e.mul(rowPairs, steps);
     Value perStep = e.divs(e.add(e.index(pairLines), e.sub(span, e.index(1))), span);
-    perStep = e.select(e.ge(rowPairs, e.index(kMinFetchRowPairs)), perStep, e.index(0));
-    fetch = {perStep, steps, colPairs, nextWeights, e.lt(rowPairs, e.index(kMaxStreamRowPairs + 1))};
+    fetch = {e.ge(rowPairs, e.index(kMinFetchRowPairs)), perStep, steps, colPairs, nextWeights,
+             e.lt(rowPairs, e.index(kMaxStreamRowPairs + 1))};
   }
   Value rowPair, colPair; // the block's, set before its steps
   emitAmxBlocks(

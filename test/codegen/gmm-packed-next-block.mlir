@@ -104,13 +104,13 @@ func.func @vnni_prepared(%x: tensor<?x64xf32>, %p: tensor<2x2x16x64xi8>, %sc: te
 // The next pair's 2 tiles x 32 lines over row pairs x 2 depth steps.
 // CHECK:           %[[SPAN:.*]] = arith.muli %[[ROWPAIRS]], %c2{{(_[0-9]+)?}} : index
 // CHECK:           %[[SHARE:.*]] = arith.divsi %{{.*}}, %[[SPAN]] : index
-// CHECK:           %[[ENOUGH:.*]] = arith.cmpi sge, %[[ROWPAIRS]], %c4{{(_[0-9]+)?}} : index
-// CHECK-NEXT:      %[[PERSTEP:.*]] = arith.select %[[ENOUGH]], %[[SHARE]], %c0{{(_[0-9]+)?}} : index
+// CHECK:           %[[FETCHING:.*]] = arith.cmpi sge, %[[ROWPAIRS]], %c4{{(_[0-9]+)?}} : index
 // CHECK-NEXT:      %c3{{(_[0-9]+)?}} = arith.constant 3 : index
 // CHECK-NEXT:      %[[STREAMING:.*]] = arith.cmpi slt, %[[ROWPAIRS]], %c3{{(_[0-9]+)?}} : index
 // CHECK:           scf.for
 // CHECK:             scf.for %[[KS:[^ ]*]] =
 // CHECK-COUNT-4:       amx.tile_load
+// CHECK-NEXT:          scf.if %[[FETCHING]] {
 // The step's place among the pair's steps (row pair x steps + step), the
 // next pair (its first tile 2 (pair + 1), or tile 0 of the next block).
 // CHECK:               %[[AT:.*]] = arith.addi %{{.*}}, %[[KS]] : index
@@ -120,8 +120,8 @@ func.func @vnni_prepared(%x: tensor<?x64xf32>, %p: tensor<2x2x16x64xi8>, %sc: te
 // CHECK-NEXT:          %[[PAIRPLUS2:.*]] = arith.addi %[[PAIR]], %c1{{(_[0-9]+)?}} : index
 // CHECK-NEXT:          %[[NEXTFIRST:.*]] = arith.muli %[[PAIRPLUS2]], %c2{{(_[0-9]+)?}} : index
 // CHECK-NEXT:          %[[NEXTTILE:.*]] = arith.select %[[INBLOCK]], %[[NEXTFIRST]], %c0{{(_[0-9]+)?}} : index
-// CHECK:               scf.for %[[J:[^ ]*]] = %{{.*}} to %[[PERSTEP]]
-// CHECK-NEXT:            %[[BASE:.*]] = arith.muli %[[AT]], %[[PERSTEP]] : index
+// CHECK:               scf.for %[[J:[^ ]*]] = %{{.*}} to %[[SHARE]]
+// CHECK-NEXT:            %[[BASE:.*]] = arith.muli %[[AT]], %[[SHARE]] : index
 // CHECK-NEXT:            %[[LINE:.*]] = arith.addi %[[BASE]], %[[J]] : index
 // 2 tiles of 32 lanes (lines).
 // CHECK:                 arith.cmpi slt, %[[LINE]], %{{.*}} : index

@@ -198,3 +198,20 @@ func.func @dot_rows_without_dot(%x: tensor<4x8xf32>, %w: tensor<2x8x32xi8>, %sc:
   %y = moe.gmm %x, %w, %s scales(%sc : tensor<2xf32>) {moe.lowering = #moe.gmm_lowering<kernels = ["int8_vnni"], mr = 1, nv = 1, kc = 8, nc = 16, mc = 1, packed_columns = 32, dot_rows = 48>} : tensor<4x8xf32>, tensor<2x8x32xi8>, tensor<2xi32>
   return %y : tensor<4x32xf32>
 }
+
+// -----
+
+// AMX runs a tgmm's groups only beside the dot kind, which takes the rest.
+func.func @tgmm_amx_alone(%x: tensor<?x8xbf16>, %dy: tensor<?x16xbf16>, %s: tensor<2xi32>) -> tensor<2x8x16xbf16> {
+  // expected-error @+1 {{a moe.tgmm runs on the reference loops, or the fma kernel alone (avx512bf16_dot for bf16 operands, amx_bf16 beside it), without tiles or fusions}}
+  %dw = moe.tgmm %x, %dy, %s {moe.lowering = #moe.gmm_lowering<kernels = ["amx_bf16"]>} : tensor<?x8xbf16>, tensor<?x16xbf16>, tensor<2xi32>
+  return %dw : tensor<2x8x16xbf16>
+}
+
+// -----
+
+func.func @tgmm_amx_beside_fma(%x: tensor<?x8xbf16>, %dy: tensor<?x16xbf16>, %s: tensor<2xi32>) -> tensor<2x8x16xbf16> {
+  // expected-error @+1 {{a moe.tgmm runs on the reference loops, or the fma kernel alone (avx512bf16_dot for bf16 operands, amx_bf16 beside it), without tiles or fusions}}
+  %dw = moe.tgmm %x, %dy, %s {moe.lowering = #moe.gmm_lowering<kernels = ["fma", "amx_bf16"]>} : tensor<?x8xbf16>, tensor<?x16xbf16>, tensor<2xi32>
+  return %dw : tensor<2x8x16xbf16>
+}
