@@ -92,7 +92,7 @@ def MoePlanBuffers : Pass<"moe-plan-buffers", "::mlir::func::FuncOp"> {
 }
 
 def MoeApproximateVectorMath : Pass<"moe-approximate-vector-math"> {
-  let summary = "Polynomial exp for vector math.exp (the fused SwiGLU epilogue)";
+  let summary = "Polynomial exp for vector math.exp (the SwiGLU epilogues and loops)";
   let description = [{
     convert-math-to-llvm turns a vector math.exp into llvm.exp, which LLVM
     scalarizes into sixteen libm calls per vector; upstream's polynomial

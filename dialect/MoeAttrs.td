@@ -85,7 +85,7 @@ def Moe_GmmLoweringAttr : Moe_Attr<"GmmLowering", "gmm_lowering"> {
     ```mlir
     %h = moe.gmm %x, %w1, %sizes {moe.lowering = #moe.gmm_lowering<
         kernels = ["avx512bf16_dot", "amx_bf16"], mr = 6, nv = 4, kc = 256,
-        nc = 256, mc = 192, packed_columns = 256, amx_min_rows = 16,
+        nc = 256, mc = 192, packed_columns = 256, amx_min_rows = 1,
         dot_rows = 48, fuse = ["gather", "swiglu"]>} : ...
     ```
   }];

@@ -8,6 +8,7 @@
 #ifndef MOEC_CODEGEN_KERNELS_GMMKERNELPLAN_H
 #define MOEC_CODEGEN_KERNELS_GMMKERNELPLAN_H
 
+#include "codegen/ActivationMath.h"
 #include "strategy/GmmTiling.h"
 #include "mlir/IR/Value.h"
 
@@ -53,8 +54,7 @@ struct GmmKernelPlan {
   // null); GPT-OSS's clamped activation; gate/up columns interleaved in
   // gateRhs (gate 2j, up 2j + 1) instead of N apart.
   Value gateBias, upBias;
-  bool gptOss = false;
-  double alpha = 1.702, limit = 7.0;
+  ActivationSpec activation;
   bool interleaved = false;
 };
 
@@ -62,17 +62,33 @@ struct GmmKernelPlan {
 /// The mask of the first clamp(limit - col, 0, lanes) lanes: a row's columns
 /// (or depth) that exist.
 Value lanesBelow(Emitter &e, Value col, Value limit, int64_t lanes);
-/// silu(gate) * up = gate / (1 + exp(-gate)) * up on f32 vectors, as
-/// moe.swiglu computes it.
-Value siluTimes(Emitter &e, Value gate, Value up);
-/// The plan's activation of gate and up f32 vectors: siluTimes, or GPT-OSS's
-/// (clamp(up, -limit, limit) + 1) * g * sigmoid(alpha g), g = min(gate, limit).
+/// The plan's activation of gate and up f32 vectors (ActivationMath.h).
 Value activate(Emitter &e, const GmmKernelPlan &p, Value gate, Value up);
 /// Two vectors of interleaved columns (g0 u0 g1 u1 ...) as the gate and up
 /// vectors (g0 g1 ... and u0 u1 ...).
 std::pair<Value, Value> deinterleave(Emitter &e, Value first, Value second);
+/// The inverse of deinterleave: `gate` and `up` as two vectors of
+/// alternating columns (g0 u0 g1 u1 ...).
+std::pair<Value, Value> interleave(Emitter &e, Value gate, Value up);
+/// Row `r`'s f32 vector `v` into `dst` from column `col`, rounded to its
+/// type, the lanes below `limit`.
+void storeColumns(Emitter &e, Value v, Value dst, Value r, Value col, Value limit);
+/// The gate and up columns of a SwiGLU's M outputs in row-major buffers:
+/// one [R, 2M] buffer (`gate` == `up`: up M columns on, or interleaved
+/// gate, up, gate, ...) or two [R, M]. Vectors of the values of outputs
+/// [col, col + lanes), those below M.
+struct GateUpColumns {
+  Value gate, up, width; // width: M
+  bool interleaved = false;
+  std::pair<Value, Value> load(Emitter &e, Value r, Value col, int64_t lanes) const;
+  void store(Emitter &e, Value r, Value col, Value gateValues, Value upValues) const;
+
+private:
+  std::pair<Value, Value> upColumns(Emitter &e, Value col) const; // column, limit
+};
 /// `lanes` columns of `src` at `outer` indices then column `col`, as f32,
-/// zero at and past `limit` (`col` < `limit`): a plain load where all are
+/// zero at and past `limit` (all zeros when `col` >= `limit`, reading only
+/// columns below it): a plain load where all are
 /// inside, with no bf16 vector crossing a branch (see VectorPieces.cpp).
 Value loadColumnsAsF32(Emitter &e, Value src, ValueRange outer, Value col, Value limit, int64_t lanes);
 /// Values of `memref`'s element a prefetch spreading `values` of them over

@@ -1,17 +1,19 @@
 //===- VectorPieces.cpp - loads masks and epilogue math of the gmm kinds ---===//
 //
 // The vector pieces every gmm kind's loads and epilogues use
-// (GmmKernelPlan.h): the mask of a row's existing lanes, the activations on
-// f32 vectors as moe.swiglu computes them, the deinterleave of GPT-OSS's
-// gate/up columns, the bias, and columns read as f32 up to a limit.
+// (GmmKernelPlan.h): the mask of a row's existing lanes, the plan's
+// activation (ActivationMath.h's arithmetic), the deinterleave of GPT-OSS's
+// gate/up columns, the bias, and columns read as f32 up to a limit; and a
+// SwiGLU's gate and up columns as vectors, which the swiglu and
+// swiglu_grad loops read and write (lowerings/ActivationLowering.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/ActivationMath.h"
 #include "codegen/Emitter.h"
 #include "codegen/kernels/GmmKernelPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -24,35 +26,8 @@ Value mlir::moe::codegen::lanesBelow(Emitter &e, Value col, Value limit, int64_t
   return vector::CreateMaskOp::create(e.b, VectorType::get({lanes}, e.b.getI1Type()), ValueRange{n});
 }
 
-namespace {
-/// 1 / (1 + exp(-z)) on an f32 vector.
-Value vectorSigmoid(Emitter &e, Value z) {
-  auto &b = e.b;
-  Value one = arith::ConstantOp::create(b, DenseElementsAttr::get(cast<VectorType>(z.getType()), 1.0f));
-  return arith::DivFOp::create(
-      b, one, arith::AddFOp::create(b, one, math::ExpOp::create(b, arith::NegFOp::create(b, z))));
-}
-} // namespace
-
-Value mlir::moe::codegen::siluTimes(Emitter &e, Value gate, Value up) {
-  auto &b = e.b;
-  return arith::MulFOp::create(b, arith::MulFOp::create(b, gate, vectorSigmoid(e, gate)), up);
-}
-
 Value mlir::moe::codegen::activate(Emitter &e, const GmmKernelPlan &p, Value gate, Value up) {
-  if (!p.gptOss)
-    return siluTimes(e, gate, up);
-  auto &b = e.b;
-  auto type = cast<VectorType>(gate.getType());
-  auto splat = [&](double v) {
-    return arith::ConstantOp::create(b, DenseElementsAttr::get(type, static_cast<float>(v)));
-  };
-  Value g = arith::MinimumFOp::create(b, gate, splat(p.limit));
-  Value u = arith::MaximumFOp::create(b, arith::MinimumFOp::create(b, up, splat(p.limit)),
-                                      splat(-p.limit));
-  Value sig = vectorSigmoid(e, arith::MulFOp::create(b, g, splat(p.alpha)));
-  return arith::MulFOp::create(b, arith::AddFOp::create(b, u, splat(1.0)),
-                               arith::MulFOp::create(b, g, sig));
+  return activation(e, p.activation, gate, up);
 }
 
 std::pair<Value, Value> mlir::moe::codegen::deinterleave(Emitter &e, Value first, Value second) {
@@ -64,6 +39,57 @@ std::pair<Value, Value> mlir::moe::codegen::deinterleave(Emitter &e, Value first
   }
   return {vector::ShuffleOp::create(e.b, first, second, even).getResult(),
           vector::ShuffleOp::create(e.b, first, second, odd).getResult()};
+}
+
+std::pair<Value, Value> mlir::moe::codegen::interleave(Emitter &e, Value gate, Value up) {
+  int64_t lanes = cast<VectorType>(gate.getType()).getNumElements();
+  SmallVector<int64_t> low, high;
+  for (int64_t l = 0; l < lanes; ++l) {
+    (2 * l < lanes ? low : high).append({l, lanes + l});
+  }
+  return {vector::ShuffleOp::create(e.b, gate, up, low).getResult(),
+          vector::ShuffleOp::create(e.b, gate, up, high).getResult()};
+}
+
+void mlir::moe::codegen::storeColumns(Emitter &e, Value v, Value dst, Value r, Value col, Value limit) {
+  auto type = cast<VectorType>(v.getType());
+  Type element = cast<MemRefType>(dst.getType()).getElementType();
+  if (!element.isF32())
+    v = arith::TruncFOp::create(e.b, VectorType::get(type.getShape(), element), v);
+  vector::MaskedStoreOp::create(e.b, dst, ValueRange{r, col}, lanesBelow(e, col, limit, type.getNumElements()), v);
+}
+
+std::pair<Value, Value> GateUpColumns::load(Emitter &e, Value r, Value col, int64_t lanes) const {
+  if (interleaved) {
+    // Output m's gate and up are columns 2m and 2m + 1 of the one buffer.
+    Value first = e.mul(col, e.index(2)), limit = e.mul(width, e.index(2));
+    return deinterleave(e, loadColumnsAsF32(e, gate, ValueRange{r}, first, limit, lanes),
+                        loadColumnsAsF32(e, gate, ValueRange{r}, e.add(first, e.index(lanes)), limit, lanes));
+  }
+  auto [upCol, upLimit] = upColumns(e, col);
+  return {loadColumnsAsF32(e, gate, ValueRange{r}, col, width, lanes),
+          loadColumnsAsF32(e, up, ValueRange{r}, upCol, upLimit, lanes)};
+}
+
+void GateUpColumns::store(Emitter &e, Value r, Value col, Value gateValues, Value upValues) const {
+  if (interleaved) {
+    int64_t lanes = cast<VectorType>(gateValues.getType()).getNumElements();
+    Value first = e.mul(col, e.index(2)), limit = e.mul(width, e.index(2));
+    auto [low, high] = interleave(e, gateValues, upValues);
+    storeColumns(e, low, gate, r, first, limit);
+    storeColumns(e, high, gate, r, e.add(first, e.index(lanes)), limit);
+    return;
+  }
+  auto [upCol, upLimit] = upColumns(e, col);
+  storeColumns(e, gateValues, gate, r, col, width);
+  storeColumns(e, upValues, up, r, upCol, upLimit);
+}
+
+std::pair<Value, Value> GateUpColumns::upColumns(Emitter &e, Value col) const {
+  // Halves of one buffer (up M columns on), or gate and up apart.
+  if (gate == up)
+    return {e.add(col, width), e.mul(width, e.index(2))};
+  return {col, width};
 }
 
 Value mlir::moe::codegen::fetchStride(Emitter &e, Value memref, Value values, Value steps) {

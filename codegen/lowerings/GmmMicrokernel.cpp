@@ -55,9 +55,7 @@ GmmKernelPlan planFromTensors(Emitter &e, GmmOp gate, GmmOp up, SwigluOp swiglu,
   plan.upBias = plan.gateBias;
   if (swiglu) {
     plan.swiglu = true;
-    plan.gptOss = swiglu.getActivation() == Activation::gpt_oss;
-    plan.alpha = swiglu.getAlpha().convertToDouble();
-    plan.limit = swiglu.getLimit().convertToDouble();
+    plan.activation = ActivationSpec::of(swiglu);
     plan.interleaved = swiglu.getInterleaved();
     if (up) {
       plan.upBias = up.getBias() ? e.unitStrideBuffer(up.getBias()) : Value();
