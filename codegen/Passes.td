@@ -67,6 +67,30 @@ def MoeCopiesToLinalg : Pass<"moe-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MoeParallelLinalg : Pass<"moe-parallel-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Run the large linalg ops on buffers as parallel loops";
+  let description = [{
+    The linalg ops left after the moe lowerings (the loss's elementwise
+    ops, its sum, fills, copies between strided buffers) would become
+    serial loops (convert-linalg-to-loops): the one core the training step's
+    loss ran on while the other waited. Each op outside any parallel loop
+    whose iteration space is large (`min-elements`, or of a size known
+    only at run time) becomes an scf.parallel over its parallel dimensions
+    (upstream's linalgOpToParallelLoops), which convert-scf-to-openmp hands
+    to the threads. A sum of every element into a 0-d buffer (an
+    arith.addf reduction over all dimensions: the mean-square loss) becomes
+    an scf.parallel over its first dimension with an scf.reduce of the rows'
+    sums, so it runs on the threads too (the order of the additions then
+    differs from the serial loop's).
+  }];
+  let options = [
+    Option<"minElements", "min-elements", "int64_t", "65536",
+           "Ops of static shapes with fewer iterations stay serial loops">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def MoePlanBuffers : Pass<"moe-plan-buffers", "::mlir::func::FuncOp"> {
   let summary = "Place a function's buffers in one arena, reusing memory between buffers whose lives do not overlap";
   let description = [{

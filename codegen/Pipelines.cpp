@@ -80,6 +80,8 @@ void mlir::moe::buildToLLVMPipeline(OpPassManager &pm, const ToLLVMOptions &opti
   // each only at the end of its block).
   pm.addNestedPass<func::FuncOp>(createMoePlanBuffers());
   pm.addPass(createMoeCopiesToLinalg());
+  // The large linalg ops as parallel loops, before they go to the threads.
+  pm.addNestedPass<func::FuncOp>(createMoeParallelLinalg());
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -3,7 +3,7 @@
 // in order, as the textual pipeline that reproduces any stage prints them.
 // RUN: moe-opt %s --moe-to-llvm --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s
 
-// CHECK: Pass Manager with 38 passes:
+// CHECK: Pass Manager with 39 passes:
 // CHECK-NEXT: builtin.module(
 // CHECK-NEXT:   moe-expand-block,
 // CHECK-NEXT:   canonicalize
@@ -22,6 +22,9 @@
 // CHECK-NEXT:     moe-plan-buffers
 // CHECK-NEXT:   ),
 // CHECK-NEXT:   moe-copies-to-linalg,
+// CHECK-NEXT:   func.func(
+// CHECK-NEXT:     moe-parallel-linalg{min-elements=65536}
+// CHECK-NEXT:   ),
 // CHECK-NEXT:   convert-scf-to-openmp
 // CHECK-NEXT:   convert-linalg-to-loops,
 // CHECK-NEXT:   expand-strided-metadata,
