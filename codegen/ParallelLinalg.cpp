@@ -1,7 +1,8 @@
 //===- ParallelLinalg.cpp - the moe-parallel-linalg pass ------------------===//
 //
 // The linalg ops the moe lowerings leave (the loss's elementwise ops and
-// its sum, fills, strided copies) as parallel loops, which
+// its sum, fills, strided copies; not the router's matmuls, whose loops
+// put a reduction before a parallel dimension) as parallel loops, which
 // convert-scf-to-openmp runs on the threads, instead of the serial loops
 // convert-linalg-to-loops gives. Measured before (bf16 forward_backward,
 // T 4096 top-8, 2-core Sapphire Rapids): the loss's squares 9.8 ms and its
@@ -17,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 #include <functional>
 
@@ -110,14 +112,33 @@ void emitParallelSum(RewriterBase &rewriter, Location loc, Value in, Value out) 
                           ValueRange{});
 }
 
+/// Whether every parallel loop of `op` comes before its reductions: one
+/// scf.parallel over them, each iteration's reductions inside. After a
+/// reduction, upstream's loops would open a parallel loop per iteration of
+/// it (the router's matmul, as moe-lower-to-loops orders its loops: rows,
+/// depth, columns; the router bias's gradient, a sum over the rows): those
+/// stay serial.
+bool parallelLoopsFirst(linalg::LinalgOp op) {
+  bool reduction = false;
+  for (utils::IteratorType type : op.getIteratorTypesArray()) {
+    if (type == utils::IteratorType::reduction)
+      reduction = true;
+    else if (reduction)
+      return false;
+  }
+  return true;
+}
+
 struct MoeParallelLinalgPass : mlir::moe::impl::MoeParallelLinalgBase<MoeParallelLinalgPass> {
   using MoeParallelLinalgBase::MoeParallelLinalgBase;
 
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      // Inside a parallel loop already: the threads are busy there.
-      if (op.hasPureBufferSemantics() && !op->getParentOfType<scf::ParallelOp>() &&
+      // Inside a loop: a parallel one has the threads busy already, a
+      // serial one would start them once an iteration. (The functions the
+      // kernels outline, called inside parallel loops, hold no linalg op.)
+      if (op.hasPureBufferSemantics() && !op->getParentOfType<LoopLikeOpInterface>() &&
           worthThreads(op, minElements))
         ops.push_back(op);
     });
@@ -127,7 +148,8 @@ struct MoeParallelLinalgPass : mlir::moe::impl::MoeParallelLinalgBase<MoeParalle
       if (Value in = summedInput(op)) {
         emitParallelSum(rewriter, op.getLoc(), in, op.getDpsInitOperand(0)->get());
         rewriter.eraseOp(op);
-      } else if (op.getNumParallelLoops() > 0 && succeeded(linalg::linalgOpToParallelLoops(rewriter, op))) {
+      } else if (op.getNumParallelLoops() > 0 && parallelLoopsFirst(op) &&
+                 succeeded(linalg::linalgOpToParallelLoops(rewriter, op))) {
         rewriter.eraseOp(op);
       }
     }

@@ -73,11 +73,14 @@ def MoeParallelLinalg : Pass<"moe-parallel-linalg", "::mlir::func::FuncOp"> {
     The linalg ops left after the moe lowerings (the loss's elementwise
     ops, its sum, fills, copies between strided buffers) would become
     serial loops (convert-linalg-to-loops): the one core the training step's
-    loss ran on while the other waited. Each op outside any parallel loop
-    whose iteration space is large (`min-elements`, or of a size known
-    only at run time) becomes an scf.parallel over its parallel dimensions
-    (upstream's linalgOpToParallelLoops), which convert-scf-to-openmp hands
-    to the threads. A sum of every element into a 0-d buffer (an
+    loss ran on while the other waited. Each op outside any loop whose
+    iteration space is large (`min-elements`, or of a size known only at
+    run time) and whose parallel dimensions all come before its reductions
+    becomes an scf.parallel over them (upstream's linalgOpToParallelLoops),
+    which convert-scf-to-openmp hands to the threads; an op with a reduction
+    before a parallel dimension (the router's matmul as moe-lower-to-loops
+    orders it: rows, depth, columns) stays serial, since it would start the
+    threads once per iteration of the reduction. A sum of every element into a 0-d buffer (an
     arith.addf reduction over all dimensions: the mean-square loss) becomes
     an scf.parallel over its first dimension with an scf.reduce of the rows'
     sums, so it runs on the threads too (the order of the additions then
@@ -87,8 +90,8 @@ def MoeParallelLinalg : Pass<"moe-parallel-linalg", "::mlir::func::FuncOp"> {
     Option<"minElements", "min-elements", "int64_t", "65536",
            "Ops of static shapes with fewer iterations stay serial loops">,
   ];
-  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::memref::MemRefDialect"];
+  let dependentDialects = ["::mlir::affine::AffineDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
 }
 
 def MoePlanBuffers : Pass<"moe-plan-buffers", "::mlir::func::FuncOp"> {

@@ -30,8 +30,9 @@ func.func @squares(%y: memref<?x64xf32>, %out: memref<?x64xf32>) {
 // CHECK: memref.load %[[IN]][%[[R]], %{{.*}}]
 // CHECK: arith.addf {{.*}} fastmath<reassoc>
 // CHECK: scf.reduce(%{{.*}} : f32)
-// CHECK: arith.addf
-// CHECK: scf.reduce.return
+// CHECK: ^bb0(%[[L:.*]]: f32, %[[RR:.*]]: f32):
+// CHECK: %[[BOTH:.*]] = arith.addf %[[L]], %[[RR]] : f32
+// CHECK: scf.reduce.return %[[BOTH]]
 // CHECK: %[[INIT:.*]] = memref.load %[[OUT:.*]][] : memref<f32>
 // CHECK: %[[SUM:.*]] = arith.addf %[[INIT]], %[[TOTAL]]
 // CHECK: memref.store %[[SUM]], %[[OUT]][] : memref<f32>
@@ -75,6 +76,39 @@ func.func @nested(%out: memref<?x64xf32>, %n: index) {
   scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     linalg.fill ins(%c : f32) outs(%out : memref<?x64xf32>)
     scf.reduce
+  }
+  return
+}
+
+// -----
+
+// The router's matmul as moe-lower-to-loops orders it (rows, depth,
+// columns): a reduction before a parallel dimension would start the
+// threads once per (row, depth) pair; it stays a serial loop nest. So does
+// an op inside a serial loop.
+// CHECK-LABEL: func @router_matmul
+// CHECK-NOT: scf.parallel
+// CHECK: linalg.generic
+// CHECK-NOT: scf.parallel
+// CHECK: linalg.fill
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @router_matmul(%x: memref<?x64xf32>, %w: memref<64x8xf32>, %logits: memref<?x8xf32>,
+                         %big: memref<512x512xf32>, %n: index) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d1, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d2)>],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<?x64xf32>, memref<64x8xf32>) outs(%logits : memref<?x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %n step %c1 {
+    linalg.fill ins(%c : f32) outs(%big : memref<512x512xf32>)
   }
   return
 }
