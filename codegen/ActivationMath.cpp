@@ -25,22 +25,16 @@ Value constantLike(Emitter &e, Value like, double v) {
     return arith::ConstantOp::create(e.b, DenseElementsAttr::get(vec, static_cast<float>(v)));
   return e.f32(v);
 }
-
-/// 1 / (1 + exp(-z)).
-Value sigmoid(Emitter &e, Value z) {
-  Value one = constantLike(e, z, 1.0);
-  return e.fdiv(one, e.fadd(one, e.exp(arith::NegFOp::create(e.b, z))));
-}
 } // namespace
 
 Value mlir::moe::codegen::activation(Emitter &e, const ActivationSpec &a, Value gate, Value up) {
   if (!a.gptOss)
-    return e.fmul(e.fmul(gate, sigmoid(e, gate)), up);
+    return e.fmul(e.fmul(gate, e.sigmoid(gate)), up);
   auto &b = e.b;
   Value limit = constantLike(e, gate, a.limit);
   Value g = arith::MinimumFOp::create(b, gate, limit);
   Value u = arith::MaximumFOp::create(b, arith::MinimumFOp::create(b, up, limit), constantLike(e, up, -a.limit));
-  Value glu = e.fmul(g, sigmoid(e, e.fmul(g, constantLike(e, g, a.alpha))));
+  Value glu = e.fmul(g, e.sigmoid(e.fmul(g, constantLike(e, g, a.alpha))));
   return e.fmul(e.fadd(u, constantLike(e, u, 1.0)), glu);
 }
 
@@ -49,7 +43,7 @@ std::pair<Value, Value> mlir::moe::codegen::activationGrad(Emitter &e, const Act
   auto &b = e.b;
   Value one = constantLike(e, gate, 1.0);
   if (!a.gptOss) {
-    Value s = sigmoid(e, gate);
+    Value s = e.sigmoid(gate);
     // silu'(z) = s * (1 + z * (1 - s))
     Value dsilu = e.fmul(s, e.fadd(one, e.fmul(gate, arith::SubFOp::create(b, one, s))));
     return {e.fmul(e.fmul(grad, up), dsilu), e.fmul(grad, e.fmul(gate, s))};
@@ -60,7 +54,7 @@ std::pair<Value, Value> mlir::moe::codegen::activationGrad(Emitter &e, const Act
   Value zero = constantLike(e, gate, 0.0);
   Value gc = arith::MinimumFOp::create(b, gate, limit);
   Value uc = arith::MaximumFOp::create(b, arith::MinimumFOp::create(b, up, limit), constantLike(e, up, -a.limit));
-  Value s = sigmoid(e, e.fmul(gc, alpha));
+  Value s = e.sigmoid(e.fmul(gc, alpha));
   // d/dg [g sigmoid(alpha g)] = s (1 + alpha g (1 - s))
   Value dglu = e.fmul(s, e.fadd(one, e.fmul(e.fmul(alpha, gc), arith::SubFOp::create(b, one, s))));
   Value gateInside = arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, gate, limit);

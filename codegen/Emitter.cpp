@@ -55,7 +55,10 @@ Value Emitter::fdiv(Value a, Value c) { return arith::DivFOp::create(b, a, c); }
 Value Emitter::exp(Value a) { return math::ExpOp::create(b, a); }
 Value Emitter::sigmoid(Value z) {
   Value negZ = arith::NegFOp::create(b, z);
-  return fdiv(f32(1.0), fadd(f32(1.0), exp(negZ)));
+  Value one = f32(1.0);
+  if (auto vec = dyn_cast<VectorType>(z.getType()))
+    one = arith::ConstantOp::create(b, DenseElementsAttr::get(vec, 1.0f));
+  return fdiv(one, fadd(one, exp(negZ)));
 }
 
 Value Emitter::toIndex(Value v) {

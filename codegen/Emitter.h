@@ -56,7 +56,7 @@ public:
   Value fmul(Value a, Value c);
   Value fdiv(Value a, Value c);
   Value exp(Value a);
-  Value sigmoid(Value z);
+  Value sigmoid(Value z); // 1 / (1 + exp(-z)), z an f32 or a vector of f32
 
   /// i32 to index (sign-extending) and back.
   Value toIndex(Value i32Value);
