@@ -1,4 +1,4 @@
-//===- ActivationMath.cpp - SwiGLU and its gradient on f32 values ---------===//
+//===- ActivationMath.cpp - SwiGLU and its gradient on f32 vectors --------===//
 
 #include "codegen/ActivationMath.h"
 #include "codegen/Emitter.h"
@@ -19,11 +19,10 @@ template ActivationSpec ActivationSpec::of(SwigluOp);
 template ActivationSpec ActivationSpec::of(SwigluGradOp);
 
 namespace {
-/// `v` as a constant of `like`'s type (an f32 or a vector of f32).
-Value constantLike(Emitter &e, Value like, double v) {
-  if (auto vec = dyn_cast<VectorType>(like.getType()))
-    return arith::ConstantOp::create(e.b, DenseElementsAttr::get(vec, static_cast<float>(v)));
-  return e.f32(v);
+/// `v` in every lane of a vector of `like`'s type.
+Value splatLike(Emitter &e, Value like, double v) {
+  return arith::ConstantOp::create(
+      e.b, DenseElementsAttr::get(cast<VectorType>(like.getType()), static_cast<float>(v)));
 }
 } // namespace
 
@@ -31,17 +30,17 @@ Value mlir::moe::codegen::activation(Emitter &e, const ActivationSpec &a, Value 
   if (!a.gptOss)
     return e.fmul(e.fmul(gate, e.sigmoid(gate)), up);
   auto &b = e.b;
-  Value limit = constantLike(e, gate, a.limit);
+  Value limit = splatLike(e, gate, a.limit);
   Value g = arith::MinimumFOp::create(b, gate, limit);
-  Value u = arith::MaximumFOp::create(b, arith::MinimumFOp::create(b, up, limit), constantLike(e, up, -a.limit));
-  Value glu = e.fmul(g, e.sigmoid(e.fmul(g, constantLike(e, g, a.alpha))));
-  return e.fmul(e.fadd(u, constantLike(e, u, 1.0)), glu);
+  Value u = arith::MaximumFOp::create(b, arith::MinimumFOp::create(b, up, limit), splatLike(e, up, -a.limit));
+  Value glu = e.fmul(g, e.sigmoid(e.fmul(g, splatLike(e, g, a.alpha))));
+  return e.fmul(e.fadd(u, splatLike(e, u, 1.0)), glu);
 }
 
 std::pair<Value, Value> mlir::moe::codegen::activationGrad(Emitter &e, const ActivationSpec &a, Value gate,
                                                            Value up, Value grad) {
   auto &b = e.b;
-  Value one = constantLike(e, gate, 1.0);
+  Value one = splatLike(e, gate, 1.0);
   if (!a.gptOss) {
     Value s = e.sigmoid(gate);
     // silu'(z) = s * (1 + z * (1 - s))
@@ -50,10 +49,10 @@ std::pair<Value, Value> mlir::moe::codegen::activationGrad(Emitter &e, const Act
   }
   // Clamped values pass no gradient (torch.clamp's rule: the bounds
   // themselves still do).
-  Value limit = constantLike(e, gate, a.limit), alpha = constantLike(e, gate, a.alpha);
-  Value zero = constantLike(e, gate, 0.0);
+  Value limit = splatLike(e, gate, a.limit), alpha = splatLike(e, gate, a.alpha);
+  Value zero = splatLike(e, gate, 0.0);
   Value gc = arith::MinimumFOp::create(b, gate, limit);
-  Value uc = arith::MaximumFOp::create(b, arith::MinimumFOp::create(b, up, limit), constantLike(e, up, -a.limit));
+  Value uc = arith::MaximumFOp::create(b, arith::MinimumFOp::create(b, up, limit), splatLike(e, up, -a.limit));
   Value s = e.sigmoid(e.fmul(gc, alpha));
   // d/dg [g sigmoid(alpha g)] = s (1 + alpha g (1 - s))
   Value dglu = e.fmul(s, e.fadd(one, e.fmul(e.fmul(alpha, gc), arith::SubFOp::create(b, one, s))));

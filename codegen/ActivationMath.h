@@ -1,7 +1,7 @@
-//===- ActivationMath.h - SwiGLU and its gradient on f32 values -*- C++ -*-===//
+//===- ActivationMath.h - SwiGLU and its gradient on f32 vectors -*- C++ -*-===//
 //
-// What moe.swiglu and moe.swiglu_grad compute, on f32 scalars or vectors
-// alike: the ops' own vector loops (lowerings/ActivationLowering.cpp) and
+// What moe.swiglu and moe.swiglu_grad compute, on f32 vectors: the ops'
+// own vector loops (lowerings/ActivationLowering.cpp) and
 // the gmm kernels' epilogues that fuse the SwiGLU (kernels/) build the same
 // arithmetic from here, so a fused and an unfused block differ only in
 // where values are rounded, never in the formula.
@@ -28,7 +28,7 @@ struct ActivationSpec {
 
 /// silu(gate) * up, or GPT-OSS's (clamp(up, -limit, limit) + 1) * g *
 /// sigmoid(alpha g) with g = min(gate, limit); `gate` and `up` are f32
-/// scalars or vectors of one type.
+/// vectors of one type.
 Value activation(Emitter &e, const ActivationSpec &a, Value gate, Value up);
 
 /// d gate and d up of activation(gate, up) for the output gradient `grad`

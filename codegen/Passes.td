@@ -80,11 +80,11 @@ def MoeParallelLinalg : Pass<"moe-parallel-linalg", "::mlir::func::FuncOp"> {
     which convert-scf-to-openmp hands to the threads; an op with a reduction
     before a parallel dimension (the router's matmul as moe-lower-to-loops
     orders it: rows, depth, columns) stays serial, since it would start the
-    threads once per iteration of the reduction. A sum of every element into a 0-d buffer (an
-    arith.addf reduction over all dimensions: the mean-square loss) becomes
-    an scf.parallel over its first dimension with an scf.reduce of the rows'
-    sums, so it runs on the threads too (the order of the additions then
-    differs from the serial loop's).
+    threads once per iteration of the reduction. A sum of every element
+    into a 0-d buffer (an arith.addf reduction over all dimensions: the
+    mean-square loss) becomes an scf.parallel over its first dimension with
+    an scf.reduce of the rows' sums, so it runs on the threads too (the
+    order of the additions then differs from the serial loop's).
   }];
   let options = [
     Option<"minElements", "min-elements", "int64_t", "65536",

@@ -470,7 +470,6 @@ void FmaKernel::registerTile(const TileRows &rows, int64_t m, Value r0, Value r1
     b.setInsertionPoint(done.thenBlock()->getTerminator());
     Value colOut = e.add(c0, e.mul(pi, e.index(outPerPanel)));
     Value width = e.index(p.width);
-    Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
     int64_t outVectors = split ? 1 : p.swiglu ? t.vectors / 2 : t.vectors;
     int64_t outLanes = split ? kLanes / 2 : kLanes;
     for (int64_t i = 0; i < m; ++i) {
@@ -495,27 +494,23 @@ void FmaKernel::registerTile(const TileRows &rows, int64_t m, Value r0, Value r1
             // 8 gate/up pairs: the vector's halves deinterleaved.
             Value s = sum(0);
             auto [gate, up] = deinterleave(e, lanesOf(s, 0, outLanes), lanesOf(s, outLanes, outLanes));
-            v = activate(e, p, gate, up);
+            v = activation(e, p.activation, gate, up);
           } else if (split) {
             SmallVector<VectorColumns, 2> runs = vectorRuns(0, colOut);
             Value s = rawSum(0);
             auto half = [&](const VectorColumns &run) {
               return plusBias(e, lanesOf(s, run.lane0, run.lanes), run.bias, g, run.column, run.limit);
             };
-            v = activate(e, p, half(runs[0]), half(runs[1]));
+            v = activation(e, p.activation, half(runs[0]), half(runs[1]));
           } else if (p.swiglu && p.interleaved) {
             auto [gate, up] = deinterleave(e, sum(2 * u), sum(2 * u + 1));
-            v = activate(e, p, gate, up);
+            v = activation(e, p.activation, gate, up);
           } else if (p.swiglu) {
-            v = activate(e, p, sum(u), sum(u + outVectors));
+            v = activation(e, p.activation, sum(u), sum(u + outVectors));
           } else {
             v = sum(u);
           }
-          if (!outElement.isF32())
-            v = arith::TruncFOp::create(b, VectorType::get({outLanes}, outElement), v);
-          Value col = e.add(colOut, e.index(u * outLanes));
-          vector::MaskedStoreOp::create(b, p.out, ValueRange{e.add(ir, e.index(i)), col},
-                                        lanesBelow(e, col, width, outLanes), v);
+          storeColumns(e, v, p.out, e.add(ir, e.index(i)), e.add(colOut, e.index(u * outLanes)), width);
         }
       });
     }

@@ -62,8 +62,6 @@ struct GmmKernelPlan {
 /// The mask of the first clamp(limit - col, 0, lanes) lanes: a row's columns
 /// (or depth) that exist.
 Value lanesBelow(Emitter &e, Value col, Value limit, int64_t lanes);
-/// The plan's activation of gate and up f32 vectors (ActivationMath.h).
-Value activate(Emitter &e, const GmmKernelPlan &p, Value gate, Value up);
 /// Two vectors of interleaved columns (g0 u0 g1 u1 ...) as the gate and up
 /// vectors (g0 g1 ... and u0 u1 ...).
 std::pair<Value, Value> deinterleave(Emitter &e, Value first, Value second);

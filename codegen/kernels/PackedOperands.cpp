@@ -282,16 +282,11 @@ Value PackedOperands::ensureWeights(Value g, Value cb) {
 void PackedOperands::storePair(Value r, Value g, Value pair, Value c0, Value v0, Value v1) {
   auto &b = e.b;
   auto vecType = VectorType::get({kLanes}, b.getF32Type());
-  Type outElement = cast<MemRefType>(p.out.getType()).getElementType();
   Value width = e.index(p.width);
   Value valid;
   if (p.perm)
     valid = e.ge(e.toIndex(e.load(p.perm, {r})), e.index(0));
-  auto store = [&](Value v, Value col) {
-    if (!outElement.isF32())
-      v = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), v);
-    vector::MaskedStoreOp::create(b, p.out, ValueRange{r, col}, lanesBelow(e, col, width, kLanes), v);
-  };
+  auto store = [&](Value v, Value col) { storeColumns(e, v, p.out, r, col, width); };
   if (valid) {
     // A padding row (moe.gather_rows gives zeros) has zero sums: its output
     // is the bias through the activation, as unfused.
@@ -306,7 +301,7 @@ void PackedOperands::storePair(Value r, Value g, Value pair, Value c0, Value v0,
     Value gate = v0, up = v1;
     if (p.interleaved)
       std::tie(gate, up) = deinterleave(e, v0, v1);
-    store(activate(e, p, gate, up), e.add(c0, e.mul(pair, e.index(kTileCols))));
+    store(activation(e, p.activation, gate, up), e.add(c0, e.mul(pair, e.index(kTileCols))));
   } else {
     Value col = e.add(c0, e.mul(pair, e.index(2 * kTileCols)));
     store(v0, col);

@@ -1,15 +1,15 @@
 //===- VectorPieces.cpp - loads masks and epilogue math of the gmm kinds ---===//
 //
 // The vector pieces every gmm kind's loads and epilogues use
-// (GmmKernelPlan.h): the mask of a row's existing lanes, the plan's
-// activation (ActivationMath.h's arithmetic), the deinterleave of GPT-OSS's
-// gate/up columns, the bias, and columns read as f32 up to a limit; and a
+// (GmmKernelPlan.h): the mask of a row's existing lanes, the deinterleave
+// of GPT-OSS's gate/up columns, the bias, columns read as f32 up to a
+// limit and stored rounded below one (the activation's arithmetic is
+// codegen/ActivationMath.cpp's); and a
 // SwiGLU's gate and up columns as vectors, which the swiglu and
 // swiglu_grad loops read and write (lowerings/ActivationLowering.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/ActivationMath.h"
 #include "codegen/Emitter.h"
 #include "codegen/kernels/GmmKernelPlan.h"
 
@@ -24,10 +24,6 @@ using namespace mlir::moe::codegen;
 Value mlir::moe::codegen::lanesBelow(Emitter &e, Value col, Value limit, int64_t lanes) {
   Value n = e.max(e.min(e.sub(limit, col), e.index(lanes)), e.index(0));
   return vector::CreateMaskOp::create(e.b, VectorType::get({lanes}, e.b.getI1Type()), ValueRange{n});
-}
-
-Value mlir::moe::codegen::activate(Emitter &e, const GmmKernelPlan &p, Value gate, Value up) {
-  return activation(e, p.activation, gate, up);
 }
 
 std::pair<Value, Value> mlir::moe::codegen::deinterleave(Emitter &e, Value first, Value second) {

@@ -5,7 +5,6 @@
 #include "codegen/kernels/GmmKernelPlan.h"
 #include "codegen/lowerings/Lowerings.h"
 
-
 using namespace mlir;
 using namespace mlir::moe;
 using namespace mlir::moe::codegen;
