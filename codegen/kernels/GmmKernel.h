@@ -4,8 +4,10 @@
 // worker per thread taking tasks from an atomic counter) running tasks of
 // the kinds #moe.gmm_lowering lists. A task is rows [firstRow, endRow) of one
 // group times one block of output columns (or, for a kind of whole row
-// blocks, a range of them), over the whole depth. Each kind
-// is a GmmKernel in a file of its own:
+// blocks, a range of them), over the whole depth. (With weights packed per
+// call the scheduler's task is a range of row blocks of one column block,
+// which it runs as the kind's tasks one after another on one worker: a kind
+// sees one row block a task.) Each kind is a GmmKernel in a file of its own:
 //
 //   fma              FmaKernel.cpp        AVX-512 FMA register tiles (f32, bf16 widened)
 //   avx512bf16_dot   Bf16DotKernel.cpp    vdpbf16ps register tiles

@@ -5,7 +5,7 @@
 // small tiles (several tasks, depth blocks and column blocks), compiled and
 // run, against the same function on the reference loops. The cases cover
 // one task, odd sizes with empty and hot groups and rows past the last
-// group, the fused SwiGLU, the fused gather with padding slots, biases, and
+// group, tasks of several row blocks, the fused SwiGLU, the fused gather with padding slots, biases, and
 // transposed weights (the float kinds: fma, avx512bf16_dot).
 // A kind whose features this CPU lacks is skipped, saying which.
 //
@@ -74,6 +74,17 @@ std::vector<Case> cases() {
     c.shape.depth = 96;
     c.shape.width = 100;
     c.shape.groupSizes = {150, 3, 47};
+  });
+  // Weights packed per call: a task is a range of row blocks of one weight
+  // block (GmmScheduler.cpp), here several of the hot group's (the AMX
+  // kinds' 256-row blocks too: 32 column blocks leave ranges of 2 or more
+  // row blocks up to 12 workers).
+  add("a hot group, tasks of several row blocks", [](Case &c) {
+    c.shape.rows = 1100;
+    c.shape.depth = 64;
+    c.shape.width = 1024;
+    c.shape.groupSizes = {0, 1050, 50};
+    c.tiles.packedColumns = 32;
   });
   add("swiglu", [](Case &c) {
     c.shape.rows = 30;
