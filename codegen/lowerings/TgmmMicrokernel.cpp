@@ -3,8 +3,8 @@
 // moe.tgmm, out[e] = lhs_e^T @ rhs_e (the backward's weight gradients), as
 // register tiles in the vector dialect:
 //
-//   tasks  (column block of 128 (bf16 pairs: 512), expert, depth block of
-//          kDepthBlock)
+//   tasks  (column block of 128 (256 with a 2 MiB L2; bf16 pairs: 512),
+//          expert, depth block of kDepthBlock)
 //          with the depth block innermost, so that the static
 //          split of the parallel loop gives every thread a share of every
 //          expert (a hot expert is spread over both cores, not one expert
@@ -69,7 +69,16 @@ using namespace mlir::moe::codegen;
 
 namespace {
 constexpr int64_t kLanes = 16;
-constexpr int64_t kBlockVectors = 8;  // 16-column vectors of a task's block (128 columns)
+// 16-column vectors of a task's block: 128 columns (f32 block 96 KiB), 256
+// where an L2 of 2 MiB or more holds the block (192 KiB) and its panels with
+// room. Measured (T 4096 top-8 f32 forward_backward, the two weight
+// gradients, 2 threads, alternating): Sapphire Rapids (2 MiB L2) 128
+// columns 820-832 + 1611-1718 ms, 256 778 + 1503-1516, 512 706-719 +
+// 1553-1571 (its threads idle longer); on 1 MiB L2s (AMD EPYC) 256 columns
+// were slower than 128 (file comment).
+constexpr int64_t kBlockVectors = 8;
+constexpr int64_t kLargeL2BlockVectors = 16;
+constexpr int64_t kLargeL2Bytes = 2 << 20;
 // With bf16 row pairs (512 columns): the pairs halve the panels' rows of a
 // chunk of the same bytes, and the block, 192 x 512 f32 (384 KiB), with
 // the panels (160 + 82 KiB) stays in a 1 MiB L2. Measured (AMD EPYC
@@ -163,9 +172,11 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   if (dot && tile.vectors != 4)
     llvm::report_fatal_error("moe-lower-to-loops: the avx512bf16_dot tgmm needs AVX-512's 32 registers");
   const int64_t kDepthTile = tile.depthTile, kVectors = tile.vectors;
-  static_assert(kDepthBlock % 6 == 0 && kBlockVectors % 4 == 0 && kDotBlockVectors % 4 == 0,
+  static_assert(kDepthBlock % 6 == 0 && kBlockVectors % 4 == 0 && kLargeL2BlockVectors % 4 == 0 &&
+                    kDotBlockVectors % 4 == 0,
                 "tileFor's tiles divide the block");
-  const int64_t blockVectors = dot ? kDotBlockVectors : kBlockVectors;
+  const bool largeL2 = target && target.getL2Bytes() >= kLargeL2Bytes;
+  const int64_t blockVectors = dot ? kDotBlockVectors : largeL2 ? kLargeL2BlockVectors : kBlockVectors;
   const int64_t kSubBlocks = blockVectors / kVectors; // tile-wide column blocks of a task
   int64_t tileColumns = kVectors * kLanes;
   int64_t columns = blockVectors * kLanes;

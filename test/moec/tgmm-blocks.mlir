@@ -1,5 +1,6 @@
 // The fast tgmm (weight gradients: out[g] = lhs_g^T @ rhs_g) against the
-// reference loops over several of its 128-column and 192-deep task blocks:
+// reference loops over several of its 128-column (f32 on a host with a
+// 2 MiB L2: 256-column) and 192-deep task blocks:
 // blocks whose packs read inside the operands (plain loads), the last
 // column and depth blocks partial (clamped loads, a depth tile cut by D),
 // groups cut into chunks of equal size (161 rows: 54, 54, 53), a full
