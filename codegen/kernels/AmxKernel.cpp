@@ -106,6 +106,7 @@ public:
   /// with consecutive tasks sharing a row block, each worker packed the
   /// rows the other had packed, a tenth.)
   bool wholeRowBlocks() const override { return p.packedRhs && !p.int8; }
+  bool keepsWeightBlock() const override { return !p.packedRhs; }
   void prepare() override {
     if (p.int8)
       ops.quantizeRows();

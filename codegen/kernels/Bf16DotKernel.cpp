@@ -73,6 +73,7 @@ public:
     return evenRowBlock(e, groupRows, taskRowsCap(), kTileRowCount);
   }
   int64_t columnBlock() const override { return ops.columnBlock(); }
+  bool keepsWeightBlock() const override { return !p.packedRhs; }
   void allocScratch() override {
     ops.allocWeightCache();
     if (!rowsInPlace)

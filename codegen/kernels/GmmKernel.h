@@ -86,6 +86,14 @@ public:
   /// ranges of column blocks when there are fewer than two such tasks a
   /// worker.
   virtual bool wholeRowBlocks() const { return false; }
+  /// Whether the kind packs a task's weight block into a per-worker cache
+  /// that the worker's next task of the same (group, column block) reuses
+  /// (PackedOperands::ensureWeights). With weights packed per call the
+  /// scheduler then gives a task a range of row blocks of one weight block,
+  /// so that one worker packs it (GmmScheduler.cpp); a kind that packs per
+  /// depth block (fma) or reads the weights in place gains nothing from
+  /// coarser tasks and keeps one row block a task.
+  virtual bool keepsWeightBlock() const { return false; }
 
   /// Code before the task table, once per call (int8 kinds quantize the
   /// rows; tile kinds ask Linux for the tile state).

@@ -1,10 +1,11 @@
 //===- GmmScheduler.cpp - the fast gmm's tasks over the threads ------------===//
 //
-//   tasks  = for each group, column block, range of row blocks: a task
-//            runs its row blocks one after another on the weight block its
-//            worker packed once (weights packed per call), the ranges cut
-//            so that each worker has kMinTasksPerWorker tasks or more;
-//            with weights packed at load time a range is one row block. A
+//   tasks  = for each group, column block, range of row blocks: a kind
+//            that keeps its weight block across tasks (weights packed per
+//            call: keepsWeightBlock) runs a range's row blocks one after
+//            another on the weight block its worker packed once, the ranges
+//            cut so that each worker has about kMinTasksPerWorker tasks'
+//            work or more; for the other kinds a range is one row block. A
 //            kind whose wholeRowBlocks says so takes, for each group, a row
 //            block and all its column blocks instead: AMX with prepared
 //            weights packs a task's rows once for all its column blocks
@@ -43,10 +44,10 @@ namespace {
 // first row, end row, group, column block, kind, column block end, rows of
 // one of its row blocks
 constexpr int64_t kTaskFields = 7;
-/// Weights packed per call: a task is a range of row blocks of one weight
-/// block, so that one worker packs the block for all of them; the ranges
-/// are cut so that there are at least this many tasks a worker (a hot
-/// expert's rows still spread over the workers).
+/// A kind that keeps its weight block: a task is a range of row blocks of
+/// one weight block, so that one worker packs the block for all of them;
+/// a range holds at most the rows x column blocks of all groups over this
+/// many tasks a worker (a hot expert's rows still spread over the workers).
 constexpr int64_t kMinTasksPerWorker = 8;
 } // namespace
 
@@ -138,20 +139,26 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
   Value maxTasks = e.mul(e.add(e.add(e.divs(rowCount, e.index(minRowBlock)), groups), one),
                          e.index(maxColumnBlocks));
   Value tasks = e.alloc({ShapedType::kDynamic, kTaskFields}, indexType, {maxTasks});
-  // A group's kind, its rows per task, and whether its tasks are whole row
-  // blocks; `splits`: into how many ranges of column blocks a whole row
+  // A group's kind, its rows per task, its column blocks, whether its tasks
+  // are whole row blocks and whether its kind keeps a weight block across
+  // tasks; `splits`: into how many ranges of column blocks a whole row
   // block goes.
   struct GroupPlan {
-    Value kind, rowBlock, rowBlocks, whole;
+    Value kind, rowBlock, rowBlocks, columnBlocks, whole, keeps;
   };
   auto planGroup = [&](Value rows) {
     auto flag = [&](bool v) -> Value { return arith::ConstantOp::create(b, b.getBoolAttr(v)); };
-    GroupPlan plan{e.index(0), kernels.front()->rowBlock(rows), Value(), flag(kernels.front()->wholeRowBlocks())};
+    auto columnBlocks = [&](GmmKernel &kernel) { return e.index(llvm::divideCeil(p.width, kernel.columnBlock())); };
+    GmmKernel &first = *kernels.front();
+    GroupPlan plan{e.index(0),          first.rowBlock(rows),         Value(),
+                   columnBlocks(first), flag(first.wholeRowBlocks()), flag(first.keepsWeightBlock())};
     for (size_t k = 1; k < kernels.size(); ++k) {
       Value takes = kernels[k]->takesGroup(rows);
       plan.kind = e.select(takes, e.index(k), plan.kind);
       plan.rowBlock = e.select(takes, kernels[k]->rowBlock(rows), plan.rowBlock);
+      plan.columnBlocks = e.select(takes, columnBlocks(*kernels[k]), plan.columnBlocks);
       plan.whole = e.select(takes, flag(kernels[k]->wholeRowBlocks()), plan.whole);
+      plan.keeps = e.select(takes, flag(kernels[k]->keepsWeightBlock()), plan.keeps);
     }
     plan.rowBlocks = e.divs(e.add(rows, e.sub(plan.rowBlock, one)), plan.rowBlock);
     return plan;
@@ -166,25 +173,23 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
   // then each goes into ranges of column blocks, so that there are about
   // two tasks a worker.
   Value threads = workerCount(e, anchor), splits = one;
-  // Weights packed per call (no packed(%p) operand): with one row block a
-  // task, the row blocks of one weight block consecutive, the workers
-  // alternated on them and each packed every weight block the other packed
-  // too (bf16 on AMX, the training step, T 4096 top-8: the forward's up gmm
-  // 352 ms against 200 with weights packed at load time; 289-312 ms as
-  // ranges). A task is a range of up to `rowSpanCap` row blocks of one
-  // weight block, the cap leaving kMinTasksPerWorker tasks a worker.
-  Value rowSpanCap = one;
-  if (!p.packedRhs) {
-    Value units = e.forLoop(zero, groups, ValueRange{zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
+  // A kind that keeps the worker's weight block (weights packed per call,
+  // GmmKernel::keepsWeightBlock): with one row block a task, the row
+  // blocks of one weight block consecutive, the workers alternated on them
+  // and each packed every weight block the other packed too (bf16 on AMX,
+  // the training step, T 4096 top-8: the forward's up gmm 372-417 ms, 324-339
+  // as ranges, against ~200 with weights packed at load time). A task is a
+  // range of row blocks of one weight block of at most `taskRowsCap` rows
+  // (at least one row block): the work (rows x column blocks) over
+  // kMinTasksPerWorker tasks a worker, so that a hot expert still spreads.
+  Value taskRowsCap = one;
+  if (llvm::any_of(kernels, [](auto &kernel) { return kernel->keepsWeightBlock(); })) {
+    Value work = e.forLoop(zero, groups, ValueRange{zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
       auto [size, first, end] = groupRows(g, acc[0]);
       GroupPlan plan = planGroup(e.sub(end, first));
-      Value blocks = e.index(llvm::divideCeil(p.width, kernels.front()->columnBlock()));
-      for (size_t k = 1; k < kernels.size(); ++k)
-        blocks = e.select(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, plan.kind, e.index(k)),
-                          e.index(llvm::divideCeil(p.width, kernels[k]->columnBlock())), blocks);
-      return {e.add(acc[0], size), e.add(acc[1], e.mul(plan.rowBlocks, blocks))};
+      return {e.add(acc[0], size), e.add(acc[1], e.mul(e.sub(end, first), plan.columnBlocks))};
     })[1];
-    rowSpanCap = e.max(e.divs(units, e.mul(threads, e.index(kMinTasksPerWorker))), one);
+    taskRowsCap = e.max(e.divs(work, e.mul(threads, e.index(kMinTasksPerWorker))), one);
   }
   if (llvm::any_of(kernels, [](auto &kernel) { return kernel->wholeRowBlocks(); })) {
     SmallVector<Value> whole = e.forLoop(
@@ -203,15 +208,14 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
         GroupPlan plan = planGroup(e.sub(end, first));
         // The kind's column blocks, and how many of them a task takes (1,
         // or a range of a whole row block's).
-        Value blocks = e.index(llvm::divideCeil(p.width, kernels.front()->columnBlock()));
-        for (size_t k = 1; k < kernels.size(); ++k)
-          blocks = e.select(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, plan.kind, e.index(k)),
-                            e.index(llvm::divideCeil(p.width, kernels[k]->columnBlock())), blocks);
+        Value blocks = plan.columnBlocks;
         Value span = e.select(plan.whole, e.divs(e.add(blocks, e.sub(splits, one)), splits), one);
         Value ranges = e.divs(e.add(blocks, e.sub(span, one)), span);
-        // Row blocks a task: 1 for a kind of whole row blocks, else up to
-        // rowSpanCap of them (1 for an empty group, whose row blocks are 0).
-        Value rowSpan = e.select(plan.whole, one, e.max(e.min(rowSpanCap, plan.rowBlocks), one));
+        // Row blocks a task: for a kind that keeps its weight block, as
+        // many as taskRowsCap rows hold, at least 1 (also for an empty
+        // group, whose row blocks are 0); else 1.
+        Value fitting = e.min(e.divs(taskRowsCap, plan.rowBlock), plan.rowBlocks);
+        Value rowSpan = e.select(plan.keeps, e.max(fitting, one), one);
         Value rowRanges = e.divs(e.add(plan.rowBlocks, e.sub(rowSpan, one)), rowSpan);
         Value taskRows = e.mul(rowSpan, plan.rowBlock);
         // The group's tasks, t = 0 .. rowRanges x ranges: the row ranges of
@@ -253,10 +257,11 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
     Value nextGroup = e.select(sameKind, e.load(tasks, {next, e.index(2)}), fields[2]);
     Value nextBlock = e.select(sameKind, e.load(tasks, {next, e.index(3)}), fields[3]);
     GmmTask task{fields[0], fields[1], fields[2], fields[3], fields[5], nextGroup, nextBlock};
-    // A kind's task code; a range of row blocks (weights packed per call)
-    // runs it once per row block, the weight block packed by the first.
+    // A kind's task code; for a kind that keeps its weight block, a range
+    // of row blocks runs it once per row block, the weight block packed by
+    // the first.
     auto emitTask = [&](GmmKernel &kernel) {
-      if (p.packedRhs)
+      if (!kernel.keepsWeightBlock())
         return kernel.emitTask(task);
       e.forLoop(task.firstRow, task.endRow, fields[6], ValueRange{}, [&](Value r, ValueRange) {
         GmmTask rowBlock = task;

@@ -21,9 +21,10 @@
 //          column block and every rhs value once per depth block: 64 x 48
 //          blocks packed each 22-44 times and took half the kernel's time;
 //          128 x 192 blocks take it from 4.7 s to 3.1 s at the seeds' shape
-//          (A = 32768 rows, 2048 x 1408, 60 experts, 2 threads; 256 columns
-//          or 384 depth values per task were slower again: the block
-//          accumulator leaves L2).
+//          (A = 32768 rows, 2048 x 1408, 60 experts, 2 threads; on a 1 MiB
+//          L2, 256 columns or 384 depth values per task were slower again:
+//          the block accumulator leaves L2; a 2 MiB L2 takes 256 columns,
+//          kLargeL2BlockVectors).
 //   tile   kDepthTile depth values d x kVectors * 16 columns (6 x 64
 //          with AVX-512, 6 x 16 with AVX2: tileFor): 24 (6)
 //          vector<16xf32> accumulators over the chunk's rows, each step
@@ -111,9 +112,9 @@ TgmmTile tileFor(int64_t vectorRegisters) {
 // Rows of a packed panel, at most: the rhs panel (40 KiB; one tile's
 // columns of it, 64 (20 KiB) or 16 with AVX2 (5 KiB), in L1 while the tiles
 // of the block run), the lhs panel (82 KiB: 32 depth tiles' runs of 82 rows
-// x 8 lanes) and the block accumulator (96 KiB), 218 KiB, stay in L2
-// together on the CPUs measured (512 KiB and more; 64 rows, 176 KiB, were
-// no faster on znver3).
+// x 8 lanes) and the block accumulator (96 KiB; 192 KiB with 256 columns
+// in a 2 MiB L2), 218 KiB (314), stay in L2 together on the CPUs measured
+// (512 KiB and more; 64 rows, 176 KiB, were no faster on znver3).
 constexpr int64_t kRowChunk = 80;
 } // namespace
 
@@ -175,7 +176,8 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   static_assert(kDepthBlock % 6 == 0 && kBlockVectors % 4 == 0 && kLargeL2BlockVectors % 4 == 0 &&
                     kDotBlockVectors % 4 == 0,
                 "tileFor's tiles divide the block");
-  const bool largeL2 = target && target.getL2Bytes() >= kLargeL2Bytes;
+  // Measured with AVX-512's 6 x 4 tile only (AVX2's 6 x 1 keeps 128).
+  const bool largeL2 = target && target.getL2Bytes() >= kLargeL2Bytes && kVectors == 4;
   const int64_t blockVectors = dot ? kDotBlockVectors : largeL2 ? kLargeL2BlockVectors : kBlockVectors;
   const int64_t kSubBlocks = blockVectors / kVectors; // tile-wide column blocks of a task
   int64_t tileColumns = kVectors * kLanes;

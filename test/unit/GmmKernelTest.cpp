@@ -5,8 +5,9 @@
 // small tiles (several tasks, depth blocks and column blocks), compiled and
 // run, against the same function on the reference loops. The cases cover
 // one task, odd sizes with empty and hot groups and rows past the last
-// group, tasks of several row blocks, the fused SwiGLU, the fused gather with padding slots, biases, and
-// transposed weights (the float kinds: fma, avx512bf16_dot).
+// group, tasks of several row blocks (at pinned thread counts), the fused
+// SwiGLU, the fused gather with padding slots, biases, and transposed
+// weights (the float kinds: fma, avx512bf16_dot).
 // A kind whose features this CPU lacks is skipped, saying which.
 //
 //===----------------------------------------------------------------------===//
@@ -14,12 +15,14 @@
 #include "kernels/GmmKernelHarness.h"
 
 #include "codegen/kernels/GmmKernel.h"
+#include "compiler/Compiler.h"
 #include "dialect/MoeDialect.h"
 #include "strategy/GmmTiling.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 
 using namespace moec;
 using namespace moec::kernels;
@@ -45,6 +48,9 @@ struct Case {
   std::string name;
   GmmShape shape;
   GmmTiles tiles;
+  /// The generated code's thread counts to run the kernel at (the task
+  /// table depends on them); empty: the OpenMP runtime's default.
+  std::vector<int> threads;
 };
 
 std::vector<Case> cases() {
@@ -75,16 +81,19 @@ std::vector<Case> cases() {
     c.shape.width = 100;
     c.shape.groupSizes = {150, 3, 47};
   });
-  // Weights packed per call: a task is a range of row blocks of one weight
-  // block (GmmScheduler.cpp), here several of the hot group's (the AMX
-  // kinds' 256-row blocks too: 32 column blocks leave ranges of 2 or more
-  // row blocks up to 12 workers).
+  // Weights packed per call: a kind that keeps its weight block takes
+  // ranges of row blocks of one weight block (GmmScheduler.cpp), of at most
+  // the work (2400 rows x 12 column blocks) over 8 tasks a worker. At 2
+  // threads (1800 rows) the hot group is two ranges of each kind's blocks:
+  // AMX 7 + 2 of 256 rows, int8 2 + 1 of 768, the dot kind 150 + 42 of 12;
+  // at 5 (720 rows) AMX 2 + 2 + 2 + 2 + 1, int8 single blocks.
   add("a hot group, tasks of several row blocks", [](Case &c) {
-    c.shape.rows = 1100;
+    c.shape.rows = 2400;
     c.shape.depth = 64;
-    c.shape.width = 1024;
-    c.shape.groupSizes = {0, 1050, 50};
+    c.shape.width = 384;
+    c.shape.groupSizes = {0, 2300, 100};
     c.tiles.packedColumns = 32;
+    c.threads = {2, 5};
   });
   add("swiglu", [](Case &c) {
     c.shape.rows = 30;
@@ -187,15 +196,29 @@ void checkCase(const GmmKindSetup &setup, const Case &c, uint64_t seed) {
   std::vector<Buffer> inputs = gmmInputs(setup, c.shape, rng), again;
   for (const Buffer &b : inputs)
     again.push_back(copyOf(b));
-  auto got = kernel->run(inputs, error);
-  ASSERT_TRUE(got) << error;
   auto expected = reference->run(again, error);
   ASSERT_TRUE(expected) << error;
-  ASSERT_EQ(got->size(), 1u);
-  int64_t nans = 0;
-  double err = relativeError(got->front(), expected->front(), nans);
-  EXPECT_EQ(nans, 0) << "elements NaN in one result only\n" << program;
-  EXPECT_LE(err, tolerance(setup, c.shape)) << program;
+  auto check = [&](const std::string &threads) {
+    SCOPED_TRACE("threads: " + threads);
+    std::vector<Buffer> fresh;
+    for (const Buffer &b : inputs)
+      fresh.push_back(copyOf(b));
+    auto got = kernel->run(fresh, error);
+    ASSERT_TRUE(got) << error;
+    ASSERT_EQ(got->size(), 1u);
+    int64_t nans = 0;
+    double err = relativeError(got->front(), expected->front(), nans);
+    EXPECT_EQ(nans, 0) << "elements NaN in one result only\n" << program;
+    EXPECT_LE(err, tolerance(setup, c.shape)) << program;
+  };
+  if (c.threads.empty())
+    return check("the runtime's default");
+  for (int threads : c.threads) {
+    ASSERT_TRUE(moec::setGeneratedCodeThreads(threads));
+    check(std::to_string(threads));
+  }
+  // Back to one per core (OpenMP's default without OMP_NUM_THREADS).
+  moec::setGeneratedCodeThreads(int(std::max(1u, std::thread::hardware_concurrency())));
 }
 
 class GmmKernelTest : public testing::TestWithParam<std::string> {};
