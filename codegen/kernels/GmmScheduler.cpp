@@ -172,7 +172,7 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
   // shared expert's one group at decode sizes: one task, one busy core):
   // then each goes into ranges of column blocks, so that there are about
   // two tasks a worker.
-  Value threads = workerCount(e, anchor), splits = one;
+  //
   // A kind that keeps the worker's weight block (weights packed per call,
   // GmmKernel::keepsWeightBlock): with one row block a task, the row
   // blocks of one weight block consecutive, the workers alternated on them
@@ -182,24 +182,25 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
   // range of row blocks of one weight block of at most `taskRowsCap` rows
   // (at least one row block): the work (rows x column blocks) over
   // kMinTasksPerWorker tasks a worker, so that a hot expert still spreads.
-  Value taskRowsCap = one;
-  if (llvm::any_of(kernels, [](auto &kernel) { return kernel->keepsWeightBlock(); })) {
-    Value work = e.forLoop(zero, groups, ValueRange{zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
-      auto [size, first, end] = groupRows(g, acc[0]);
-      GroupPlan plan = planGroup(e.sub(end, first));
-      return {e.add(acc[0], size), e.add(acc[1], e.mul(e.sub(end, first), plan.columnBlocks))};
-    })[1];
-    taskRowsCap = e.max(e.divs(work, e.mul(threads, e.index(kMinTasksPerWorker))), one);
-  }
-  if (llvm::any_of(kernels, [](auto &kernel) { return kernel->wholeRowBlocks(); })) {
-    SmallVector<Value> whole = e.forLoop(
-        zero, groups, ValueRange{zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
+  Value threads = workerCount(e, anchor), splits = one, taskRowsCap = one;
+  bool anyWhole = llvm::any_of(kernels, [](auto &kernel) { return kernel->wholeRowBlocks(); });
+  bool anyKeeps = llvm::any_of(kernels, [](auto &kernel) { return kernel->keepsWeightBlock(); });
+  if (anyWhole || anyKeeps) {
+    // Over the groups: the whole row blocks and the work.
+    SmallVector<Value> sums = e.forLoop(
+        zero, groups, ValueRange{zero, zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
           auto [size, first, end] = groupRows(g, acc[0]);
-          GroupPlan plan = planGroup(e.sub(end, first));
-          return {e.add(acc[0], size), e.add(acc[1], e.select(plan.whole, plan.rowBlocks, zero))};
+          Value rows = e.sub(end, first);
+          GroupPlan plan = planGroup(rows);
+          return {e.add(acc[0], size), e.add(acc[1], e.select(plan.whole, plan.rowBlocks, zero)),
+                  e.add(acc[2], e.mul(rows, plan.columnBlocks))};
         });
-    Value wholeTasks = e.max(whole[1], one);
-    splits = e.divs(e.add(e.mul(threads, e.index(2)), e.sub(wholeTasks, one)), wholeTasks);
+    if (anyWhole) {
+      Value wholeTasks = e.max(sums[1], one);
+      splits = e.divs(e.add(e.mul(threads, e.index(2)), e.sub(wholeTasks, one)), wholeTasks);
+    }
+    if (anyKeeps)
+      taskRowsCap = e.max(e.divs(sums[2], e.mul(threads, e.index(kMinTasksPerWorker))), one);
   }
 
   SmallVector<Value> counts = e.forLoop(
