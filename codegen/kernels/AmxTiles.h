@@ -64,7 +64,7 @@ SmallVector<Value> amxZeroAccumulators(Emitter &e, const AmxBlockScratch &scratc
 /// before them, so that all four are live at once and take four tile
 /// registers), and stored to scratch.sums[block % 2]. From there
 /// `storeRow(block, half, row)` takes each of the block's 32 rows out, a
-/// row per step of the next block (the rest after its steps when it has
+/// row per step of the next block (ceil(32 / steps) a step when it has
 /// fewer than 32), and the last block's after the loop: done right after
 /// the block, its vector loads waited for the tile stores to reach L1 while
 /// the tile unit stood idle (a third of the gmm's down projection's time).

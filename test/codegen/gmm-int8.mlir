@@ -19,6 +19,14 @@
 // RUN: for s in reference microkernel microkernel-fma; do moec run %s --entry expert --gmm-strategy $s --input %t/xnan.npy --input %t/w.npy --input %t/s.npy --output-dir %t/nan-$s && %python %S/../moec/npy.py print %t/nan-$s/out0.npy | FileCheck %s --check-prefix=NAN || exit 1; done
 // NAN: dtype f4 shape 3x3
 // NAN-NEXT: nan nan nan 0 0 0 -127 -123 1143
+// The same with bf16 rows (the kernels find a row's largest magnitude on
+// the elements' bits, 16 of them here, 32 for f32 rows above) with the
+// NaN in the row's last element; the outputs are bf16 (1143 rounds to
+// 1144).
+// RUN: %python %S/../moec/npy.py write %t/xnan16.npy f4 3x4 127 1 -3 nan 0 0 0 0 -127 1.5 0 10
+// RUN: for s in reference microkernel microkernel-fma; do moec run %s --entry expert_bf16 --gmm-strategy $s --input %t/xnan16.npy --input %t/w.npy --input %t/s.npy --output-dir %t/nan16-$s && %python %S/../moec/npy.py print %t/nan16-$s/out0.npy | FileCheck %s --check-prefix=NAN16 || exit 1; done
+// NAN16: dtype f4 shape 3x3
+// NAN16-NEXT: nan nan nan 0 0 0 -127 -123 1144
 // RUN: for s in reference microkernel microkernel-fma; do moec run %s --entry channel --gmm-strategy $s --input %t/x.npy --input %t/w.npy --input %t/s.npy --output-dir %t/channel-$s || exit 1; done
 // RUN: %python %S/../moec/npy.py print %t/channel-reference/out0.npy | FileCheck %s --check-prefix=CHANNEL
 // RUN: %python %S/../moec/npy.py compare-all %t/channel-reference %t/channel-microkernel 0
@@ -38,6 +46,13 @@ func.func @expert(%x: tensor<?x4xf32>, %w: tensor<2x4x3xf32>, %sizes: tensor<2xi
   %q, %s = moe.quantize %w per_expert : tensor<2x4x3xf32>
   %y = moe.gmm %x, %q, %sizes scales(%s : tensor<2xf32>) : tensor<?x4xf32>, tensor<2x4x3xi8>, tensor<2xi32>
   return %y : tensor<?x3xf32>
+}
+
+func.func @expert_bf16(%x: tensor<?x4xf32>, %w: tensor<2x4x3xf32>, %sizes: tensor<2xi32>) -> tensor<?x3xbf16> {
+  %xb = arith.truncf %x : tensor<?x4xf32> to tensor<?x4xbf16>
+  %q, %s = moe.quantize %w per_expert : tensor<2x4x3xf32>
+  %y = moe.gmm %xb, %q, %sizes scales(%s : tensor<2xf32>) : tensor<?x4xbf16>, tensor<2x4x3xi8>, tensor<2xi32>
+  return %y : tensor<?x3xbf16>
 }
 
 // Per channel, expert 0's column 1 has max 5: scale 5/127, its weights -1, 3,
