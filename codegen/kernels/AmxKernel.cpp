@@ -69,12 +69,26 @@ constexpr int64_t kTileRows = 16; // rows of every tile
 constexpr int64_t kTileCols = 16; // f32 (i32) columns of an accumulator tile
 constexpr int64_t kLanes = 16;
 /// AMX rows per task for a large group: the group split evenly into blocks
-/// of at most kMaxAmxRows rows, each a multiple of kAmxRowGranule. The
-/// packed rows (256 x D bf16: 1 MiB at D 2048) and a weight block's column
-/// pair stay in L2 while the column pairs go past (288 and 320 measured no
-/// faster at H 2048, M 1408).
+/// of at most maxRows() rows, each a multiple of kAmxRowGranule: as many
+/// rows as kRowBlockBytes of packed (bf16) or quantized (int8) rows hold,
+/// which stay in the 2 MiB L2 of every AMX core while the weights' column
+/// pairs go past, at least kMinAmxRows and at most kMaxAmxRows (small
+/// depths: a hot expert stays several tasks). Each row block reads its
+/// expert's weights once more, so the blocks are as large as L2 keeps: at
+/// 256 rows everywhere, an expert of 270 rows (T 4096 top-8 with half the
+/// slots null, or T 2048) read them twice. Measured on a Sapphire Rapids,
+/// H 2048, M 1408, top-8: 320 bf16 rows (1.25 MiB) against 256: T 4096
+/// 2-6% faster, half null 6%, T 2048 9-12%; int8 T 4096 4-8%, half null
+/// 10%. 448 bf16 rows (1.75 MiB) made T 3072 8% slower, while 448 int8
+/// rows (0.9 MiB) made it 9-12% faster.
+/// With weights packed per call the worker's packed weight block (1 MiB at
+/// H 2048) shares L2 with the rows: kUnpreparedAmxRows rows (320 made the
+/// unprepared bf16 forward 3% slower; the training step the same).
 constexpr int64_t kAmxRowGranule = 32;
-constexpr int64_t kMaxAmxRows = 256;
+constexpr int64_t kRowBlockBytes = 1280 * 1024;
+constexpr int64_t kMinAmxRows = 128;
+constexpr int64_t kMaxAmxRows = 640;
+constexpr int64_t kUnpreparedAmxRows = 256;
 /// Tasks of fewer row pairs fetch none of the next pair's lines: with few
 /// rows a task streams its weights, and fetching the next pair (up to 32
 /// lines a step) made T 16 and T 512 top-8 5-20% slower on a Sapphire
@@ -95,9 +109,7 @@ public:
       : GmmKernel(e, plan), ops(ops) {}
 
   int64_t rowGranule() const override { return kAmxRowGranule; }
-  Value rowBlock(Value groupRows) override {
-    return evenRowBlock(e, groupRows, kMaxAmxRows, kAmxRowGranule);
-  }
+  Value rowBlock(Value groupRows) override { return evenRowBlock(e, groupRows, maxRows(), kAmxRowGranule); }
   int64_t columnBlock() const override { return ops.columnBlock(); }
   /// With weights packed at load time there is no weight block to keep: a
   /// task is a whole row block instead, its rows packed once for all its
@@ -119,6 +131,14 @@ public:
   void emitTask(const GmmTask &task) override;
 
 private:
+  /// The most rows of a row block (kRowBlockBytes; kUnpreparedAmxRows).
+  int64_t maxRows() const {
+    if (!p.packedRhs)
+      return kUnpreparedAmxRows;
+    int64_t rowBytes = p.int8 ? ops.quantizedRowBytes() : 2 * ops.paddedDepth;
+    int64_t rows = kRowBlockBytes / rowBytes / kAmxRowGranule * kAmxRowGranule;
+    return std::clamp(rows, kMinAmxRows, kMaxAmxRows);
+  }
   void packRows(Value r0, Value r1, Value rowsPadded);
   /// Depth step `ks` of the block of row pair `rowPair` (from `firstRow` of
   /// the quantized rows, int8, or of the task's packed rows, bf16, firstRow
@@ -155,7 +175,7 @@ void AmxKernel::allocScratch() {
   auto &b = e.b;
   ops.allocWeightCache();
   if (!p.int8) {
-    packedRows = e.alloc({kMaxAmxRows / 16, ops.paddedDepth / ops.tileDepth, 16, ops.tileDepth},
+    packedRows = e.alloc({maxRows() / kTileRows, ops.paddedDepth / ops.tileDepth, kTileRows, ops.tileDepth},
                          b.getBF16Type(), {});
     if (!wholeRowBlocks()) {
       rowsKey = e.alloc({1}, b.getIndexType(), {});

@@ -36,6 +36,11 @@ constexpr int64_t kLanes = PackedOperands::kLanes;
 constexpr int64_t kPaddingRows = 32; // an AMX tile pair
 } // namespace
 
+int64_t PackedOperands::quantizedRowBytes() const {
+  int64_t lines = llvm::divideCeil(paddedDepth, 64);
+  return 64 * (lines % 2 ? lines : lines + 1);
+}
+
 void PackedOperands::quantizeRows() {
   if (qRows)
     return;
@@ -54,8 +59,7 @@ void PackedOperands::quantizeRows() {
   // in two, 16 lines a set of 12 ways, and the rows' tiles missed L1 at
   // every depth step (SPR, int8 T 4096 top-8: 175-177 -> 166-172 ms). The
   // kinds off AMX read the same rows (a line more a row: 3% at D 2048).
-  int64_t lines = llvm::divideCeil(paddedDepth, 64);
-  qRows = e.alloc({ShapedType::kDynamic, 64 * (lines % 2 ? lines : lines + 1)}, i8, {allocated});
+  qRows = e.alloc({ShapedType::kDynamic, quantizedRowBytes()}, i8, {allocated});
   rowScales = e.alloc({ShapedType::kDynamic}, f32, {allocated});
   rowSums = e.alloc({ShapedType::kDynamic}, b.getI32Type(), {allocated});
   Value steps = e.index(paddedDepth / kLanes);

@@ -95,6 +95,9 @@ public:
   /// [rows + padding, paddedDepth] i8 and their scales, in parallel, before
   /// the tasks that read them; once, however many int8 kinds ask.
   void quantizeRows();
+  /// int8: a quantized row's bytes (the buffer's row stride): paddedDepth
+  /// rounded up to an odd number of 64-byte lines (Int8Rows.cpp).
+  int64_t quantizedRowBytes() const;
   Value quantizedRows() const { return qRows; } // i8 [rows + 32, >= paddedDepth]
   /// int8: the i32 sums of row `r` for the 16 columns of `tile` times the
   /// row's and the weight's scales, as f32.

@@ -8,7 +8,8 @@
 // when granted) or, for the rest, the AVX512_BF16 dot products
 // (gmm-avx512bf16.mlir). An AMX task packs the weight
 // block into row-pair (VNNI) tiles unless it already holds it, packs its
-// rows (through the pack's gather) unless it holds them, and computes
+// rows (through the pack's gather) unless it holds them (256 rows at most:
+// the packed weight block shares L2 with them), and computes
 // blocks of 2x2 accumulator tiles over the depth: each accumulator starts
 // from a zero tile of its own (one tile_zero for all four became copies
 // through the stack), the four operand tiles are loaded before the four

@@ -9,5 +9,11 @@
 // RUN: moec run %t/blocks.mlir --random-inputs --dim 37 --prepare-weights=false --output-dir %t/plain
 // RUN: cmp %t/prepared/out0.npy %t/plain/out0.npy
 // RUN: cmp %t/prepared/out1.npy %t/plain/out1.npy
+// Groups larger than a prepared task's row block (640 rows at this depth;
+// 256 with weights quantized per call): the same outputs bit for bit.
+// RUN: moec run %t/blocks.mlir --random-inputs --dim 1400 --output-dir %t/large > /dev/null
+// RUN: moec run %t/blocks.mlir --random-inputs --dim 1400 --prepare-weights=false --output-dir %t/large-plain > /dev/null
+// RUN: cmp %t/large/out0.npy %t/large-plain/out0.npy
+// RUN: cmp %t/large/out1.npy %t/large-plain/out1.npy
 // CHECK: prepare: weights quantized and packed once for the kernels in {{.*}} ms ({{.*}} MiB), @blocks_prepare_weights; the runs call @blocks_prepared
 // CHECK: out0: 74x100xf32
