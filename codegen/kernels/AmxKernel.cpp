@@ -27,7 +27,8 @@
 //            tiles' lines 4 steps ahead instead.
 //   epilogue the accumulators go through a 32x32 f32 (i32) scratch to the
 //            shared column-pair store (int8: both scales first; SwiGLU,
-//            padding rows, bf16 rounding), a row per depth step of the
+//            padding rows, bf16 rounding), a row (ceil(32 / steps) rows
+//            when there are fewer than 32 depth steps) per depth step of the
 //            next block, which fills the scratch's other half meanwhile.
 //
 // Measured on a 2-core Sapphire Rapids VM (6.9 TFLOP/s AMX BF16 peak of
@@ -73,7 +74,9 @@ constexpr int64_t kLanes = 16;
 /// rows as kRowBlockBytes of packed (bf16) or quantized (int8) rows hold,
 /// which stay in the 2 MiB L2 of every AMX core while the weights' column
 /// pairs go past, at least kMinAmxRows and at most kMaxAmxRows (small
-/// depths: a hot expert stays several tasks). Each row block reads its
+/// depths: a hot expert stays several tasks). The floor is the earlier
+/// 256 everywhere: fewer rows for deeper rows (bf16 past D 2560) were not
+/// measured. Each row block reads its
 /// expert's weights once more, so the blocks are as large as L2 keeps: at
 /// 256 rows everywhere, an expert of 270 rows (T 4096 top-8 with half the
 /// slots null, or T 2048) read them twice. Measured on a Sapphire Rapids,
@@ -86,7 +89,7 @@ constexpr int64_t kLanes = 16;
 /// unprepared bf16 forward 3% slower; the training step the same).
 constexpr int64_t kAmxRowGranule = 32;
 constexpr int64_t kRowBlockBytes = 1280 * 1024;
-constexpr int64_t kMinAmxRows = 128;
+constexpr int64_t kMinAmxRows = 256;
 constexpr int64_t kMaxAmxRows = 640;
 constexpr int64_t kUnpreparedAmxRows = 256;
 /// Tasks of fewer row pairs fetch none of the next pair's lines: with few
@@ -135,7 +138,7 @@ private:
   int64_t maxRows() const {
     if (!p.packedRhs)
       return kUnpreparedAmxRows;
-    int64_t rowBytes = p.int8 ? ops.quantizedRowBytes() : 2 * ops.paddedDepth;
+    int64_t rowBytes = std::max<int64_t>(p.int8 ? ops.quantizedRowBytes() : 2 * ops.paddedDepth, 64);
     int64_t rows = kRowBlockBytes / rowBytes / kAmxRowGranule * kAmxRowGranule;
     return std::clamp(rows, kMinAmxRows, kMaxAmxRows);
   }

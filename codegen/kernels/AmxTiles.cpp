@@ -89,7 +89,8 @@ void mlir::moe::codegen::emitAmxBlocks(
   // while the tile unit stood idle (SPR, int8 T 4096 top-8: the down
   // projection at 19% of the INT8 peak against the up one's 25%). The rows
   // of a step are straight-line code: a loop there made LLVM spill tiles.
-  // Steps unknown at compile time: a row a step, the rest after the steps.
+  // Steps unknown at compile time (or none): a row a step, the rest after
+  // the steps.
   std::optional<int64_t> knownSteps = getConstantIntValue(steps);
   int64_t rowsPerStep = knownSteps && *knownSteps > 0 ? llvm::divideCeil(kBlock, *knownSteps) : 1;
   e.forLoop(zero, count, [&](Value block) {
@@ -109,7 +110,7 @@ void mlir::moe::codegen::emitAmxBlocks(
     amx::TileStoreOp::create(b, out, ValueRange{zero, t}, sums[1]);
     amx::TileStoreOp::create(b, out, ValueRange{t, zero}, sums[2]);
     amx::TileStoreOp::create(b, out, ValueRange{t, t}, sums[3]);
-    if (!knownSteps)
+    if (!knownSteps || *knownSteps <= 0)
       e.ifThen(hasPrevious, [&] {
         e.forLoop(e.min(steps, rows), rows, [&](Value i) { storeRow(previous, previousHalf, i); });
       });

@@ -3,8 +3,8 @@
 // The gmm's AMX kinds (AmxKernel.cpp) and the tgmm's AMX tasks
 // (lowerings/TgmmAmx.cpp) both ask Linux for the tile state at run time,
 // keep their tile code in functions of their own, and run the same loop of
-// 2 x 2 accumulator blocks with its epilogue a row per step of the next
-// block; the 16 x 16 transpose their packs use sits here too.
+// 2 x 2 accumulator blocks with its epilogue spread over the steps of the
+// next block; the 16 x 16 transpose their packs use sits here too.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEC_CODEGEN_KERNELS_AMXTILES_H
@@ -64,8 +64,9 @@ SmallVector<Value> amxZeroAccumulators(Emitter &e, const AmxBlockScratch &scratc
 /// before them, so that all four are live at once and take four tile
 /// registers), and stored to scratch.sums[block % 2]. From there
 /// `storeRow(block, half, row)` takes each of the block's 32 rows out, a
-/// row per step of the next block (ceil(32 / steps) a step when it has
-/// fewer than 32), and the last block's after the loop: done right after
+/// row per step of the next block (when there are fewer than 32 steps:
+/// ceil(32 / steps) a step if their count is a compile-time constant, else
+/// the rest after the steps), and the last block's after the loop: done right after
 /// the block, its vector loads waited for the tile stores to reach L1 while
 /// the tile unit stood idle (a third of the gmm's down projection's time).
 void emitAmxBlocks(Emitter &e, const AmxBlockScratch &scratch, Value count, Value steps,

@@ -23,8 +23,9 @@
 //   blocks  four accumulators from zero tiles (or, after a group's first
 //           chunk, from the task's f32 block), the four operand tiles
 //           loaded before the four products; out through a two-block f32
-//           scratch, a row per step of the next block (the gmm's AMX kind,
-//           kernels/AmxKernel.cpp, does the same).
+//           scratch, a row per step of the next block (emitAmxBlocks,
+//           shared with the gmm's AMX kind; the steps are a run-time count
+//           here, so with fewer than 32 the rest follow the steps).
 //   store   every out element by exactly one task (an empty group's: zeros),
 //           rounded to bf16 once.
 //

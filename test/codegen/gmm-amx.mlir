@@ -35,7 +35,7 @@
 // CHECK-COUNT-4: amx.tile_load {{.*}} into !amx.tile<16x32xbf16>
 // CHECK-COUNT-4: amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
 // CHECK-COUNT-16: math.exp {{.*}} : vector<16xf32>
-// CHECK-NOT: scf.for
+// CHECK-NOT: {{scf.for|math.exp}}
 // CHECK:     scf.yield
 // CHECK:   memref.subview {{.*}} : memref<2x32x32xf32> to memref<32x32xf32
 // CHECK-COUNT-4: amx.tile_store

@@ -1,7 +1,7 @@
 // bf16 gmms on AMX tiles against the reference loops, where the other AMX
 // run tests do not go: a depth of 1100 (35 steps of 32 depth values, more
-// than a block's 32 rows: the previous block's epilogue runs inside the
-// depth loop, not after it) and transposed weights [E, N, D] (the
+// than a block's 32 rows: a row of the previous block's epilogue a step,
+// the last steps none) and transposed weights [E, N, D] (the
 // backward's row gradient: the pair block packed from rows of the weight),
 // over groups of 70, 0 and 50 rows and 80 columns (a column pair cut by N).
 // REQUIRES: amx-bf16
