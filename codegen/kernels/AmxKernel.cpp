@@ -70,23 +70,25 @@ constexpr int64_t kTileRows = 16; // rows of every tile
 constexpr int64_t kTileCols = 16; // f32 (i32) columns of an accumulator tile
 constexpr int64_t kLanes = 16;
 /// AMX rows per task for a large group: the group split evenly into blocks
-/// of at most maxRows() rows, each a multiple of kAmxRowGranule: as many
-/// rows as kRowBlockBytes of packed (bf16) or quantized (int8) rows hold,
-/// which stay in the 2 MiB L2 of every AMX core while the weights' column
-/// pairs go past, at least kMinAmxRows and at most kMaxAmxRows (small
-/// depths: a hot expert stays several tasks). The floor is the earlier
-/// 256 everywhere: fewer rows for deeper rows (bf16 past D 2560) were not
-/// measured. Each row block reads its
-/// expert's weights once more, so the blocks are as large as L2 keeps: at
-/// 256 rows everywhere, an expert of 270 rows (T 4096 top-8 with half the
-/// slots null, or T 2048) read them twice. Measured on a Sapphire Rapids,
-/// H 2048, M 1408, top-8: 320 bf16 rows (1.25 MiB) against 256: T 4096
-/// 2-6% faster, half null 6%, T 2048 9-12%; int8 T 4096 4-8%, half null
-/// 10%. 448 bf16 rows (1.75 MiB) made T 3072 8% slower, while 448 int8
-/// rows (0.9 MiB) made it 9-12% faster.
+/// of at most maxRows() rows, each a multiple of kAmxRowGranule.
+///
+/// With weights packed at load time: as many rows as kRowBlockBytes of
+/// packed (bf16) or quantized (int8) rows hold, which stay in the 2 MiB L2
+/// of every AMX core while the weights' column pairs go past. Each row
+/// block reads its expert's weights once more, so the blocks are as large
+/// as L2 keeps: at 256 rows everywhere, an expert of 270 rows (T 4096
+/// top-8 with half the slots null, or T 2048) read them twice. Measured on
+/// a Sapphire Rapids, H 2048, M 1408, top-8: 320 bf16 rows (1.25 MiB)
+/// against 256: T 4096 2-6% faster, half null 6%, T 2048 9-12%; int8 T
+/// 4096 4-8%, half null 10%. 448 bf16 rows (1.75 MiB) made T 3072 8%
+/// slower, while 448 int8 rows (0.9 MiB) made it 9-12% faster. At least
+/// kMinAmxRows, the earlier 256 everywhere (fewer, for bf16 rows past
+/// D 2560, were not measured); at most kMaxAmxRows, so that at small
+/// depths a hot expert stays several tasks.
+///
 /// With weights packed per call the worker's packed weight block (1 MiB at
-/// H 2048) shares L2 with the rows: kUnpreparedAmxRows rows (320 made the
-/// unprepared bf16 forward 3% slower; the training step the same).
+/// H 2048) shares L2 with the rows: kUnpreparedAmxRows (320 made the
+/// unprepared bf16 forward 3% slower, the training step no faster).
 constexpr int64_t kAmxRowGranule = 32;
 constexpr int64_t kRowBlockBytes = 1280 * 1024;
 constexpr int64_t kMinAmxRows = 256;

@@ -1,8 +1,8 @@
 // With weights packed at load time, an AMX task's row block holds as many
 // rows as 1.25 MiB of packed (bf16) or quantized (int8) rows (a multiple
-// of 32, from 256, the size before, to 640): each row block reads its expert's weights once
-// more, so blocks are as large as L2 keeps beside a column pair of weights
-// (AmxKernel.cpp, kRowBlockBytes). The cap shows in the row-block split
+// of 32, from 256, the size before, to 640): each row block reads its
+// expert's weights once more, so blocks are as large as L2 keeps beside a
+// column pair of weights (AmxKernel.cpp, kRowBlockBytes). The cap shows in the row-block split
 // (evenRowBlock) and, for bf16, in the worker's packed-rows buffer.
 // RUN: moe-opt %s -moe-attach-target=cpu=sapphirerapids -moe-lower-to-loops -split-input-file | FileCheck %s
 

@@ -1,8 +1,9 @@
 // bf16 rows on the int8 kernels at a real depth, against the reference
 // loops: the rows' largest magnitude (found on the elements' bits, 32 a
 // register) over 44 registers, the last one partial (D 1400), with the
-// largest value in that last register for some rows; the AMX kind's 22
-// depth steps a block (1408 / 64) store two epilogue rows a step. Both
+// largest value in that last register for some rows; on an AMX host the
+// amx_int8 kind's 22 depth steps a block (1408 / 64) store two epilogue
+// rows a step (elsewhere the VNNI or AVX2 kind runs the same rows). Both
 // lowerings quantize the same rows the same way (integer sums, one
 // epilogue arithmetic): equal but for the last bf16 rounding of a product
 // of scales.
