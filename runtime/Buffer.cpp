@@ -1,6 +1,7 @@
 //===- Buffer.cpp - host tensors -------------------------------------------===//
 
 #include "runtime/Buffer.h"
+#include "runtime/HugePages.h"
 
 #include <cmath>
 #include <cstring>
@@ -70,6 +71,9 @@ Buffer::Buffer(DType dtype, std::vector<int64_t> shape)
                  bytes, shapeString(shape_).c_str(), dtypeName(dtype_));
     std::abort();
   }
+  // Large tensors (weights, a batch's activations) on huge pages, advised
+  // before the memset touches them (HugePages.h).
+  adviseHugePages(p, bytes);
   std::memset(p, 0, bytes ? bytes : 64);
   storage_.reset(p, [](void *q) { std::free(q); });
   data_ = p;

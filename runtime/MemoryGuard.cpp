@@ -2,6 +2,7 @@
 
 #include "runtime/MemoryGuard.h"
 
+#include "runtime/HugePages.h"
 #include "runtime/RunTimeChecks.h"
 
 #include <cstdio>
@@ -44,14 +45,20 @@ void checkRequest(size_t bytes) {
 
 } // namespace
 
+// Large buffers are advised onto huge pages before anything touches them
+// (HugePages.h).
 void *moert_guarded_malloc(size_t bytes) {
   checkRequest(bytes);
-  return std::malloc(bytes);
+  void *data = std::malloc(bytes);
+  moec::adviseHugePages(data, bytes);
+  return data;
 }
 
 void *moert_guarded_aligned_alloc(size_t alignment, size_t bytes) {
   checkRequest(bytes);
-  return std::aligned_alloc(alignment, bytes);
+  void *data = std::aligned_alloc(alignment, bytes);
+  moec::adviseHugePages(data, bytes);
+  return data;
 }
 
 uint64_t moec::availableMemoryBytes() {

@@ -23,8 +23,9 @@ extern "C" {
 /// 64 MiB or more that exceeds the memory available now (see
 /// availableMemoryBytes) prints one error line naming the request and what
 /// is available, and ends the process with exit status 1; smaller requests
-/// and those that fit go to the C library unchanged. Generated code does
-/// not check malloc's result, so failing with nullptr is not an option.
+/// and those that fit go to the C library, the large ones advised onto
+/// huge pages (HugePages.h). Generated code does not check malloc's
+/// result, so failing with nullptr is not an option.
 void *moert_guarded_malloc(size_t bytes);
 void *moert_guarded_aligned_alloc(size_t alignment, size_t bytes);
 }
