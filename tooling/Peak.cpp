@@ -385,7 +385,11 @@ double moec::measureReadGBps(unsigned threads, size_t bytes) {
 
 // From Linux's cache description of cpu0: glibc's _SC_LEVEL3_CACHE_SIZE
 // (which strategy's MachineModel::hostCaches reads for L1 and L2, where it
-// is right) said 320 MiB for this VM's 32 MiB L3.
+// is right) said 320 MiB for this VM's 32 MiB L3. Where Linux describes no
+// cache (a VM without /sys/devices/system/cpu/cpu0/cache), glibc's largest
+// level: an overstated L3 counts some DRAM-sized blocks as cached (moe-bench
+// --llc-mib corrects it), where no size at all counted a block of kilobytes
+// as read from DRAM.
 double moec::lastLevelCacheBytes() {
   static const double bytes = [] {
     double largest = 0;
@@ -401,6 +405,11 @@ double moec::lastLevelCacheBytes() {
       if (!text.getAsInteger(10, value))
         largest = std::max(largest, double(value) * scale);
     }
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+    if (largest == 0)
+      for (int name : {_SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL4_CACHE_SIZE})
+        largest = std::max(largest, double(std::max(0L, sysconf(name))));
+#endif
     return largest;
   }();
   return bytes;

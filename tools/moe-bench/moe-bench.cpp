@@ -190,7 +190,8 @@ cl::opt<double> readGBpsOption("read-gbps",
 cl::opt<double> llcMibOption("llc-mib",
                              cl::desc("Last-level cache MiB: weights larger than this are reported "
                                       "against the DRAM read bandwidth (default: cpu0's, as Linux "
-                                      "describes it; a VM may describe more than it has)"),
+                                      "describes it, else glibc's largest level; a VM may describe more "
+                                      "than it has)"),
                              cl::init(0), cl::cat(category));
 cl::opt<std::string> dumpRouting("dump-routing",
                                  cl::desc("Write ids.npy and weights.npy of each routing "
