@@ -100,6 +100,31 @@ Value mlir::moe::codegen::evenRowBlock(Emitter &e, Value groupRows, int64_t maxR
   return e.max(e.mul(ceilDiv(ceilDiv(groupRows, blocks), granule), granule), granule);
 }
 
+void mlir::moe::codegen::emitByRowCount(Emitter &e, Value rows, ArrayRef<int64_t> tileRows,
+                                        function_ref<void(int64_t m)> smallTile,
+                                        function_ref<void()> fullTiles) {
+  auto &b = e.b;
+  // The variant: 0 for no rows, 1 + i for tileRows[i], the default for more.
+  int64_t variants = int64_t(tileRows.size()) + 1;
+  Value variant = e.index(variants);
+  for (int64_t i = int64_t(tileRows.size()) - 1; i >= 0; --i)
+    variant = e.select(e.lt(rows, e.index(tileRows[i] + 1)), e.index(i + 1), variant);
+  variant = e.select(e.lt(rows, e.index(1)), e.index(0), variant);
+  SmallVector<int64_t> cases = llvm::to_vector(llvm::seq<int64_t>(0, variants));
+  auto byRows = scf::IndexSwitchOp::create(b, TypeRange{}, variant, cases, cases.size());
+  for (int64_t v = 0; v <= variants; ++v) {
+    Region &region = v < variants ? byRows.getCaseRegions()[v] : byRows.getDefaultRegion();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&region.emplaceBlock());
+    scf::YieldOp::create(b);
+    b.setInsertionPointToStart(&region.front());
+    if (v == variants)
+      fullTiles();
+    else if (v > 0)
+      smallTile(tileRows[v - 1]);
+  }
+}
+
 void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayRef<StringRef> kinds,
                                       Operation *anchor) {
   auto &b = e.b;

@@ -4,7 +4,8 @@
 // times a signed byte) of a row of a packed weight tile (the quad layout AMX
 // reads too, offset to w + 128, PackedOperands.cpp) against a quantized
 // row's 4 depth bytes (Int8Rows.cpp), broadcast, on register tiles of 6 rows
-// x 4 zmm of 16 columns; 128 times the row's sum takes the offset back out
+// x 4 zmm of 16 columns (a task of fewer rows: a tile of 1, 2 or 4 rows);
+// 128 times the row's sum takes the offset back out
 // (withoutWeightOffset). The offset goes on the weights, not on the rows:
 // their sums come for free with the quantization, where per-column sums
 // would cost the packing a pass.
@@ -43,9 +44,10 @@ public:
   void emitTask(const GmmTask &task) override;
 
 private:
-  /// With `next`, the tile's depth steps (from the task's `firstStep`)
-  /// fetch their part of the next block (PackedOperands::nextBlock).
-  void registerTile(Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0, Value g,
+  /// The register tile of `m` rows (m <= kVnniRows) at task row `ir`. With
+  /// `next`, the tile's depth steps (from the task's `firstStep`) fetch
+  /// their part of the next block (PackedOperands::nextBlock).
+  void registerTile(int64_t m, Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0, Value g,
                     const PackedOperands::NextBlock *next, Value firstStep);
 
 };
@@ -62,8 +64,9 @@ func::FuncOp vpdpbusdFunction(Emitter &e, VectorType sumType, VectorType bytesTy
 }
 } // namespace
 
-void Int8VnniKernel::registerTile(Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0,
-                                  Value g, const PackedOperands::NextBlock *next, Value firstStep) {
+void Int8VnniKernel::registerTile(int64_t m, Value r0, Value rows, Value ir, Value q, Value colPairs,
+                                  Value c0, Value g, const PackedOperands::NextBlock *next,
+                                  Value firstStep) {
   auto &b = e.b;
   Value zero = e.index(0), one = e.index(1);
   auto sumType = VectorType::get({kLanes}, b.getI32Type());
@@ -75,7 +78,7 @@ void Int8VnniKernel::registerTile(Value r0, Value rows, Value ir, Value q, Value
   // Rows past the task's end repeat its last row, column pairs past the
   // block's end its last pair: computed, never stored.
   SmallVector<Value> row, pair, tiles;
-  for (int64_t i = 0; i < kVnniRows; ++i)
+  for (int64_t i = 0; i < m; ++i)
     row.push_back(e.add(r0, e.min(e.add(ir, e.index(i)), e.sub(rows, one))));
   Value firstPair = e.mul(q, e.index(kVnniPairs));
   for (int64_t j = 0; j < kVnniPairs; ++j) {
@@ -85,7 +88,7 @@ void Int8VnniKernel::registerTile(Value r0, Value rows, Value ir, Value q, Value
   }
 
   Value z = arith::ConstantOp::create(b, DenseElementsAttr::get(sumType, b.getI32IntegerAttr(0)));
-  SmallVector<Value> init(kVnniRows * kTiles, z);
+  SmallVector<Value> init(m * kTiles, z);
   SmallVector<Value> acc = e.forLoop(
       zero, e.index(ops.paddedDepth / 4), init, [&](Value kq, ValueRange in) -> SmallVector<Value> {
         // The rows' broadcasts first, then one weight vector at a time
@@ -94,7 +97,7 @@ void Int8VnniKernel::registerTile(Value r0, Value rows, Value ir, Value q, Value
           ops.fetchNextBlock(*next, e.add(firstStep, kq));
         Value depth = e.mul(kq, e.index(4));
         Value a[kVnniRows];
-        for (int64_t i = 0; i < kVnniRows; ++i) {
+        for (int64_t i = 0; i < m; ++i) {
           Value quad = vector::LoadOp::create(b, quadType, ops.quantizedRows(), ValueRange{row[i], depth});
           Value lanes = vector::BroadcastOp::create(b, sumType, vector::BitCastOp::create(b, oneLane, quad));
           a[i] = vector::BitCastOp::create(b, bytesType, lanes);
@@ -102,14 +105,14 @@ void Int8VnniKernel::registerTile(Value r0, Value rows, Value ir, Value q, Value
         SmallVector<Value> out(in.begin(), in.end());
         for (int64_t j = 0; j < kTiles; ++j) {
           Value w = vector::LoadOp::create(b, bytesType, ops.packedWeights(), ValueRange{tiles[j], kq, zero});
-          for (int64_t i = 0; i < kVnniRows; ++i)
+          for (int64_t i = 0; i < m; ++i)
             out[i * kTiles + j] =
                 func::CallOp::create(b, vpdpbusd, ValueRange{out[i * kTiles + j], w, a[i]}).getResult(0);
         }
         return out;
       });
 
-  for (int64_t i = 0; i < kVnniRows; ++i) {
+  for (int64_t i = 0; i < m; ++i) {
     e.ifThen(e.lt(e.add(ir, e.index(i)), rows), [&] {
       Value r = e.add(r0, e.add(ir, e.index(i)));
       for (int64_t j = 0; j < kVnniPairs; ++j) {
@@ -140,15 +143,24 @@ void Int8VnniKernel::emitTask(const GmmTask &task) {
       ops.nextBlock(task, e.mul(e.mul(rowTiles, pairGroups), depthQuads));
   // Row tiles outside: a tile's rows stay in L1 while the weight block
   // streams from L2 under it.
-  e.forLoop(e.index(0), rows, e.index(kVnniRows), ValueRange{},
-            [&](Value ir, ValueRange) -> SmallVector<Value> {
-              Value tileIndex = e.divs(ir, e.index(kVnniRows));
-              e.forLoop(e.index(0), pairGroups, [&](Value q) {
-                Value firstStep = e.mul(e.add(e.mul(tileIndex, pairGroups), q), depthQuads);
-                registerTile(r0, rows, ir, q, colPairs, c0, g, next ? &*next : nullptr, firstStep);
-              });
-              return {};
-            });
+  auto tilesOf = [&](int64_t m, Value ir) {
+    Value tileIndex = e.divs(ir, e.index(kVnniRows));
+    e.forLoop(e.index(0), pairGroups, [&](Value q) {
+      Value firstStep = e.mul(e.add(e.mul(tileIndex, pairGroups), q), depthQuads);
+      registerTile(m, r0, rows, ir, q, colPairs, c0, g, next ? &*next : nullptr, firstStep);
+    });
+  };
+  // A task of fewer rows than a tile (decode sizes) takes a smaller tile,
+  // as Bf16DotKernel's do.
+  emitByRowCount(
+      e, rows, kDecodeTileRows, [&](int64_t m) { tilesOf(m, e.index(0)); },
+      [&] {
+        e.forLoop(e.index(0), rows, e.index(kVnniRows), ValueRange{},
+                  [&](Value ir, ValueRange) -> SmallVector<Value> {
+                    tilesOf(kVnniRows, ir);
+                    return {};
+                  });
+      });
 }
 
 namespace {

@@ -95,6 +95,17 @@ std::vector<Case> cases() {
     c.tiles.packedColumns = 32;
     c.threads = {2, 5};
   });
+  // Decode sizes: a task of 1 to 5 rows takes a smaller register tile (the
+  // dot and VNNI kinds: 1, 2 or 4 rows, the extra ones never stored), 7
+  // rows a full tile and the rest of one.
+  add("decode sizes: groups of 1 to 5 rows, gathered, swiglu", [](Case &c) {
+    c.shape.rows = 22;
+    c.shape.depth = 70;
+    c.shape.width = 40;
+    c.shape.groupSizes = {1, 2, 0, 3, 4, 5, 7};
+    c.shape.gather = true;
+    c.shape.swiglu = true;
+  });
   add("swiglu", [](Case &c) {
     c.shape.rows = 30;
     c.shape.depth = 40;
