@@ -63,16 +63,17 @@ struct GmmTask {
 Value evenRowBlock(Emitter &e, Value groupRows, int64_t maxRows, int64_t granule);
 
 /// A task's rows by count, for the register-tile kinds at decode sizes: no
-/// code for 0 rows; a register tile of the smallest of `tileRows`
-/// (ascending, each below `fullRows`) that holds `rows` (its rows past
-/// `rows` repeat the last: computed, never stored), `smallTile(m)`'s code;
-/// from tileRows.back() + 1 rows on, `fullTiles()`'s. Sizes between, not
-/// every count: each variant is a register tile's loop and epilogue more to
-/// compile (every count 1 to 5 of 6 rows doubled moe-bench's bf16 compile
-/// time, 0.5 -> 1.0 s; 1, 2 and 4 take moec's examples/family-mixtral-8x7b.mlir
-/// from 0.42 to 0.60 s).
-void emitByRowCount(Emitter &e, Value rows, ArrayRef<int64_t> tileRows,
-                    function_ref<void(int64_t m)> smallTile, function_ref<void()> fullTiles);
+/// code for 0 rows; `tile(m, 0)` for the smallest m of `tileRows`
+/// (ascending, each below `fullRows`) that holds `rows` (a tile's rows past
+/// `rows` repeat the last: computed, never stored); from tileRows.back() + 1
+/// rows on, `tile(fullRows, ir)` for each ir in [0, rows) step fullRows.
+/// Sizes between, not every count: each variant is a register tile's loop
+/// and epilogue more to compile (every count 1 to 5 of 6 rows doubled
+/// moe-bench's bf16 compile time, 0.5 -> 1.0 s; 1, 2 and 4 take moec's
+/// examples/family-mixtral-8x7b.mlir from 0.42 to 0.60 s).
+void emitByRowCount(Emitter &e, Value rows, ArrayRef<int64_t> tileRows, int64_t fullRows,
+                    function_ref<void(int64_t m, Value ir)> tile);
+
 /// The small tiles of the 6-row kinds (avx512bf16_dot, int8_vnni): T 16
 /// top-8 gives an expert 0-5 rows, 2.1 on average.
 inline constexpr int64_t kDecodeTileRows[] = {1, 2, 4};

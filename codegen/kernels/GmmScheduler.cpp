@@ -101,8 +101,7 @@ Value mlir::moe::codegen::evenRowBlock(Emitter &e, Value groupRows, int64_t maxR
 }
 
 void mlir::moe::codegen::emitByRowCount(Emitter &e, Value rows, ArrayRef<int64_t> tileRows,
-                                        function_ref<void(int64_t m)> smallTile,
-                                        function_ref<void()> fullTiles) {
+                                        int64_t fullRows, function_ref<void(int64_t m, Value ir)> tile) {
   auto &b = e.b;
   // The variant: 0 for no rows, 1 + i for tileRows[i], the default for more.
   int64_t variants = int64_t(tileRows.size()) + 1;
@@ -119,9 +118,13 @@ void mlir::moe::codegen::emitByRowCount(Emitter &e, Value rows, ArrayRef<int64_t
     scf::YieldOp::create(b);
     b.setInsertionPointToStart(&region.front());
     if (v == variants)
-      fullTiles();
+      e.forLoop(e.index(0), rows, e.index(fullRows), ValueRange{},
+                [&](Value ir, ValueRange) -> SmallVector<Value> {
+                  tile(fullRows, ir);
+                  return {};
+                });
     else if (v > 0)
-      smallTile(tileRows[v - 1]);
+      tile(tileRows[v - 1], e.index(0));
   }
 }
 

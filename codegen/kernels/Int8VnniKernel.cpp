@@ -152,15 +152,7 @@ void Int8VnniKernel::emitTask(const GmmTask &task) {
   };
   // A task of fewer rows than a tile (decode sizes) takes a smaller tile,
   // as Bf16DotKernel's do.
-  emitByRowCount(
-      e, rows, kDecodeTileRows, [&](int64_t m) { tilesOf(m, e.index(0)); },
-      [&] {
-        e.forLoop(e.index(0), rows, e.index(kVnniRows), ValueRange{},
-                  [&](Value ir, ValueRange) -> SmallVector<Value> {
-                    tilesOf(kVnniRows, ir);
-                    return {};
-                  });
-      });
+  emitByRowCount(e, rows, kDecodeTileRows, kVnniRows, tilesOf);
 }
 
 namespace {
