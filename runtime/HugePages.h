@@ -23,7 +23,7 @@ constexpr size_t kHugePageAdviceBytes = size_t(4) << 20;
 /// the 2 MiB-aligned pages that lie wholly inside [data, data + bytes),
 /// when bytes >= kHugePageAdviceBytes. Advice only: pages already touched
 /// stay as they are, and a kernel without (or with "never") transparent
-/// huge pages ignores it. Returns whether the advice was taken.
+/// huge pages ignores it. Returns whether madvise accepted it.
 bool adviseHugePages(void *data, size_t bytes);
 
 } // namespace moec

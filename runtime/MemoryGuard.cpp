@@ -45,8 +45,8 @@ void checkRequest(size_t bytes) {
 
 } // namespace
 
-// Large buffers are advised onto huge pages before anything touches them
-// (HugePages.h).
+// Large buffers are advised onto huge pages, usually before anything touches
+// them (a reused heap chunk of under 32 MiB may have been; HugePages.h).
 void *moert_guarded_malloc(size_t bytes) {
   checkRequest(bytes);
   void *data = std::malloc(bytes);

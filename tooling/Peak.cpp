@@ -405,7 +405,7 @@ double moec::lastLevelCacheBytes() {
       if (!text.getAsInteger(10, value))
         largest = std::max(largest, double(value) * scale);
     }
-#ifdef _SC_LEVEL1_DCACHE_SIZE
+#ifdef _SC_LEVEL3_CACHE_SIZE
     if (largest == 0)
       for (int name : {_SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL4_CACHE_SIZE})
         largest = std::max(largest, double(std::max(0L, sysconf(name))));

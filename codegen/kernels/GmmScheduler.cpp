@@ -20,6 +20,9 @@
 //            work, and uneven tasks never leave a core idle
 //   task   = the kind's code (GmmKernel::emitTask), one branch per kind
 //            compiled in; a tile kind's branch is a function of its own.
+//            Helpers of the kinds' tasks live here too: evenRowBlock (a
+//            group's row blocks) and emitByRowCount (smaller register tiles
+//            for a task of a few rows).
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,6 +105,8 @@ Value mlir::moe::codegen::evenRowBlock(Emitter &e, Value groupRows, int64_t maxR
 
 void mlir::moe::codegen::emitByRowCount(Emitter &e, Value rows, ArrayRef<int64_t> tileRows,
                                         int64_t fullRows, function_ref<void(int64_t m, Value ir)> tile) {
+  assert(!tileRows.empty() && llvm::is_sorted(tileRows) && tileRows.back() < fullRows &&
+         "small tiles ascending, below the full one");
   auto &b = e.b;
   // The variant: 0 for no rows, 1 + i for tileRows[i], the default for more.
   int64_t variants = int64_t(tileRows.size()) + 1;

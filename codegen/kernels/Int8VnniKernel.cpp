@@ -4,7 +4,7 @@
 // times a signed byte) of a row of a packed weight tile (the quad layout AMX
 // reads too, offset to w + 128, PackedOperands.cpp) against a quantized
 // row's 4 depth bytes (Int8Rows.cpp), broadcast, on register tiles of 6 rows
-// x 4 zmm of 16 columns (a task of fewer rows: a tile of 1, 2 or 4 rows);
+// x 4 zmm of 16 columns (a task of 1 to 4 rows: a tile of 1, 2 or 4 rows);
 // 128 times the row's sum takes the offset back out
 // (withoutWeightOffset). The offset goes on the weights, not on the rows:
 // their sums come for free with the quantization, where per-column sums
@@ -92,7 +92,7 @@ void Int8VnniKernel::registerTile(int64_t m, Value r0, Value rows, Value ir, Val
   SmallVector<Value> acc = e.forLoop(
       zero, e.index(ops.paddedDepth / 4), init, [&](Value kq, ValueRange in) -> SmallVector<Value> {
         // The rows' broadcasts first, then one weight vector at a time
-        // against every row: 24 accumulators + 3 broadcasts + 1 weight live.
+        // against every row: m x 4 accumulators, m broadcasts, 1 weight live.
         if (next)
           ops.fetchNextBlock(*next, e.add(firstStep, kq));
         Value depth = e.mul(kq, e.index(4));
@@ -150,8 +150,8 @@ void Int8VnniKernel::emitTask(const GmmTask &task) {
       registerTile(m, r0, rows, ir, q, colPairs, c0, g, next ? &*next : nullptr, firstStep);
     });
   };
-  // A task of fewer rows than a tile (decode sizes) takes a smaller tile,
-  // as Bf16DotKernel's do.
+  // A task of 1 to 4 rows (decode sizes) takes a smaller tile, as
+  // Bf16DotKernel's do.
   emitByRowCount(e, rows, kDecodeTileRows, kVnniRows, tilesOf);
 }
 
