@@ -390,8 +390,8 @@ double moec::measureReadGBps(unsigned threads, size_t bytes) {
 // level: an overstated L3 counts some DRAM-sized blocks as cached (moe-bench
 // --llc-mib corrects it), where no size at all counted a block of kilobytes
 // as read from DRAM.
-double moec::lastLevelCacheBytes() {
-  static const double bytes = [] {
+moec::LastLevelCache moec::lastLevelCache() {
+  static const LastLevelCache cache = [] {
     double largest = 0;
     for (int index = 0; index < 8; ++index) {
       // Read as a stream: sysfs files report a size of 4096 bytes.
@@ -405,12 +405,13 @@ double moec::lastLevelCacheBytes() {
       if (!text.getAsInteger(10, value))
         largest = std::max(largest, double(value) * scale);
     }
+    if (largest > 0)
+      return LastLevelCache{largest, false};
 #ifdef _SC_LEVEL3_CACHE_SIZE
-    if (largest == 0)
-      for (int name : {_SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL4_CACHE_SIZE})
-        largest = std::max(largest, double(std::max(0L, sysconf(name))));
+    for (int name : {_SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL4_CACHE_SIZE})
+      largest = std::max(largest, double(std::max(0L, sysconf(name))));
 #endif
-    return largest;
+    return LastLevelCache{largest, largest > 0};
   }();
-  return bytes;
+  return cache;
 }

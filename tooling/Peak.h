@@ -38,9 +38,15 @@ double measureAvx2MaddPeakGops(unsigned threads, double seconds = 0.3);
 /// best of five: the bound of a block that reads its weights once (decode
 /// sizes). 0 when the buffer cannot be allocated.
 double measureReadGBps(unsigned threads, size_t bytes = size_t(256) << 20);
-/// The largest cache's bytes (the last level's), 0 when unknown: weights
-/// smaller than it are read from the cache, not DRAM, call after call.
-double lastLevelCacheBytes();
+/// The largest cache (the last level's): weights smaller than it are read
+/// from the cache, not DRAM, call after call. `bytes` 0 when unknown;
+/// `fromGlibc` when Linux describes no cache and the size is glibc's,
+/// which a VM may overstate (callers say so where it decides something).
+struct LastLevelCache {
+  double bytes = 0;
+  bool fromGlibc = false;
+};
+LastLevelCache lastLevelCache();
 /// Whether Linux grants this process the AMX tile state (arch_prctl
 /// ARCH_REQ_XCOMP_PERM): false on a CPU or kernel without AMX.
 bool amxTilesGranted();

@@ -86,9 +86,9 @@ private:
   void packRows(Value r0, Value r1);
   /// The lhs row of task row `r` (through the permutation when gathered).
   Value sourceRow(Value r);
-  /// The rows the register tile at task row `ir` reads: packed rows, or the
-  /// lhs's rows in place; rows past the task's end repeat its last row.
-  SmallVector<Value> tileRows(Value r0, Value rows, Value ir);
+  /// The `m` rows the register tile at task row `ir` reads: packed rows, or
+  /// the lhs's rows in place; rows past the task's end repeat its last row.
+  SmallVector<Value> tileRows(int64_t m, Value r0, Value rows, Value ir);
   /// Register tile `ir` of column quad `q`, its first `m` rows (m <=
   /// kTileRowCount); with `next`, its depth steps (from the task's
   /// `firstStep`) fetch their part of the next block.
@@ -132,9 +132,9 @@ Value Bf16DotKernel::sourceRow(Value r) {
   return e.divs(e.max(slot, e.index(0)), e.index(p.topK));
 }
 
-SmallVector<Value> Bf16DotKernel::tileRows(Value r0, Value rows, Value ir) {
+SmallVector<Value> Bf16DotKernel::tileRows(int64_t m, Value r0, Value rows, Value ir) {
   SmallVector<Value> tileRow;
-  for (int64_t i = 0; i < kTileRowCount; ++i) {
+  for (int64_t i = 0; i < m; ++i) {
     Value row = e.min(e.add(ir, e.index(i)), e.sub(rows, e.index(1)));
     tileRow.push_back(rowsInPlace ? sourceRow(e.add(r0, row)) : row);
   }
@@ -221,20 +221,20 @@ void Bf16DotKernel::emitTask(const GmmTask &task) {
   // looked up once) stay in L1 while the weight block streams from L2 under
   // it.
   auto tilesOf = [&](int64_t m, Value ir) {
-    SmallVector<Value> tileRow = tileRows(r0, rows, ir);
+    SmallVector<Value> tileRow = tileRows(m, r0, rows, ir);
     Value tileIndex = e.divs(ir, e.index(kTileRowCount));
     e.forLoop(e.index(0), quads, [&](Value q) {
       Value firstStep = e.mul(e.add(e.mul(tileIndex, quads), q), depthPairs);
-      registerTile(m, r0, rows, ir, ArrayRef<Value>(tileRow).take_front(m), q, g, colPairs, c0,
-                   next ? &*next : nullptr, firstStep);
+      registerTile(m, r0, rows, ir, tileRow, q, g, colPairs, c0, next ? &*next : nullptr, firstStep);
     });
   };
   // A task of 1 to 4 rows (decode sizes: T 16 top-8 gives an expert 0-5
   // rows, 2.1 on average) takes the smallest tile of 1, 2 or 4 rows that
-  // holds them (5 rows or more: 6-row tiles): the full tile multiplied each streamed weight
-  // vector by 6 rows, most of them copies of the last. AMD EPYC znver5,
-  // 2 threads, T 2 top-8 of 8 experts (H 1024, M 512, weights in L3): bf16
-  // 0.37-0.39 -> 0.31-0.33 ms, int8 0.15-0.16 -> 0.13-0.14 ms.
+  // holds them (5 rows or more: 6-row tiles): the full tile multiplied
+  // each streamed weight vector by 6 rows, most of them copies of the
+  // last. AMD EPYC znver5, 2 threads, T 2 top-8 of 8 experts (H 1024, M
+  // 512, weights in L3): bf16 0.37-0.39 -> 0.31-0.33 ms, int8 0.15-0.16
+  // -> 0.13-0.14 ms.
   emitByRowCount(e, rows, kDecodeTileRows, kTileRowCount, tilesOf);
 }
 

@@ -549,18 +549,11 @@ void FmaKernel::streamTile(Value r0, Value r1, Value g, Value c0, Value panels) 
   // all mr for them. With AVX2's 6-row tile that made a bf16 T 16 call
   // as much FMA work as memory traffic (znver3: about 29 ms of each, so
   // 45-50 ms a call).
-  OpBuilder::InsertionGuard guard(b);
-  // Cases 0 (a task without rows: nothing) to mr - 1; mr the default.
-  SmallVector<int64_t> counts = llvm::to_vector(llvm::seq<int64_t>(0, t.rows));
-  auto byRows = scf::IndexSwitchOp::create(b, TypeRange{}, e.sub(r1, r0), counts, counts.size());
-  for (int64_t m = 0; m <= t.rows; ++m) {
-    Region &region = m < t.rows ? byRows.getCaseRegions()[m] : byRows.getDefaultRegion();
-    b.setInsertionPointToStart(&region.emplaceBlock());
-    scf::YieldOp::create(b);
-    b.setInsertionPointToStart(&region.front());
-    if (m > 0)
-      streamTileOf(m, r0, r1, g, c0, panels);
-  }
+  // A tile for every count 1 to mr - 1; mr rows (the most a task here
+  // has) the full tile, once.
+  SmallVector<int64_t> counts = llvm::to_vector(llvm::seq<int64_t>(1, t.rows));
+  emitByRowCount(e, e.sub(r1, r0), counts, t.rows,
+                 [&](int64_t m, Value) { streamTileOf(m, r0, r1, g, c0, panels); });
 }
 
 void FmaKernel::streamTileOf(int64_t m, Value r0, Value r1, Value g, Value c0, Value panels) {

@@ -66,7 +66,8 @@ Value evenRowBlock(Emitter &e, Value groupRows, int64_t maxRows, int64_t granule
 /// code for 0 rows; `tile(m, 0)` for the smallest m of `tileRows`
 /// (ascending, each below `fullRows`) that holds `rows` (a tile's rows past
 /// `rows` repeat the last: computed, never stored); from tileRows.back() + 1
-/// rows on, `tile(fullRows, ir)` for each ir in [0, rows) step fullRows.
+/// rows on (1 without small tiles), `tile(fullRows, ir)` for each ir in
+/// [0, rows) step fullRows.
 /// Sizes between, not every count: each variant is a register tile's loop
 /// and epilogue more to compile (every count 1 to 5 of 6 rows doubled
 /// moe-bench's bf16 compile time, 0.5 -> 1.0 s; 1, 2 and 4 take moec's

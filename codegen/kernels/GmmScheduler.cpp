@@ -105,7 +105,7 @@ Value mlir::moe::codegen::evenRowBlock(Emitter &e, Value groupRows, int64_t maxR
 
 void mlir::moe::codegen::emitByRowCount(Emitter &e, Value rows, ArrayRef<int64_t> tileRows,
                                         int64_t fullRows, function_ref<void(int64_t m, Value ir)> tile) {
-  assert(!tileRows.empty() && llvm::is_sorted(tileRows) && tileRows.back() < fullRows &&
+  assert(llvm::is_sorted(tileRows) && (tileRows.empty() || tileRows.back() < fullRows) &&
          "small tiles ascending, below the full one");
   auto &b = e.b;
   // The variant: 0 for no rows, 1 + i for tileRows[i], the default for more.

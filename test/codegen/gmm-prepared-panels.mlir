@@ -20,7 +20,7 @@
 // CHECK:         %[[ONE:.*]] = arith.cmpi slt, %{{.*}}, %c3{{(_[0-9]+)?}} : index
 // CHECK:         scf.if %[[ONE]] {
 // CHECK-NEXT:      arith.subi
-// CHECK-NEXT:      scf.index_switch
+// CHECK:           scf.index_switch
 // CHECK-NEXT:      case 0 {
 // CHECK-NEXT:        scf.yield
 // CHECK-NEXT:      }

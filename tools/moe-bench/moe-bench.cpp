@@ -952,8 +952,13 @@ int main(int argc, char **argv) {
     }
     return *readGBps;
   };
-  const double cacheBytes =
-      llcMibOption > 0 ? double(llcMibOption) * 1048576.0 : moec::lastLevelCacheBytes();
+  const moec::LastLevelCache cache = llcMibOption > 0
+                                         ? moec::LastLevelCache{double(llcMibOption) * 1048576.0, false}
+                                         : moec::lastLevelCache();
+  const double cacheBytes = cache.bytes;
+  // Weights counted as cached by glibc's size (which a VM may overstate)
+  // are said to be, once, rather than left out silently.
+  bool saidGlibcCache = false;
 
   // The plan: one device, or a mesh of shards (docs/sharding.md), chosen
   // by the flags or, with auto, by the cost model.
@@ -1293,6 +1298,13 @@ int main(int argc, char **argv) {
                              readGBpsOption > 0 ? "give the machine's real one to --read-gbps"
                                                 : "measure on a quiet host, or give --llc-mib if the "
                                                   "weights fit in a cache");
+        } else if (!training && !sharded && mode == "full" && cache.fromGlibc && !saidGlibcCache) {
+          saidGlibcCache = true;
+          outs() << format("cache: weights of %.2f MiB a call fit in the %.0f MiB last-level "
+                           "cache glibc describes, so no share of the DRAM read bandwidth is "
+                           "quoted (Linux describes none, and a VM may describe more than it "
+                           "has: --llc-mib gives the real size)\n",
+                           bytes / 1048576.0, cacheBytes / 1048576.0);
         }
         // The peak is quoted as an upper bound: above it, the peak loop ran
         // on a busy moment (or the count of FLOPs is wrong).
