@@ -124,6 +124,7 @@ public:
   /// rows the other had packed, a tenth.)
   bool wholeRowBlocks() const override { return p.packedRhs && !p.int8; }
   bool keepsWeightBlock() const override { return !p.packedRhs; }
+  bool loadsQuantizedRowTiles() const override { return p.int8; }
   void prepare() override {
     if (p.int8)
       ops.quantizeRows();
@@ -304,6 +305,7 @@ void AmxKernel::epilogueRow(const GmmTask &task, Value block, Value rowPairs, Va
     Value v1 = vector::LoadOp::create(b, vecType, blockScratch.sums, ValueRange{half, i, e.index(kTileCols)});
     if (p.int8) {
       Value g = task.group;
+      // The rows are quantized in order (keepRowOrder): row r's is r.
       v0 = ops.dequantizeSums(ops.withoutWeightOffset(v0, r), r, g, ops.tileColumns(c0, colPair, 0));
       v1 = ops.dequantizeSums(ops.withoutWeightOffset(v1, r), r, g, ops.tileColumns(c0, colPair, 1));
     }

@@ -112,6 +112,10 @@ public:
   /// coarser tasks and keeps one row block a task.
   virtual bool keepsWeightBlock() const { return false; }
 
+  /// Whether the kind loads int8 rows as tiles of consecutive quantized
+  /// rows (AMX), which a token quantized once for its K gathered rows
+  /// cannot give (PackedOperands::keepRowOrder).
+  virtual bool loadsQuantizedRowTiles() const { return false; }
   /// Code before the task table, once per call (int8 kinds quantize the
   /// rows; tile kinds ask Linux for the tile state).
   virtual void prepare() {}

@@ -161,6 +161,9 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
   Value groups = e.dim(p.sizes, 0);
   int64_t minRowBlock = kernels.front()->rowGranule();
   int64_t maxColumnBlocks = 1;
+  for (auto &kernel : kernels)
+    if (kernel->loadsQuantizedRowTiles())
+      shared.keepRowOrder();
   for (auto &kernel : kernels) {
     kernel->prepare();
     minRowBlock = std::min(minRowBlock, kernel->rowGranule());

@@ -159,20 +159,22 @@ void Int8Avx2Kernel::emitTask(const GmmTask &task) {
   Value one = e.index(1);
   // Register tiles of `m` rows from task row `ir`, over every column pair.
   auto rowTile = [&](int64_t m, Value ir) {
-    SmallVector<Value> row;
-    for (int64_t i = 0; i < m; ++i)
+    SmallVector<Value> row, quantized;
+    for (int64_t i = 0; i < m; ++i) {
       row.push_back(e.add(r0, e.add(ir, e.index(i))));
+      quantized.push_back(ops.quantizedRow(row.back()));
+    }
     e.forLoop(e.index(0), colPairs, [&](Value pair) {
       Value tile = e.mul(pair, e.index(2));
-      SmallVector<Value> first = tileSums(row, tile);
+      SmallVector<Value> first = tileSums(quantized, tile);
       for (int64_t i = 0; i < m; ++i)
         vector::StoreOp::create(e.b, first[i], firstSums, ValueRange{e.index(i), e.index(0)});
-      SmallVector<Value> second = tileSums(row, e.add(tile, one));
+      SmallVector<Value> second = tileSums(quantized, e.add(tile, one));
       for (int64_t i = 0; i < m; ++i) {
-        Value r = row[i];
+        Value r = row[i], q = quantized[i];
         Value sums = vector::LoadOp::create(e.b, first[i].getType(), firstSums, ValueRange{e.index(i), e.index(0)});
-        Value v0 = ops.dequantizeSums(ops.withoutWeightOffset(sums, r), r, g, ops.tileColumns(c0, pair, 0));
-        Value v1 = ops.dequantizeSums(ops.withoutWeightOffset(second[i], r), r, g, ops.tileColumns(c0, pair, 1));
+        Value v0 = ops.dequantizeSums(ops.withoutWeightOffset(sums, q), q, g, ops.tileColumns(c0, pair, 0));
+        Value v1 = ops.dequantizeSums(ops.withoutWeightOffset(second[i], q), q, g, ops.tileColumns(c0, pair, 1));
         ops.storePair(r, g, pair, c0, v0, v1);
       }
     });

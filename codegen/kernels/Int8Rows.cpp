@@ -7,9 +7,15 @@
 // paddedDepth bytes (zeros past D; rows an odd number of lines apart), 32
 // zero rows past the last so that a 32-row AMX tile pair never reads past
 // the end, the row's scale max / 127
-// and the row's sum of q. Gathered rows are read through the pack's
-// permutation, as the float kernels read them. Each row is quantized once
-// however many column blocks (and int8 kinds) read it.
+// and the row's sum of q. Each row is quantized once however many column
+// blocks (and int8 kinds) read it. Gathered rows (the up projection's: a
+// token in each of its K experts' groups) are quantized a token at a time,
+// once for its K rows, which the kinds read through the pack's permutation
+// (quantizedRow), as the float kernels read their rows; a kind that loads
+// tiles of consecutive rows (AMX) has them quantized in the gmm's row order
+// instead (keepRowOrder), a token K times. A token quantized once for its K
+// slots took the up projection's quantization from 32768 to 4096 rows at T
+// 4096 top-8.
 //
 // The epilogue of every int8 kind (dequantizeSums) multiplies the i32 sums
 // by the row's scale times the weight's (per expert, or per output channel)
@@ -52,7 +58,8 @@ void PackedOperands::quantizeRows() {
   auto i8Vec = VectorType::get({kLanes}, i8);
   auto i32Vec = VectorType::get({kLanes}, b.getI32Type());
   Value zero = e.index(0);
-  Value rows = p.rowCount;
+  bool byToken = p.perm && !rowOrder;
+  Value rows = byToken ? e.dim(p.lhs, 0) : p.rowCount;
   Value allocated = e.add(rows, e.index(kPaddingRows));
   // Rows an odd number of 64-byte lines apart: the 32 rows of an AMX tile
   // pair then fall in 32 different L1 sets. At 2048 bytes a row they fell
@@ -85,7 +92,7 @@ void PackedOperands::quantizeRows() {
       b, DenseElementsAttr::get(bitsType, b.getIntegerAttr(b.getIntegerType(width), APInt::getSignedMaxValue(width))));
   e.parallelFor(zero, rows, [&](Value r) {
     Value src = r;
-    if (p.perm) {
+    if (p.perm && !byToken) {
       // A padding slot (< 0) reads token 0: its sums are zeroed in the
       // epilogue (PackedOperands::storePair).
       Value slot = e.toIndex(e.load(p.perm, {r}));
@@ -130,4 +137,13 @@ void PackedOperands::quantizeRows() {
                            })[0];
     e.store(vector::ReductionOp::create(b, vector::CombiningKind::ADD, sums), rowSums, {r});
   });
+}
+
+Value PackedOperands::quantizedRow(Value r) {
+  if (!p.perm || rowOrder)
+    return r;
+  // A padding slot (< 0) reads token 0's row, as the quantization of the
+  // rows in order does: storePair zeroes its sums.
+  Value slot = e.toIndex(e.load(p.perm, {r}));
+  return e.divs(e.max(slot, e.index(0)), e.index(p.topK));
 }

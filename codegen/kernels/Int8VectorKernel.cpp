@@ -43,6 +43,7 @@ void Int8VectorKernel::emitTask(const GmmTask &task) {
   Value c0 = ops.firstColumn(task.columnBlock);
   Value colPairs = ops.columnPairs(task.columnBlock);
   e.forLoop(task.firstRow, task.endRow, [&](Value r) {
+    Value qr = ops.quantizedRow(r);
     e.forLoop(zero, colPairs, [&](Value pair) {
       PackedOperands::TileColumns tiles[2] = {ops.tileColumns(c0, pair, 0), ops.tileColumns(c0, pair, 1)};
       Value masks[2] = {lanesBelow(e, tiles[0].column, tiles[0].limit, kLanes),
@@ -50,7 +51,7 @@ void Int8VectorKernel::emitTask(const GmmTask &task) {
       SmallVector<Value> sums = e.forLoop(
           zero, e.index(p.depth), ValueRange{zeroSums, zeroSums},
           [&](Value d, ValueRange acc) -> SmallVector<Value> {
-            Value q = arith::ExtSIOp::create(b, b.getI32Type(), e.load(ops.quantizedRows(), {r, d}));
+            Value q = arith::ExtSIOp::create(b, b.getI32Type(), e.load(ops.quantizedRows(), {qr, d}));
             Value a = vector::BroadcastOp::create(b, i32Vec, q);
             SmallVector<Value> out;
             for (int64_t half = 0; half < 2; ++half) {
@@ -62,8 +63,8 @@ void Int8VectorKernel::emitTask(const GmmTask &task) {
             }
             return out;
           });
-      ops.storePair(r, g, pair, c0, ops.dequantizeSums(sums[0], r, g, tiles[0]),
-                    ops.dequantizeSums(sums[1], r, g, tiles[1]));
+      ops.storePair(r, g, pair, c0, ops.dequantizeSums(sums[0], qr, g, tiles[0]),
+                    ops.dequantizeSums(sums[1], qr, g, tiles[1]));
     });
   });
 }

@@ -77,9 +77,10 @@ void Int8VnniKernel::registerTile(int64_t m, Value r0, Value rows, Value ir, Val
   constexpr int64_t kTiles = 2 * kVnniPairs;
   // Rows past the task's end repeat its last row, column pairs past the
   // block's end its last pair: computed, never stored.
+  // row: the quantized rows the tile's rows read (PackedOperands::quantizedRow).
   SmallVector<Value> row, pair, tiles;
   for (int64_t i = 0; i < m; ++i)
-    row.push_back(e.add(r0, e.min(e.add(ir, e.index(i)), e.sub(rows, one))));
+    row.push_back(ops.quantizedRow(e.add(r0, e.min(e.add(ir, e.index(i)), e.sub(rows, one)))));
   Value firstPair = e.mul(q, e.index(kVnniPairs));
   for (int64_t j = 0; j < kVnniPairs; ++j) {
     pair.push_back(e.min(e.add(firstPair, e.index(j)), e.sub(colPairs, one)));
@@ -118,8 +119,9 @@ void Int8VnniKernel::registerTile(int64_t m, Value r0, Value rows, Value ir, Val
       for (int64_t j = 0; j < kVnniPairs; ++j) {
         auto store = [&, j] {
           const Value *v = &acc[i * kTiles + 2 * j];
-          Value v0 = ops.dequantizeSums(ops.withoutWeightOffset(v[0], r), r, g, ops.tileColumns(c0, pair[j], 0));
-          Value v1 = ops.dequantizeSums(ops.withoutWeightOffset(v[1], r), r, g, ops.tileColumns(c0, pair[j], 1));
+          // row[i] is row r's (r is a row of the task here).
+          Value v0 = ops.dequantizeSums(ops.withoutWeightOffset(v[0], row[i]), row[i], g, ops.tileColumns(c0, pair[j], 0));
+          Value v1 = ops.dequantizeSums(ops.withoutWeightOffset(v[1], row[i]), row[i], g, ops.tileColumns(c0, pair[j], 1));
           ops.storePair(r, g, pair[j], c0, v0, v1);
         };
         if (j == 0)

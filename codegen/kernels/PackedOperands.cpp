@@ -309,11 +309,11 @@ void PackedOperands::storePair(Value r, Value g, Value pair, Value c0, Value v0,
   }
 }
 
-Value PackedOperands::dequantizeSums(Value sums, Value r, Value g, const TileColumns &tile) {
+Value PackedOperands::dequantizeSums(Value sums, Value qr, Value g, const TileColumns &tile) {
   auto &b = e.b;
   auto vecType = VectorType::get({kLanes}, b.getF32Type());
   Value v = arith::SIToFPOp::create(b, vecType, sums);
-  Value rowScale = e.load(rowScales, {r});
+  Value rowScale = e.load(rowScales, {qr});
   Value scale;
   if (p.perChannel) {
     // Columns past the end read scale 0 (their sums are 0: zero weights).
@@ -327,8 +327,8 @@ Value PackedOperands::dequantizeSums(Value sums, Value r, Value g, const TileCol
   return arith::MulFOp::create(b, v, scale);
 }
 
-Value PackedOperands::withoutWeightOffset(Value sums, Value r) {
+Value PackedOperands::withoutWeightOffset(Value sums, Value qr) {
   auto &b = e.b;
-  Value offset = arith::MulIOp::create(b, e.load(rowSums, {r}), e.i32(128));
+  Value offset = arith::MulIOp::create(b, e.load(rowSums, {qr}), e.i32(128));
   return arith::SubIOp::create(b, sums, vector::BroadcastOp::create(b, sums.getType(), offset));
 }

@@ -91,20 +91,32 @@ public:
   /// exist.
   void storePair(Value r, Value g, Value pair, Value c0, Value v0, Value v1);
 
-  /// int8: quantizes every row (through the permutation when gathered) into
-  /// [rows + padding, paddedDepth] i8 and their scales, in parallel, before
-  /// the tasks that read them; once, however many int8 kinds ask.
+  /// int8: quantizes the rows into [rows + padding, paddedDepth] i8 and
+  /// their scales, in parallel, before the tasks that read them; once,
+  /// however many int8 kinds ask. Gathered rows: each token once, which the
+  /// tasks' rows read through the permutation (quantizedRow), unless a kind
+  /// asked for the rows in order (keepRowOrder).
   void quantizeRows();
+  /// int8, gathered rows: quantize every row of the gmm in order, a token
+  /// once for each of its K slots (a kind loading tiles of consecutive
+  /// rows: AMX). Before quantizeRows.
+  void keepRowOrder() {
+    assert(!qRows && "the rows' order is chosen before they are quantized");
+    rowOrder = true;
+  }
+  /// int8: the quantized row that task row `r` reads (its token's, when
+  /// each token is quantized once; else `r`).
+  Value quantizedRow(Value r);
   /// int8: a quantized row's bytes (the buffer's row stride): paddedDepth
   /// rounded up to an odd number of 64-byte lines (Int8Rows.cpp).
   int64_t quantizedRowBytes() const;
   Value quantizedRows() const { return qRows; } // i8 [rows + 32, >= paddedDepth]
-  /// int8: the i32 sums of row `r` for the 16 columns of `tile` times the
-  /// row's and the weight's scales, as f32.
-  Value dequantizeSums(Value sums, Value r, Value g, const TileColumns &tile);
-  /// sum_d q (w + 128) - 128 sum_d q: the sums of row `r` against the
-  /// offset packed weights, without the offset.
-  Value withoutWeightOffset(Value sums, Value r);
+  /// int8: the i32 sums of quantized row `qr` (quantizedRow) for the 16
+  /// columns of `tile` times the row's and the weight's scales, as f32.
+  Value dequantizeSums(Value sums, Value qr, Value g, const TileColumns &tile);
+  /// sum_d q (w + 128) - 128 sum_d q: the sums of quantized row `qr`
+  /// against the offset packed weights, without the offset.
+  Value withoutWeightOffset(Value sums, Value qr);
 
   const int64_t depthPerLane;    // depth values in one 32-bit lane: 2 bf16, 4 int8
   const int64_t tileDepth;       // depth values in a 64-byte tile row: 32 or 64
@@ -124,6 +136,7 @@ private:
   Value qRows;              // int8: i8 [rows + 32, paddedDepth or a line more]
   Value rowScales;          // int8: f32 [rows + 32]
   Value rowSums;            // int8: i32 [rows + 32], sum_d q[r, d]
+  bool rowOrder = false;    // int8, gathered: every row in order (keepRowOrder)
 };
 
 } // namespace mlir::moe::codegen
