@@ -85,7 +85,9 @@ std::string weightElement(const GmmKindSetup &setup, const GmmShape &shape) {
 }
 
 int64_t weightColumns(const GmmShape &shape) { return shape.swiglu ? 2 * shape.width : shape.width; }
-int64_t tokens(const GmmShape &shape) { return (shape.rows + shape.topK - 1) / shape.topK; }
+int64_t tokens(const GmmShape &shape) {
+  return shape.tokens > 0 ? shape.tokens : (shape.rows + shape.topK - 1) / shape.topK;
+}
 } // namespace
 
 GmmTiles GmmTiles::fittedTo(int64_t vectorRegisters) const {

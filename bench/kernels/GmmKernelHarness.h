@@ -43,6 +43,7 @@ struct GmmShape {
   bool swiglu = false; // weights 2 x width wide, silu(gate) * up fused
   bool gather = false; // rows read from x[perm[r] / topK] (perm < 0: zero)
   int64_t topK = 2;
+  int64_t tokens = 0;  // gathered: rows of x (0: rows / topK, rounded up)
   bool bias = false;   // a bias [E, weight columns] before the activation
   bool bf16ForFma = false; // the fma kind on bf16 operands (widened once)
   /// Weights [E, width, depth] (`transpose_rhs`: the backward's gmm on

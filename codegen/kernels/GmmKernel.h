@@ -114,8 +114,10 @@ public:
 
   /// Whether the kind loads int8 rows as tiles of consecutive quantized
   /// rows (AMX), which a token quantized once for its K gathered rows
-  /// cannot give (PackedOperands::keepRowOrder).
+  /// cannot give (PackedOperands::keepRowOrder). Asked of every kind of
+  /// the gmm before any prepare().
   virtual bool loadsQuantizedRowTiles() const { return false; }
+
   /// Code before the task table, once per call (int8 kinds quantize the
   /// rows; tile kinds ask Linux for the tile state).
   virtual void prepare() {}

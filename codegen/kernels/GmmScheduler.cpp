@@ -161,6 +161,8 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
   Value groups = e.dim(p.sizes, 0);
   int64_t minRowBlock = kernels.front()->rowGranule();
   int64_t maxColumnBlocks = 1;
+  // int8 rows quantized in the order a tile kind loads them, before any
+  // kind quantizes them.
   for (auto &kernel : kernels)
     if (kernel->loadsQuantizedRowTiles())
       shared.keepRowOrder();

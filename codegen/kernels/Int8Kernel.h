@@ -1,8 +1,9 @@
 //===- Int8Kernel.h - what the int8 kinds off AMX share ---------*- C++ -*-===//
 //
 // The int8 kinds without tiles (int8_vnni, int8_avx2, int8_vector) divide
-// the work alike: every row quantized once before the tasks
-// (PackedOperands::quantizeRows), tasks of at most kMaxInt8Rows rows in
+// the work alike: the rows quantized once before the tasks
+// (PackedOperands::quantizeRows; gathered, each token once, read through
+// PackedOperands::quantizedRow), tasks of at most kMaxInt8Rows rows in
 // granules of a VNNI register tile, and the packed operands' column blocks.
 // Each kind's file adds its scratch and its task's code.
 //

@@ -11,11 +11,12 @@
 // blocks (and int8 kinds) read it. Gathered rows (the up projection's: a
 // token in each of its K experts' groups) are quantized a token at a time,
 // once for its K rows, which the kinds read through the pack's permutation
-// (quantizedRow), as the float kernels read their rows; a kind that loads
-// tiles of consecutive rows (AMX) has them quantized in the gmm's row order
-// instead (keepRowOrder), a token K times. A token quantized once for its K
-// slots took the up projection's quantization from 32768 to 4096 rows at T
-// 4096 top-8.
+// (quantizedRow), as the float kernels read their rows. A gmm whose
+// lowering lists a kind that loads tiles of consecutive rows (amx_int8)
+// has them quantized in its row order instead (keepRowOrder), a token K
+// times, for every kind of it; so does a gmm with fewer rows than tokens
+// (a pack to a capacity). A token quantized once for its K slots took the
+// up projection's quantization from 32768 to 4096 rows at T 4096 top-8.
 //
 // The epilogue of every int8 kind (dequantizeSums) multiplies the i32 sums
 // by the row's scale times the weight's (per expert, or per output channel)
@@ -58,8 +59,16 @@ void PackedOperands::quantizeRows() {
   auto i8Vec = VectorType::get({kLanes}, i8);
   auto i32Vec = VectorType::get({kLanes}, b.getI32Type());
   Value zero = e.index(0);
-  bool byToken = p.perm && !rowOrder;
-  Value rows = byToken ? e.dim(p.lhs, 0) : p.rowCount;
+  // Gathered rows a token at a time where there are no more tokens than
+  // rows: a pack to a capacity (compact expert-parallel dispatch) or
+  // routing to null experts may leave fewer rows than tokens, and those
+  // keep the rows' order.
+  Value rows = p.rowCount;
+  if (p.perm && !rowOrder) {
+    Value tokens = e.dim(p.lhs, 0);
+    byToken = e.ge(p.rowCount, tokens);
+    rows = e.select(byToken, tokens, p.rowCount);
+  }
   Value allocated = e.add(rows, e.index(kPaddingRows));
   // Rows an odd number of 64-byte lines apart: the 32 rows of an AMX tile
   // pair then fall in 32 different L1 sets. At 2048 bytes a row they fell
@@ -91,13 +100,10 @@ void PackedOperands::quantizeRows() {
   Value magnitude = arith::ConstantOp::create(
       b, DenseElementsAttr::get(bitsType, b.getIntegerAttr(b.getIntegerType(width), APInt::getSignedMaxValue(width))));
   e.parallelFor(zero, rows, [&](Value r) {
+    // Row r is token r (byToken), or the gmm's row r.
     Value src = r;
-    if (p.perm && !byToken) {
-      // A padding slot (< 0) reads token 0: its sums are zeroed in the
-      // epilogue (PackedOperands::storePair).
-      Value slot = e.toIndex(e.load(p.perm, {r}));
-      src = e.divs(e.max(slot, zero), e.index(p.topK));
-    }
+    if (p.perm)
+      src = byToken ? e.select(byToken, r, tokenOf(r)) : tokenOf(r);
     auto load = [&](Value ks) -> Value {
       Value k = e.mul(ks, e.index(kLanes));
       Value v = vector::MaskedLoadOp::create(b, loadType, p.lhs, ValueRange{src, k},
@@ -139,11 +145,16 @@ void PackedOperands::quantizeRows() {
   });
 }
 
-Value PackedOperands::quantizedRow(Value r) {
-  if (!p.perm || rowOrder)
-    return r;
-  // A padding slot (< 0) reads token 0's row, as the quantization of the
-  // rows in order does: storePair zeroes its sums.
+Value PackedOperands::tokenOf(Value r) {
+  // A padding slot (< 0) reads token 0: its sums are zeroed in the
+  // epilogue (PackedOperands::storePair).
   Value slot = e.toIndex(e.load(p.perm, {r}));
   return e.divs(e.max(slot, e.index(0)), e.index(p.topK));
+}
+
+Value PackedOperands::quantizedRow(Value r) {
+  assert(qRows && "the rows are quantized before the tasks read them");
+  if (!byToken)
+    return r;
+  return e.select(byToken, tokenOf(r), r);
 }

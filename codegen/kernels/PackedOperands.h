@@ -93,24 +93,27 @@ public:
 
   /// int8: quantizes the rows into [rows + padding, paddedDepth] i8 and
   /// their scales, in parallel, before the tasks that read them; once,
-  /// however many int8 kinds ask. Gathered rows: each token once, which the
-  /// tasks' rows read through the permutation (quantizedRow), unless a kind
-  /// asked for the rows in order (keepRowOrder).
+  /// however many int8 kinds ask. Gathered rows: each token once (rows are
+  /// then the tokens), which the tasks' rows read through the permutation
+  /// (quantizedRow), unless a kind asked for the rows in order
+  /// (keepRowOrder) or there are more tokens than rows (decided at run
+  /// time: a pack to a capacity leaves fewer).
   void quantizeRows();
   /// int8, gathered rows: quantize every row of the gmm in order, a token
   /// once for each of its K slots (a kind loading tiles of consecutive
-  /// rows: AMX). Before quantizeRows.
+  /// rows: AMX; every kind of the gmm then reads them so). Before
+  /// quantizeRows.
   void keepRowOrder() {
     assert(!qRows && "the rows' order is chosen before they are quantized");
     rowOrder = true;
   }
   /// int8: the quantized row that task row `r` reads (its token's, when
-  /// each token is quantized once; else `r`).
+  /// each token is quantized once; else `r`). After quantizeRows.
   Value quantizedRow(Value r);
   /// int8: a quantized row's bytes (the buffer's row stride): paddedDepth
   /// rounded up to an odd number of 64-byte lines (Int8Rows.cpp).
   int64_t quantizedRowBytes() const;
-  Value quantizedRows() const { return qRows; } // i8 [rows + 32, >= paddedDepth]
+  Value quantizedRows() const { return qRows; } // i8 [rows or tokens + 32, >= paddedDepth]
   /// int8: the i32 sums of quantized row `qr` (quantizedRow) for the 16
   /// columns of `tile` times the row's and the weight's scales, as f32.
   Value dequantizeSums(Value sums, Value qr, Value g, const TileColumns &tile);
@@ -133,10 +136,14 @@ private:
   Emitter &e;
   const GmmKernelPlan &p;
   Value weights, weightKey; // the worker's cache
+  // int8: the quantized rows (or tokens, byToken), 32 zero rows past them.
   Value qRows;              // int8: i8 [rows + 32, paddedDepth or a line more]
   Value rowScales;          // int8: f32 [rows + 32]
   Value rowSums;            // int8: i32 [rows + 32], sum_d q[r, d]
   bool rowOrder = false;    // int8, gathered: every row in order (keepRowOrder)
+  Value byToken;            // int8, gathered: i1, each token quantized once
+  /// Gathered rows: the token task row `r` reads.
+  Value tokenOf(Value r);
 };
 
 } // namespace mlir::moe::codegen

@@ -115,6 +115,17 @@ std::vector<Case> cases() {
     c.shape.groupSizes = {10, 0, 20};
     c.shape.swiglu = true;
   });
+  // More tokens than rows (a pack to a capacity, routing to null experts):
+  // the int8 kinds quantize the rows in order, not each token.
+  add("gather, more tokens than rows", [](Case &c) {
+    c.shape.rows = 14;
+    c.shape.depth = 36;
+    c.shape.width = 20;
+    c.shape.groupSizes = {9, 5};
+    c.shape.gather = true;
+    c.shape.topK = 1;
+    c.shape.tokens = 23;
+  });
   add("gather, swiglu and bias", [](Case &c) {
     c.shape.rows = 26;
     c.shape.depth = 33;
