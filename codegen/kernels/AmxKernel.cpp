@@ -203,11 +203,7 @@ void AmxKernel::packRows(Value r0, Value r1, Value rowsPadded) {
     auto rowIf = scf::IfOp::create(b, TypeRange{}, e.lt(r, r1), /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(rowIf.thenBlock()->getTerminator());
-    Value src = r;
-    if (p.perm) {
-      Value slot = e.toIndex(e.load(p.perm, {r}));
-      src = e.divs(e.max(slot, zero), e.index(p.topK));
-    }
+    Value src = lhsRow(e, p, r);
     e.forLoop(zero, steps, [&](Value ks) {
       Value k = e.mul(ks, e.index(ops.tileDepth));
       Value mask = lanesBelow(e, k, e.index(p.depth), ops.tileDepth);

@@ -84,8 +84,6 @@ public:
 
 private:
   void packRows(Value r0, Value r1);
-  /// The lhs row of task row `r` (through the permutation when gathered).
-  Value sourceRow(Value r);
   /// The `m` rows the register tile at task row `ir` reads: packed rows, or
   /// the lhs's rows in place; rows past the task's end repeat its last row.
   SmallVector<Value> tileRows(int64_t m, Value r0, Value rows, Value ir);
@@ -113,7 +111,7 @@ void Bf16DotKernel::packRows(Value r0, Value r1) {
   Value zeros = arith::ConstantOp::create(b, DenseElementsAttr::get(rowType, b.getZeroAttr(bf16)));
   Value zero = e.index(0);
   e.forLoop(zero, e.sub(r1, r0), [&](Value i) {
-    Value src = sourceRow(e.add(r0, i));
+    Value src = lhsRow(e, p, e.add(r0, i));
     e.forLoop(zero, e.index(ops.paddedDepth / kDepthStep), [&](Value ks) {
       Value k = e.mul(ks, e.index(kDepthStep));
       Value mask = lanesBelow(e, k, e.index(p.depth), kDepthStep);
@@ -124,19 +122,11 @@ void Bf16DotKernel::packRows(Value r0, Value r1) {
   });
 }
 
-Value Bf16DotKernel::sourceRow(Value r) {
-  if (!p.perm)
-    return r;
-  // A padding slot (< 0) reads row 0: storePair replaces its sums by zeros.
-  Value slot = e.toIndex(e.load(p.perm, {r}));
-  return e.divs(e.max(slot, e.index(0)), e.index(p.topK));
-}
-
 SmallVector<Value> Bf16DotKernel::tileRows(int64_t m, Value r0, Value rows, Value ir) {
   SmallVector<Value> tileRow;
   for (int64_t i = 0; i < m; ++i) {
     Value row = e.min(e.add(ir, e.index(i)), e.sub(rows, e.index(1)));
-    tileRow.push_back(rowsInPlace ? sourceRow(e.add(r0, row)) : row);
+    tileRow.push_back(rowsInPlace ? lhsRow(e, p, e.add(r0, row)) : row);
   }
   return tileRow;
 }

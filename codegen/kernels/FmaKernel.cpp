@@ -336,13 +336,9 @@ FmaKernel::TileRows FmaKernel::tileRows(int64_t m, Value r1, Value ir) {
   TileRows rows;
   for (int64_t i = 0; i < m; ++i) {
     Value r = e.min(e.add(ir, e.index(i)), e.sub(r1, one));
-    if (p.perm) {
-      Value slot = e.toIndex(e.load(p.perm, {r}));
-      rows.valid.push_back(e.ge(slot, zero));
-      rows.source.push_back(e.divs(e.max(slot, zero), e.index(p.topK)));
-    } else {
-      rows.source.push_back(r);
-    }
+    rows.source.push_back(lhsRow(e, p, r));
+    if (p.perm)
+      rows.valid.push_back(e.ge(e.toIndex(e.load(p.perm, {r})), zero));
   }
   return rows;
 }

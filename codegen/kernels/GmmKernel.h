@@ -62,6 +62,11 @@ struct GmmTask {
 /// fewer than blocks of `maxRows` would make).
 Value evenRowBlock(Emitter &e, Value groupRows, int64_t maxRows, int64_t granule);
 
+/// The row of the lhs that gmm row `r` reads: `r`, or gathered its token
+/// perm[r] / topK. A padding slot (perm < 0) reads token 0: storePair (and
+/// the fma kind's epilogue) replace its sums by zeros.
+Value lhsRow(Emitter &e, const GmmKernelPlan &p, Value r);
+
 /// A task's rows by count, for the register-tile kinds at decode sizes: no
 /// code for 0 rows; `tile(m, 0)` for the smallest m of `tileRows`
 /// (ascending, each below `fullRows`) that holds `rows` (a tile's rows past

@@ -21,8 +21,9 @@
 //   task   = the kind's code (GmmKernel::emitTask), one branch per kind
 //            compiled in; a tile kind's branch is a function of its own.
 //            Helpers of the kinds' tasks live here too: evenRowBlock (a
-//            group's row blocks) and emitByRowCount (smaller register tiles
-//            for a task of a few rows).
+//            group's row blocks), lhsRow (a gathered row's token) and
+//            emitByRowCount (smaller register tiles for a task of a few
+//            rows).
 //
 //===----------------------------------------------------------------------===//
 
@@ -101,6 +102,13 @@ Value mlir::moe::codegen::evenRowBlock(Emitter &e, Value groupRows, int64_t maxR
   Value blocks = e.max(ceilDiv(groupRows, cap), one);
   // At least one granule: an empty group's loop must still have a step.
   return e.max(e.mul(ceilDiv(ceilDiv(groupRows, blocks), granule), granule), granule);
+}
+
+Value mlir::moe::codegen::lhsRow(Emitter &e, const GmmKernelPlan &p, Value r) {
+  if (!p.perm)
+    return r;
+  Value slot = e.toIndex(e.load(p.perm, {r}));
+  return e.divs(e.max(slot, e.index(0)), e.index(p.topK));
 }
 
 void mlir::moe::codegen::emitByRowCount(Emitter &e, Value rows, ArrayRef<int64_t> tileRows,

@@ -101,9 +101,7 @@ void PackedOperands::quantizeRows() {
       b, DenseElementsAttr::get(bitsType, b.getIntegerAttr(b.getIntegerType(width), APInt::getSignedMaxValue(width))));
   e.parallelFor(zero, rows, [&](Value r) {
     // Row r is token r (byToken), or the gmm's row r.
-    Value src = r;
-    if (p.perm)
-      src = byToken ? e.select(byToken, r, tokenOf(r)) : tokenOf(r);
+    Value src = byToken ? e.select(byToken, r, lhsRow(e, p, r)) : lhsRow(e, p, r);
     auto load = [&](Value ks) -> Value {
       Value k = e.mul(ks, e.index(kLanes));
       Value v = vector::MaskedLoadOp::create(b, loadType, p.lhs, ValueRange{src, k},
@@ -145,16 +143,9 @@ void PackedOperands::quantizeRows() {
   });
 }
 
-Value PackedOperands::tokenOf(Value r) {
-  // A padding slot (< 0) reads token 0: its sums are zeroed in the
-  // epilogue (PackedOperands::storePair).
-  Value slot = e.toIndex(e.load(p.perm, {r}));
-  return e.divs(e.max(slot, e.index(0)), e.index(p.topK));
-}
-
 Value PackedOperands::quantizedRow(Value r) {
   assert(qRows && "the rows are quantized before the tasks read them");
   if (!byToken)
     return r;
-  return e.select(byToken, tokenOf(r), r);
+  return e.select(byToken, lhsRow(e, p, r), r);
 }

@@ -142,8 +142,6 @@ private:
   Value rowSums;            // int8: i32 [rows + 32], sum_d q[r, d]
   bool rowOrder = false;    // int8, gathered: every row in order (keepRowOrder)
   Value byToken;            // int8, gathered: i1, each token quantized once
-  /// Gathered rows: the token task row `r` reads.
-  Value tokenOf(Value r);
 };
 
 } // namespace mlir::moe::codegen

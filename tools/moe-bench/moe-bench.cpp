@@ -1298,7 +1298,8 @@ int main(int argc, char **argv) {
                              readGBpsOption > 0 ? "give the machine's real one to --read-gbps"
                                                 : "measure on a quiet host, or give --llc-mib if the "
                                                   "weights fit in a cache");
-        } else if (!training && !sharded && mode == "full" && cache.fromGlibc && !saidGlibcCache) {
+        } else if (!training && !sharded && mode == "full" && bytes <= cacheBytes && cache.fromGlibc &&
+                   !saidGlibcCache) {
           saidGlibcCache = true;
           outs() << format("cache: weights of %.2f MiB a call fit in the %.0f MiB last-level "
                            "cache glibc describes, so no share of the DRAM read bandwidth is "
