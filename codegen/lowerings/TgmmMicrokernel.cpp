@@ -28,11 +28,18 @@
 //   tile   kDepthTile depth values d x kVectors * 16 columns (6 x 64
 //          with AVX-512, 6 x 16 with AVX2: tileFor): 24 (6)
 //          vector<16xf32> accumulators over the chunk's rows, each step
-//          broadcasting lhs[r, d + i] and loading one panel row; the tile
-//          starts from and returns to an f32 block accumulator on the stack
-//          (so bf16 gradients are rounded once, at the end).
-//   store  every output element by exactly one task; an empty group's
-//          tasks store zeros.
+//          broadcasting lhs[r, d + i] and loading one panel row; a tile
+//          of the group's first chunk starts from zeros, a later one from
+//          an f32 block accumulator on the stack, where a tile of any chunk
+//          but the last leaves its sums (so bf16 gradients are rounded
+//          once, at the end).
+//   store  the last chunk's tiles store their sums to the output from the
+//          registers (with at most 80 rows an expert, T 512 top-8, every
+//          group is one chunk: no block at all), each output element by
+//          exactly one task; an empty group's tasks store zeros. Stored
+//          from the block after the chunks, its 96 KiB went out in one
+//          burst at the task's end, where the core waited on the memory:
+//          a quarter of the dW13 tgmm's time at T 512 (perf).
 //   bf16   with kernels = ["avx512bf16_dot"] (bf16 operands, a CPU with
 //          AVX512_BF16): the sum runs over rows, so the packs pair rows
 //          instead: the rhs panel holds each column's values of rows r and
@@ -131,19 +138,29 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   Value zero = e.index(0);
   Value rowCount = e.min(e.dim(lhs, 0), e.dim(rhs, 0));
   Value out = e.alloc(type, {});
-  // The output is streamed (non-temporal stores) only when it outgrows the
-  // cores' L2s together (a smaller one may still be in cache for the op
-  // that reads it next), and where every vector a task stores lies on a
-  // vector's alignment: rows of whole vectors (known here) and the output's
-  // start on one (the allocation asks for 64 bytes; checked, since a
-  // misaligned streaming store faults). Null where streaming is ruled out.
+  // The output is streamed (non-temporal stores) only with AVX2's tile,
+  // when it outgrows the cores' L2s together (a smaller one may still be in
+  // cache for the op that reads it next), and where every vector a task
+  // stores lies on a vector's alignment: rows of whole vectors (known here)
+  // and the output's start on one (the allocation asks for 64 bytes;
+  // checked, since a misaligned streaming store faults). Null where
+  // streaming is ruled out. Why not with AVX-512's: there the tiles store
+  // their sums straight from the registers, 24 lines at a time between
+  // their FMAs, and streamed those stalled on the memory where stores
+  // through the cache did not (AMD EPYC znver5, T 512 top-8 f32
+  // forward_backward: dW13 228-259 ms streamed, 156-164 through the cache;
+  // dW2 107 and 81-83 ms; a plain loop of stores there wrote 51 GB/s on two
+  // threads, a streaming one 33-36). AVX2's tile streamed its block on
+  // znver3 (measured with the block stored after the chunks: this file's
+  // history), not measured since.
   int64_t outBytes = outElement.getIntOrFloatBitWidth() / 8, vectorBytes = kLanes * outBytes;
   auto module = op->getParentOfType<ModuleOp>();
   auto target = module->getAttrOfType<TargetAttr>(kTargetAttrName);
+  TgmmTile tile = tileFor(target ? target.getVectorRegisters() : 32);
   int64_t cacheBytes = target ? target.getL2Bytes() * std::max<int64_t>(target.getThreads(), 1) : 1 << 20;
   bool outgrowsCaches = type.hasStaticShape() && type.getNumElements() * outBytes > cacheBytes;
   Value outAligned;
-  if (outgrowsCaches && width % kLanes == 0) {
+  if (tile.vectors == 1 && outgrowsCaches && width % kLanes == 0) {
     Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, out);
     outAligned = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, e.rems(start, e.index(vectorBytes)),
                                        e.index(0));
@@ -167,7 +184,6 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     emitTgmmAmx(e, TgmmAmxOperands{lhs, rhs, firstRow, endRow, groups, out, depth, width}, op);
     b.setInsertionPoint(granted.elseBlock()->getTerminator());
   }
-  TgmmTile tile = tileFor(target ? target.getVectorRegisters() : 32);
   // vdpbf16ps on row pairs (file comment); moe-select-lowering chose it.
   const bool dot = lowering && lowering.hasKernel("avx512bf16_dot");
   if (dot && tile.vectors != 4)
@@ -230,10 +246,6 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     Value liveTiles = e.min(e.index(kDepthTiles),
                             e.divs(e.add(e.sub(e.index(depth), dBase), e.index(kDepthTile - 1)),
                                    e.index(kDepthTile)));
-    e.forLoop(zero, e.index(kDepthBlock), [&](Value i) {
-      for (int64_t v = 0; v < blockVectors; ++v)
-        vector::StoreOp::create(b, zeroVector, block, ValueRange{i, e.index(v * kLanes)});
-    });
     // Whether the task's packs read inside the operands: its columns and
     // depth values inside N and D. Then every pack load is a plain one
     // (AVX2's masked loads of 16-bit lanes go a lane at a time), but the
@@ -244,6 +256,54 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     auto pieceType = VectorType::get({kPiece}, b.getF32Type());
     Value cDepth = e.index(depth);
     Value first = e.load(firstRow, {g}), end = e.load(endRow, {g});
+    // How the sums reach the output (rounded there when bf16): masked only
+    // where the block passes N (AVX2's masked store, vmaskmovps, is
+    // microcoded on AMD); streamed (non-temporal) where every vector is
+    // aligned: the output is written once and read by no task, and a store
+    // through the cache first reads the line it writes (the whole output:
+    // 1.4 GB at T 512, top-8).
+    enum class OutStore { Masked, Plain, Streaming };
+    auto storeVector = [&](OutStore how, Value value, Value d, int64_t v) {
+      if (!outElement.isF32())
+        value = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), value);
+      SmallVector<Value, 3> at{g, d, cols[v]};
+      if (how == OutStore::Masked)
+        vector::MaskedStoreOp::create(b, out, at, masks[v], value);
+      else
+        vector::StoreOp::create(b, value, out, at, /*nontemporal=*/how == OutStore::Streaming,
+                                how == OutStore::Streaming ? llvm::MaybeAlign(vectorBytes) : llvm::MaybeAlign());
+    };
+    // `body` once for each way this task may store, under the run-time
+    // conditions that choose it.
+    auto byOutStore = [&](llvm::function_ref<void(OutStore)> body) {
+      auto inside = scf::IfOp::create(b, TypeRange{}, columnsInside, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(inside.elseBlock()->getTerminator());
+      body(OutStore::Masked);
+      b.setInsertionPoint(inside.thenBlock()->getTerminator());
+      if (!outAligned) {
+        body(OutStore::Plain);
+        return;
+      }
+      auto streamed = scf::IfOp::create(b, TypeRange{}, outAligned, /*withElseRegion=*/true);
+      b.setInsertionPoint(streamed.thenBlock()->getTerminator());
+      body(OutStore::Streaming);
+      b.setInsertionPoint(streamed.elseBlock()->getTerminator());
+      body(OutStore::Plain);
+    };
+    // A tile's sums, output rows d0 .. d0 + kDepthTile (those inside D) and
+    // the block's vectors v0 .. v0 + kVectors.
+    auto storeTile = [&](ArrayRef<Value> acc, Value d0, int64_t v0) {
+      byOutStore([&](OutStore how) {
+        for (int64_t i = 0; i < kDepthTile; ++i) {
+          Value d = e.add(d0, e.index(i));
+          e.ifThen(e.lt(d, cDepth), [&] {
+            for (int64_t v = 0; v < kVectors; ++v)
+              storeVector(how, acc[i * kVectors + v], d, v0 + v);
+          });
+        }
+      });
+    };
     // The group's rows in the fewest chunks of at most kRowChunk, of equal
     // size: each chunk is a pass over the block's tiles (their accumulators
     // loaded and stored), and a short last chunk is such a pass for few
@@ -255,6 +315,8 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     Value chunkRows = e.max(one, e.divs(e.add(rows, e.sub(chunks, one)), chunks));
     e.forLoop(first, end, chunkRows, {}, [&](Value c, ValueRange) -> SmallVector<Value> {
       Value n = e.min(chunkRows, e.sub(end, c));
+      Value firstChunk = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, c, first);
+      Value lastChunk = e.ge(e.add(c, n), end);
       // The tiles' steps over the chunk: its rows, or its row pairs (dot).
       Value steps = dot ? e.divs(e.add(n, one), e.index(2)) : n;
       // The row kPrefetchRows after `row`, a line at a time: a row's part of
@@ -386,12 +448,22 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
           e.forLoop(zero, liveTiles, [&](Value t) {
             Value t0 = e.mul(t, e.index(kDepthTile));
             // Depth values past D are zero in the panel: computed, never stored.
-            SmallVector<Value> init;
-            for (int64_t i = 0; i < kDepthTile; ++i) {
-              for (int64_t v = 0; v < kVectors; ++v)
-                init.push_back(vector::LoadOp::create(
-                    b, vecType, block, ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)}));
+            // The chunk's first: zeros; a later one: the earlier chunks' sums.
+            SmallVector<Type> accTypes(kDepthTile * kVectors, vecType);
+            auto start = scf::IfOp::create(b, accTypes, firstChunk, /*withElseRegion=*/true);
+            {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(start.thenBlock());
+              scf::YieldOp::create(b, SmallVector<Value>(accTypes.size(), zeroVector));
+              b.setInsertionPointToStart(start.elseBlock());
+              SmallVector<Value> loaded;
+              for (int64_t i = 0; i < kDepthTile; ++i)
+                for (int64_t v = 0; v < kVectors; ++v)
+                  loaded.push_back(vector::LoadOp::create(
+                      b, vecType, block, ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)}));
+              scf::YieldOp::create(b, loaded);
             }
+            SmallVector<Value> init(start.getResults().begin(), start.getResults().end());
             // A step: a row (a broadcast value times the panel row, FMAs),
             // or a row pair (dot: a broadcast 32-bit pair against the
             // panel's interleaved rows, vdpbf16ps); 24 of them either way.
@@ -419,60 +491,36 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
                   }
                   return next;
                 });
+            // The group's last chunk: the sums are the output's, stored
+            // from the registers (file comment: tile); before it, kept in
+            // the block for the next chunk.
+            auto finish = scf::IfOp::create(b, TypeRange{}, lastChunk, /*withElseRegion=*/true);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(finish.elseBlock()->getTerminator());
             for (int64_t i = 0; i < kDepthTile; ++i)
               for (int64_t v = 0; v < kVectors; ++v)
                 vector::StoreOp::create(b, acc[i * kVectors + v], block,
                                         ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)});
+            b.setInsertionPoint(finish.thenBlock()->getTerminator());
+            storeTile(acc, e.add(dBase, t0), sub * kVectors);
           });
         });
       }
       return {};
     });
-    // The block to the output, once (rounded there when bf16). Masked only
-    // where the block passes N: AVX2's masked store (vmaskmovps) is
-    // microcoded on AMD, and with few rows per expert the output is a large
-    // part of the work (a 192 x 128 block for 68 rows' products). Streamed
-    // (non-temporal) where every vector is aligned: the output is written
-    // once and read by no task, and a store through the cache first reads
-    // the line it writes (the whole output: 1.4 GB at T 512, top-8).
-    enum class BlockStore { Masked, Plain, Streaming };
-    auto storeBlock = [&](BlockStore how) {
-      e.forLoop(zero, e.min(e.index(kDepthBlock), e.sub(e.index(depth), dBase)), [&](Value i) {
-        Value d = e.add(dBase, i);
-        for (int64_t v = 0; v < blockVectors; ++v) {
-          Value value = vector::LoadOp::create(b, vecType, block, ValueRange{i, e.index(v * kLanes)});
-          if (!outElement.isF32())
-            value = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), value);
-          SmallVector<Value, 3> at{g, d, cols[v]};
-          if (how == BlockStore::Masked)
-            vector::MaskedStoreOp::create(b, out, at, masks[v], value);
-          else
-            vector::StoreOp::create(b, value, out, at, /*nontemporal=*/how == BlockStore::Streaming,
-                                    how == BlockStore::Streaming ? llvm::MaybeAlign(vectorBytes)
-                                                                 : llvm::MaybeAlign());
-        }
+    // An empty group's gradient is zeros (its tasks run no chunk).
+    e.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rows, zero), [&] {
+      byOutStore([&](OutStore how) {
+        e.forLoop(zero, e.min(e.index(kDepthBlock), e.sub(cDepth, dBase)), [&](Value i) {
+          for (int64_t v = 0; v < blockVectors; ++v)
+            storeVector(how, zeroVector, e.add(dBase, i), v);
+        });
       });
-      // Streaming stores are weakly ordered: fenced before the task ends,
-      // so that whoever reads the output after the loop sees them.
-      if (how == BlockStore::Streaming)
-        func::CallOp::create(b, e.intrinsic("llvm.x86.sse.sfence", b.getFunctionType({}, {})), ValueRange{});
-    };
-    auto inside = scf::IfOp::create(b, TypeRange{}, columnsInside, /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(inside.elseBlock()->getTerminator());
-      storeBlock(BlockStore::Masked);
-      b.setInsertionPoint(inside.thenBlock()->getTerminator());
-      if (!outAligned) {
-        storeBlock(BlockStore::Plain);
-      } else {
-        auto streamed = scf::IfOp::create(b, TypeRange{}, outAligned, /*withElseRegion=*/true);
-        b.setInsertionPoint(streamed.thenBlock()->getTerminator());
-        storeBlock(BlockStore::Streaming);
-        b.setInsertionPoint(streamed.elseBlock()->getTerminator());
-        storeBlock(BlockStore::Plain);
-      }
-    }
+    });
+    // Streaming stores are weakly ordered: fenced before the task ends, so
+    // that whoever reads the output after the loop sees them.
+    if (outAligned)
+      func::CallOp::create(b, e.intrinsic("llvm.x86.sse.sfence", b.getFunctionType({}, {})), ValueRange{});
   });
   amxGuard.reset(); // after the branches
   rewriter.replaceOp(op, e.tensor(out, type));

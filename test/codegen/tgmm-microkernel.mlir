@@ -1,20 +1,40 @@
 // RUN: moe-opt %s -moe-attach-target=cpu=haswell -moe-select-lowering -moe-lower-to-loops -split-input-file | FileCheck %s
+// RUN: moe-opt %s -moe-attach-target=cpu=znver4 -moe-select-lowering -moe-lower-to-loops -split-input-file | FileCheck %s --check-prefix=AVX512
 
-// The tgmm's output block goes out with streaming (non-temporal) stores
-// where every vector is aligned (N a multiple of 16: checked statically, the
-// output's start at run time) and the output outgrows the cores' L2s; a
-// fence ends each task that streamed. Inside N otherwise plain stores; the
-// last, partial column block masked.
+// With AVX-512's 6 x 4 tile the sums go out through the cache, from the
+// registers of the last chunk's tiles (file comment of
+// TgmmMicrokernel.cpp: streamed, they stalled on the memory), for every
+// output here.
+// AVX512-LABEL: func @streamed
+// AVX512-NOT: extract_aligned_pointer_as_index
+// AVX512: vector.fma
+// AVX512: vector.store {{.*}}, %alloc[{{.*}}] : memref<60x2048x256xf32>, vector<16xf32>
+// AVX512-NOT: nontemporal
+// AVX512-NOT: sfence
+
+// The tgmm's sums go out from the register tiles of a group's last chunk
+// (the block keeps them only between chunks), with streaming (non-temporal)
+// stores where every vector is aligned (N a multiple of 16: checked
+// statically, the output's start at run time) and the output outgrows the
+// cores' L2s; a fence ends each task of such an output. Inside N otherwise
+// plain stores; the last, partial column block masked. An empty group's
+// tasks store zeros the same three ways.
 // CHECK: func.func private @llvm.x86.sse.sfence()
 // CHECK-LABEL: func @streamed
 // CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<60x2048x256xf32>
 // CHECK: %[[START:.*]] = memref.extract_aligned_pointer_as_index %[[OUT]]
 // CHECK: arith.remsi %[[START]], %c64
 // CHECK: scf.parallel
+// CHECK: vector.fma
 // CHECK: vector.store {{.*}}, %[[OUT]][{{.*}}] {alignment = 64 : i64, nontemporal = true} : memref<60x2048x256xf32>, vector<16xf32>
-// CHECK: call @llvm.x86.sse.sfence() : () -> ()
 // CHECK: vector.store {{.*}}, %[[OUT]][{{.*}}] : memref<60x2048x256xf32>, vector<16xf32>
 // CHECK: vector.maskedstore %[[OUT]]
+// CHECK: arith.cmpi eq
+// CHECK: vector.store %cst{{.*}}, %[[OUT]][{{.*}}] {alignment = 64 : i64, nontemporal = true}
+// CHECK: vector.maskedstore %[[OUT]]
+// CHECK: call @llvm.x86.sse.sfence() : () -> ()
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.reduce
 func.func @streamed(%a: tensor<?x2048xf32>, %b: tensor<?x256xf32>, %s: tensor<60xi32>) -> tensor<60x2048x256xf32> {
   %0 = moe.tgmm %a, %b, %s : tensor<?x2048xf32>, tensor<?x256xf32>, tensor<60xi32>
   return %0 : tensor<60x2048x256xf32>
