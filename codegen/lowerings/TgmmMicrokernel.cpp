@@ -160,7 +160,11 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   int64_t cacheBytes = target ? target.getL2Bytes() * std::max<int64_t>(target.getThreads(), 1) : 1 << 20;
   bool outgrowsCaches = type.hasStaticShape() && type.getNumElements() * outBytes > cacheBytes;
   Value outAligned;
-  if (tile.vectors == 1 && outgrowsCaches && width % kLanes == 0) {
+  // A tile's row of the output must be whole cache lines: a streamed half
+  // line (AVX2's 16 bf16 values) would leave the write-combining buffer
+  // alone, its other half written by the next sub-block's tiles much later.
+  bool wholeLines = tile.vectors * kLanes * outBytes % 64 == 0;
+  if (tile.vectors == 1 && wholeLines && outgrowsCaches && width % kLanes == 0) {
     Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, out);
     outAligned = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, e.rems(start, e.index(vectorBytes)),
                                        e.index(0));
@@ -258,10 +262,10 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     Value first = e.load(firstRow, {g}), end = e.load(endRow, {g});
     // How the sums reach the output (rounded there when bf16): masked only
     // where the block passes N (AVX2's masked store, vmaskmovps, is
-    // microcoded on AMD); streamed (non-temporal) where every vector is
-    // aligned: the output is written once and read by no task, and a store
-    // through the cache first reads the line it writes (the whole output:
-    // 1.4 GB at T 512, top-8).
+    // microcoded on AMD); streamed (non-temporal) where `outAligned` allows
+    // (AVX2's tile: the output is written once and read by no task, and
+    // there a store through the cache first read the line it writes; the
+    // whole output is 1.4 GB at T 512, top-8), else through the cache.
     enum class OutStore { Masked, Plain, Streaming };
     auto storeVector = [&](OutStore how, Value value, Value d, int64_t v) {
       if (!outElement.isF32())
@@ -306,8 +310,9 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     };
     // The group's rows in the fewest chunks of at most kRowChunk, of equal
     // size: each chunk is a pass over the block's tiles (their accumulators
-    // loaded and stored), and a short last chunk is such a pass for few
-    // rows (68 rows an expert were 64 + 4).
+    // loaded from the block after the first chunk, stored to it before the
+    // last), and a short last chunk is such a pass for few rows (68 rows an
+    // expert were 64 + 4).
     Value rows = e.sub(end, first);
     Value one = e.index(1);
     const int64_t chunkLimit = dot ? 2 * kRowChunk : kRowChunk;

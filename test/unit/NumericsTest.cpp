@@ -489,7 +489,8 @@ std::vector<Config> gradientConfigs() {
   // the tgmm kernel's chunks, at most 80 rows on the FMA tiles and 160 on
   // AVX512_BF16's row pairs, an odd count leaving a pair half empty).
   // bf16 storage: the backward's kernels accumulate in f32 and round the
-  // gradients once (tgmm's f32 block sums, the transposed gmm's tiles).
+  // gradients once (tgmm's f32 register tiles and the block that carries
+  // them between chunks, the transposed gmm's tiles).
   // Hidden 136: dW2's first 128-column block lies inside N (the tgmm's
   // unmasked bf16 store), its second passes N (the masked one).
   add("bf16, shared expert, hot expert over two tgmm chunks", [](Config &c) {
