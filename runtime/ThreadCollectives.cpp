@@ -126,31 +126,42 @@ void ThreadMesh::allReduceSum(int64_t rank, const std::vector<int64_t> &axes, fl
                               int64_t count) {
   std::vector<int64_t> members = group(rank, axes);
   int64_t n = members.size(), me = mesh::groupIndex(meshShape, rank, axes);
-  // Each member sums its slice over the group (the work spreads over the
-  // threads), then writes it into every member's buffer.
+  // Each member sums its slice of the group's buffers into its own buffer
+  // (no other member reads or writes that slice of it), then, once every
+  // member has summed, copies it into the other members' buffers. In place:
+  // a training step's gradient all-reduce is the size of the weights, and a
+  // temporary of its slice per shard would cost that much memory again.
   int64_t begin = count * me / n, end = count * (me + 1) / n;
-  std::vector<float> sum(end - begin, 0.0f);
   std::vector<float *> buffers; // the members', kept: a slot may be republished
   rendezvous(rank, Slot{"all_reduce", data, data, nullptr, count, axesMask(axes)}, [&] {
-    for (int64_t p : members)
+    for (int64_t p : members) {
       if (slots[p].size != count)
         throw CollectiveError("all_reduce: rank " + std::to_string(rank) + " has " +
                               std::to_string(count) + " values but rank " + std::to_string(p) +
                               " has " + std::to_string(slots[p].size));
-    for (int64_t p : members) {
-      const float *peer = static_cast<const float *>(slots[p].in);
-      for (int64_t i = begin; i < end; ++i)
-        sum[i - begin] += peer[i];
       buffers.push_back(static_cast<float *>(slots[p].out));
     }
+    // By chunks that stay in L1: every member's values are read before the
+    // sum overwrites this member's (a peer may share its buffer), and the
+    // sum runs in member order from zero on every slice, as on every rank.
+    constexpr int64_t kChunk = 1024;
+    float sum[kChunk];
+    for (int64_t at = begin; at < end; at += kChunk) {
+      int64_t size = std::min(kChunk, end - at);
+      std::fill(sum, sum + size, 0.0f);
+      for (const float *peer : buffers)
+        for (int64_t i = 0; i < size; ++i)
+          sum[i] += peer[at + i];
+      std::memcpy(data + at, sum, size * sizeof(float));
+    }
   });
-  // Every member has read every buffer (rendezvous returns on all ranks or
-  // throws on all): write the sums back, and wait until all have written.
-  // A member whose slice is empty (fewer values than members) copies
-  // nothing (memcpy from an empty vector's null data is undefined).
-  if (!sum.empty())
+  // Every member has summed its slice (rendezvous returns on all ranks or
+  // throws on all): copy this one's into the others' buffers, and wait
+  // until all have written.
+  if (end > begin)
     for (float *buffer : buffers)
-      std::memcpy(buffer + begin, sum.data(), sum.size() * sizeof(float));
+      if (buffer != data)
+        std::memcpy(buffer + begin, data + begin, (end - begin) * sizeof(float));
   wait(rank, "all_reduce", /*failFast=*/false);
 }
 

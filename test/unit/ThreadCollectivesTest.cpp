@@ -81,6 +81,24 @@ TEST(ThreadMesh, AllReduceSumsWithinEachGroup) {
   }
 }
 
+// Slices longer than the in-place sum's chunk (1024 values), not a multiple
+// of it: every element summed once, on every rank.
+TEST(ThreadMesh, AllReduceOfSlicesLongerThanItsChunk) {
+  ThreadMesh mesh({3}, 5s);
+  constexpr int64_t kCount = 3 * 2048 + 7;
+  std::vector<std::vector<float>> data(3);
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+    data[r].resize(kCount);
+    for (int64_t i = 0; i < kCount; ++i)
+      data[r][i] = float((r + 1) * (i % 997));
+    mesh.allReduceSum(r, {0}, data[r].data(), kCount);
+  });
+  expectNoErrors(errors);
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t i = 0; i < kCount; ++i)
+      ASSERT_EQ(data[r][i], float(6 * (i % 997))) << "rank " << r << " element " << i;
+}
+
 // The global loss of a sharded backward sums one value over the shards:
 // some members own an empty slice of it and copy nothing.
 TEST(ThreadMesh, AllReduceOfFewerValuesThanShards) {
