@@ -8,25 +8,27 @@ import re
 import subprocess
 import sys
 
-# name, devices, per-device GFLOP/s, rows per expert at half rate (gmm, tgmm), link GB/s,
-# us per step. This CPU's rates are moe-bench's calibration on it (docs/sharding.md); the
-# others are round numbers for the kind of machine, not measurements.
+# name, devices, per-device GFLOP/s, rows per expert at half rate (gmm, tgmm), training's
+# share of the rate, link GB/s, us per step. This CPU's figures are moe-bench's calibration
+# on it (docs/sharding.md, "Calibration"), and the CPU nodes take its half-rate rows and
+# share; the rest are round numbers for the kind of machine, not measurements.
 MACHINES = [
-    ("this CPU, 2 in-process shards", 2, 100, 64, 1400, 8, 5),
-    ("8 GPUs, NVLink-class links", 8, 200000, 256, 256, 300, 5),
-    ("64 GPUs, 200 Gb/s network", 64, 200000, 256, 256, 25, 10),
-    ("64 CPU nodes (32 cores), 100 GbE", 64, 3200, 64, 1400, 12.5, 20),
+    ("this CPU, 2 in-process shards", 2, 190, 16, 39, 0.89, 17, 5),
+    ("8 GPUs, NVLink-class links", 8, 200000, 256, 256, 1.0, 300, 5),
+    ("64 GPUs, 200 Gb/s network", 64, 200000, 256, 256, 1.0, 25, 10),
+    ("64 CPU nodes (32 cores), 100 GbE", 64, 3200, 16, 39, 0.89, 12.5, 20),
 ]
 TOKENS = [4096, 16384, 65536, 262144, 1048576]
 
 
-def predict(bench, pass_, devices, gflops, half, tgmm_half, link, latency, tokens):
+def predict(bench, pass_, devices, gflops, half, tgmm_half, share, link, latency, tokens):
     out = subprocess.run(
         [bench, "--predict-only", "--devices", str(devices), "--tokens", str(tokens),
          "--experts", "64", "--hidden", "2048", "--mlp-dim", "1408", "--topk", "8",
          "--bench-pass", pass_, "--threads", str(devices), "--peak-gflops", "1",
          "--core-gflops", str(gflops), "--half-rate-rows", str(half),
-         "--tgmm-half-rate-rows", str(tgmm_half), "--link-gbps", str(link),
+         "--tgmm-half-rate-rows", str(tgmm_half), "--training-share", str(share),
+         "--link-gbps", str(link),
          "--link-latency-us", str(latency)],
         capture_output=True, text=True, check=True).stdout
     plans = {}
@@ -48,9 +50,10 @@ def main():
     print(("| " + " | ".join(head) + " |") if md else "  ".join(head))
     if md:
         print("|" + "---|" * len(head))
-    for name, devices, gflops, half, tgmm_half, link, latency in MACHINES:
+    for name, devices, gflops, half, tgmm_half, share, link, latency in MACHINES:
         for tokens in TOKENS:
-            plans = predict(bench, pass_, devices, gflops, half, tgmm_half, link, latency, tokens)
+            plans = predict(bench, pass_, devices, gflops, half, tgmm_half, share, link, latency,
+                            tokens)
             dp = [t for (mode, _), t in plans.items() if mode == "dp"]
             ep = {k: t for k, t in plans.items() if k[0].startswith("ep-")}
             best = min(ep, key=ep.get)

@@ -71,9 +71,10 @@ Machine moec::measureHostMachine(unsigned threads, int64_t devices, Launcher lau
 void moec::describePredictions(llvm::raw_ostream &os, const Workload &w, const Machine &m,
                                int64_t devices, const Plan &chosen) {
   os << llvm::format("model: core %.1f GFLOP/s x %lld per shard (half rate at %.0f rows per "
-                     "expert, tgmm at %.0f), link %.1f GB/s, %.1f us per step\n",
+                     "expert, tgmm at %.0f, training at %.2f of the rate), link %.1f GB/s, "
+                     "%.1f us per step\n",
                      m.coreGflops, (long long)m.coresPerShard, m.halfRateRows,
-                     m.tgmmHalfRateRows, m.linkGBps, m.linkLatencyUs);
+                     m.tgmmHalfRateRows, m.trainingShare, m.linkGBps, m.linkLatencyUs);
   for (const Plan &candidate : candidatePlans(w, devices)) {
     Prediction p = predict(w, candidate, m);
     os << llvm::format("model: %-32s %9.4f s (compute %.4f s, comm %.4f s, %.2f MiB per shard, "

@@ -54,15 +54,18 @@ Prediction moec::predict(const Workload &w, const Plan &p, const Machine &m) {
     return flop * 1e-9 / (rate * rowsPerGroup / (rowsPerGroup + halfRate));
   };
   // Forward: the gmms. Training: the forward's and the rows' gradients'
-  // gmms, and the weights' gradients (tgmm) at their own efficiency.
-  double gmmFlop = 6 * H * M * computedRows;
-  r.computeS = at(gmmFlop * (w.training ? 2 : 1), rowsPerExpert, m.halfRateRows) +
-               (w.training ? at(gmmFlop, rowsPerExpert, m.tgmmHalfRateRows) : 0);
-  if (S > 0) {
-    double sharedFlop = 6 * H * S * sharedTokens;
-    r.computeS += at(sharedFlop * (w.training ? 2 : 1), sharedTokens, m.halfRateRows) +
-                  (w.training ? at(sharedFlop, sharedTokens, m.tgmmHalfRateRows) : 0);
-  }
+  // gmms, and the weights' gradients (tgmm) at their own efficiency, all at
+  // the training share of the rate.
+  auto gmms = [&](double flop, double rowsPerGroup) {
+    if (!w.training)
+      return at(flop, rowsPerGroup, m.halfRateRows);
+    return (at(2 * flop, rowsPerGroup, m.halfRateRows) +
+            at(flop, rowsPerGroup, m.tgmmHalfRateRows)) /
+           m.trainingShare;
+  };
+  r.computeS = gmms(6 * H * M * computedRows, rowsPerExpert);
+  if (S > 0)
+    r.computeS += gmms(6 * H * S * sharedTokens, sharedTokens);
 
   // Collectives: bytes one shard sends, steps of latency.
   double bytes = 0, steps = 0;

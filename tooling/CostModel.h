@@ -25,18 +25,28 @@
 namespace moec {
 
 /// A core's gmm rate on large groups as a share of its unit's peak, when
-/// the rate is not given (moec and moe-bench).
-inline constexpr double kGmmShareOfPeak = 0.75;
+/// the rate is not given (moec and moe-bench). Fitted with the half-rate
+/// rows below to the forward's prepared gmms on an AVX-512 host, T 256 to
+/// 4096 top-8, f32 and bf16 (docs/sharding.md, "Calibration").
+inline constexpr double kGmmShareOfPeak = 0.88;
 
 /// The machine: what one core computes and what a link moves.
 struct Machine {
   double coreGflops = 0;     ///< a core's gmm rate on large groups
-  double halfRateRows = 64;  ///< rows per expert at which a gmm runs at half that rate
+  /// Rows per expert at which a gmm runs at half that rate. F / (rate x
+  /// r / (r + h)) = F / rate + 2 h x weights / rate: the half-rate rows are
+  /// a fixed cost per weight (its bytes streamed once a call) in FLOPs.
+  double halfRateRows = 16;
   /// The same for the weight gradients' tgmm (training): it reduces over
-  /// the rows into a full [H, N] output per expert, so few rows leave it
-  /// bound by that output's traffic; calibrated on this machine (fb at
-  /// 512 and 2048 tokens, docs/sharding.md).
-  double tgmmHalfRateRows = 1400;
+  /// the rows into a full [H, N] output per expert that it writes, and the
+  /// training forward packs each weight per call (the weights change), so
+  /// a training step's fixed cost per weight is 2 x halfRateRows + this.
+  double tgmmHalfRateRows = 39;
+  /// A training step's gmms run at this share of the forward's rate on the
+  /// same rows: per row it also gathers, scatters and differentiates the
+  /// SwiGLU. Fitted with tgmmHalfRateRows to forward_backward at T 512 to
+  /// 4096 top-8, f32 and bf16 (docs/sharding.md, "Calibration").
+  double trainingShare = 0.89;
   double linkGBps = 0;       ///< bytes per second between two shards, 1e9
   double linkLatencyUs = 5;  ///< per collective step
   int64_t coresPerShard = 1;

@@ -228,16 +228,20 @@ cl::opt<double> capacityFactor("capacity-factor",
                                cl::init(0), cl::cat(category));
 cl::opt<double> coreGflops("core-gflops",
                            cl::desc("Cost model: one core's gmm rate on large groups "
-                                    "(default: 0.75 x the measured peak per thread)"),
+                                    "(default: 0.88 x the measured peak per thread)"),
                            cl::init(0), cl::cat(category));
 cl::opt<double> halfRateRows("half-rate-rows",
                              cl::desc("Cost model: rows per expert at which a gmm runs at half "
                                       "the core rate"),
-                             cl::init(64), cl::cat(category));
+                             cl::init(moec::Machine().halfRateRows), cl::cat(category));
 cl::opt<double> tgmmHalfRateRows("tgmm-half-rate-rows",
                                  cl::desc("Cost model: the same for the weight gradients' tgmm "
                                           "(training)"),
-                                 cl::init(1400), cl::cat(category));
+                                 cl::init(moec::Machine().tgmmHalfRateRows), cl::cat(category));
+cl::opt<double> trainingShare("training-share",
+                              cl::desc("Cost model: a training step's gmms' rate as a share of "
+                                       "the forward's (0 < share <= 1)"),
+                              cl::init(moec::Machine().trainingShare), cl::cat(category));
 cl::opt<double> linkGBps("link-gbps",
                          cl::desc("Cost model: GB/s between two shards (default: this "
                                   "machine's measured memcpy bandwidth, the in-process link)"),
@@ -514,8 +518,9 @@ void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
     outs() << dropped << "\n";
 }
 
-/// The machine the cost model sees: --core-gflops (else 0.75 of the
-/// measured `peak` per thread), the half-rate rows, --link-gbps (else the
+/// The machine the cost model sees: --core-gflops (else kGmmShareOfPeak of
+/// the measured `peak` per thread), the half-rate rows, the training share,
+/// --link-gbps (else the
 /// measured memcpy bandwidth) and its latency; "" or why not.
 std::string machineFor(double peak, Machine &machine) {
   for (auto [name, value] : {std::pair{"core-gflops", double(coreGflops)},
@@ -524,10 +529,13 @@ std::string machineFor(double peak, Machine &machine) {
                               {"link-gbps", linkGBps}, {"link-latency-us", linkLatencyUs}})
     if (value < 0)
       return std::string("--") + name + " must be >= 0 (got " + std::to_string(value) + ")";
+  if (!(trainingShare > 0 && trainingShare <= 1))
+    return "--training-share must be in (0, 1] (got " + std::to_string(trainingShare) + ")";
   machine.coreGflops =
       coreGflops > 0 ? double(coreGflops) : moec::kGmmShareOfPeak * peak / threads;
   machine.halfRateRows = halfRateRows;
   machine.tgmmHalfRateRows = tgmmHalfRateRows;
+  machine.trainingShare = trainingShare;
   machine.linkGBps = linkGBps > 0 ? double(linkGBps) : moec::measureCopyGBps();
   machine.linkLatencyUs = linkLatencyUs;
   return "";
