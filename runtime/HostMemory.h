@@ -14,8 +14,11 @@ namespace moec {
 /// a fresh mapping whose every page faults on first touch, a fixed cost per
 /// call that the benchmarks would time as the block's (9 ms of a 28 ms gmm
 /// here). A serving runtime pools its buffers the same way. Call once, at
-/// start, before the large allocations. moe-bench does; moec run does not:
-/// its peak-RSS report holds the memory plan to the allocations as made.
+/// start, before any other thread allocates (a thread keeps the arena it
+/// first took). moe-bench and moe-kernel-bench do; moec run does not: its
+/// peak-RSS report holds the memory plan to the allocations as made, and it
+/// times one call, in which each shard thread's arena maps its large
+/// buffers afresh anyway.
 void keepFreedMemory();
 
 } // namespace moec

@@ -59,6 +59,10 @@ public:
   // allReduceSum, which works in place.
 
   /// In place: data[i] = sum over the group of data[i], `count` f32 values.
+  /// The members' buffers are each either another member's (the same
+  /// pointer) or disjoint from every buffer of the mesh's collective: each
+  /// member sums its slice of all of them into its own while the others do
+  /// theirs. When the collective fails, `data` holds partial sums.
   void allReduceSum(int64_t rank, const std::vector<int64_t> &axes, float *data, int64_t count);
   /// out = the group's `in` blocks of `bytes` each, concatenated in group
   /// order (out holds group size * bytes).

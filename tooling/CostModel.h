@@ -40,7 +40,8 @@ struct Machine {
   /// The same for the weight gradients' tgmm (training): it reduces over
   /// the rows into a full [H, N] output per expert that it writes, and the
   /// training forward packs each weight per call (the weights change), so
-  /// a training step's fixed cost per weight is 2 x halfRateRows + this.
+  /// a training step's fixed cost per weight is (2 x halfRateRows + this) x
+  /// 2 FLOPs of time at the training share of the rate.
   double tgmmHalfRateRows = 39;
   /// A training step's gmms run at this share of the forward's rate on the
   /// same rows: per row it also gathers, scatters and differentiates the

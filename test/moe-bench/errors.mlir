@@ -27,6 +27,8 @@
 // RUN: not moe-bench --predict-only --link-gbps -1 --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=LINK
 // RUN: not moe-bench --predict-only --training-share 1.5 --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=TSHARE
 // RUN: not moe-bench --predict-only --training-share 0 --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=TSHARE
+// RUN: not moe-bench --predict-only --training-share nan --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=TSHARE
+// RUN: not moe-bench --predict-only --half-rate-rows nan --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=HALFNAN
 // RUN: not moe-bench --parallel-mode dp --devices 0 --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=DEVICES
 // RUN: not moe-bench --parallel-mode ep --mesh expert=x --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=MESHSIZE
 // RUN: not moe-bench --parallel-mode dp --stage-timing --peak-gflops 1 2>&1 | FileCheck %s --check-prefix=PSTAGES
@@ -41,7 +43,8 @@
 // LAUNCH: moe-bench: error: --launcher mpi runs a sharded block: give --parallel-mode dp, ep or auto
 // LAUNCHER: moe-bench: for the --launcher option: must be inprocess or mpi (got 'slurm')
 // LINK: moe-bench: error: --link-gbps must be >= 0 (got -1.000000)
-// TSHARE: moe-bench: error: --training-share must be in (0, 1] (got {{1.5|0}}
+// TSHARE: moe-bench: error: --training-share must be in (0, 1] (got {{1.5|0|nan}}
+// HALFNAN: moe-bench: error: --half-rate-rows must be >= 0 (got nan
 // DEVICES: moe-bench: error: --devices must be >= 1 (got 0)
 // MESHSIZE: moe-bench: error: --mesh 'expert=x': mesh axis 'expert' needs a size >= 1 (got 'x')
 // PSTAGES: moe-bench: error: --stage-timing and --queue-mode prequeue time a single device's stages; give them without --parallel-mode

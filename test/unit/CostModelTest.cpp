@@ -4,7 +4,9 @@
 // per expert at rate x r / (r + h), so h is a fixed cost per weight (2 h
 // FLOPs of time each, whatever the batch); training's three gmms at the
 // training share of that rate, the weights' gradients with their own h.
-// These tests hold predict() to those statements on small numbers, so a
+// These tests hold predict()'s compute term (one device and DP against
+// compact EP; not the shared expert, dense EP, null routing or the
+// collectives) to those statements on small numbers, so a
 // change of the formula that the docs' calibration (docs/sharding.md)
 // does not describe fails here.
 //
@@ -32,13 +34,14 @@ Machine machine() {
   return m;
 }
 
-// 6 H M FLOPs a row (three [H, M] matmuls), seconds at `gflops`.
+// Seconds of `flop` at `gflops`.
 double seconds(double flop, double gflops) { return flop * 1e-9 / gflops; }
 
 TEST(CostModel, ForwardHalfRateRowsAreAFixedCostPerWeight) {
   Workload w = block(false);
   Machine m = machine();
   Prediction p = predict(w, Plan{"none", 1, 1}, m);
+  // 6 H M FLOPs a row (three [H, M] matmuls).
   double rows = 512 * 2, perExpert = rows / 8, flop = 6.0 * 64 * 32 * rows;
   double weights = 3.0 * 64 * 32 * 8;
   EXPECT_DOUBLE_EQ(p.computeS, seconds(flop, 10 * perExpert / (perExpert + 16)));

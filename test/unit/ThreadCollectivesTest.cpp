@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
 #include <numeric>
 #include <thread>
@@ -97,6 +98,29 @@ TEST(ThreadMesh, AllReduceOfSlicesLongerThanItsChunk) {
   for (int64_t r = 0; r < 3; ++r)
     for (int64_t i = 0; i < kCount; ++i)
       ASSERT_EQ(data[r][i], float(6 * (i % 997))) << "rank " << r << " element " << i;
+}
+
+// Values whose sum rounds: every rank gets the same bits, the sum taken in
+// member order from zero; two members that pass the same buffer count it
+// twice (each sums its slice of every member's buffer before writing it).
+TEST(ThreadMesh, AllReduceIsBitwiseEqualOnEveryRankAndTakesASharedBufferTwice) {
+  ThreadMesh mesh({3}, 5s);
+  constexpr int64_t kCount = 2500;
+  std::vector<float> shared(kCount), own(kCount), expected(kCount);
+  for (int64_t i = 0; i < kCount; ++i) {
+    shared[i] = 0.1f * float(i + 1) / 3.0f;
+    own[i] = 1e4f / float(i + 7);
+    expected[i] = ((0.0f + shared[i]) + shared[i]) + own[i];
+  }
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+    float *data = r < 2 ? shared.data() : own.data(); // ranks 0 and 1 share
+    mesh.allReduceSum(r, {0}, data, kCount);
+  });
+  expectNoErrors(errors);
+  for (int64_t i = 0; i < kCount; ++i) {
+    ASSERT_EQ(std::memcmp(&shared[i], &expected[i], sizeof(float)), 0) << "element " << i;
+    ASSERT_EQ(std::memcmp(&own[i], &expected[i], sizeof(float)), 0) << "element " << i;
+  }
 }
 
 // The global loss of a sharded backward sums one value over the shards:

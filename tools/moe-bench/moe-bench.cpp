@@ -520,14 +520,14 @@ void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
 
 /// The machine the cost model sees: --core-gflops (else kGmmShareOfPeak of
 /// the measured `peak` per thread), the half-rate rows, the training share,
-/// --link-gbps (else the
-/// measured memcpy bandwidth) and its latency; "" or why not.
+/// --link-gbps (else the measured memcpy bandwidth) and its latency; "" or
+/// why not.
 std::string machineFor(double peak, Machine &machine) {
   for (auto [name, value] : {std::pair{"core-gflops", double(coreGflops)},
                               {"half-rate-rows", halfRateRows},
                               {"tgmm-half-rate-rows", tgmmHalfRateRows},
                               {"link-gbps", linkGBps}, {"link-latency-us", linkLatencyUs}})
-    if (value < 0)
+    if (!(value >= 0)) // NaN too
       return std::string("--") + name + " must be >= 0 (got " + std::to_string(value) + ")";
   if (!(trainingShare > 0 && trainingShare <= 1))
     return "--training-share must be in (0, 1] (got " + std::to_string(trainingShare) + ")";
