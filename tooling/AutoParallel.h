@@ -33,8 +33,8 @@ int64_t defaultDevices(mlir::ModuleOp module, unsigned threads);
 
 /// This host as the model sees it, measured now: `threads` threads over
 /// `devices` shards run by `launcher`, a core's gmm rate kGmmShareOfPeak
-/// (0.88) of its FP32 FMA peak (whatever the block's type: the plans' ranking, not the time,
-/// is what it is for), the link a large memcpy, 5 us a step.
+/// of its FP32 FMA peak (whatever the block's type: the plans' ranking,
+/// not the time, is what it is for), the link a large memcpy, 5 us a step.
 Machine measureHostMachine(unsigned threads, int64_t devices, Launcher launcher);
 
 /// The model's lines: the machine, then every candidate plan for `devices`

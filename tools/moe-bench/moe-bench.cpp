@@ -226,10 +226,14 @@ cl::opt<double> capacityFactor("capacity-factor",
                                cl::desc("EP compact/ring/a2a: rows per shard buffer as a factor "
                                         "of the fair share (0: room for every row)"),
                                cl::init(0), cl::cat(category));
-cl::opt<double> coreGflops("core-gflops",
-                           cl::desc("Cost model: one core's gmm rate on large groups "
-                                    "(default: 0.88 x the measured peak per thread)"),
-                           cl::init(0), cl::cat(category));
+// The default's share from the model itself (cl::desc keeps a reference).
+const std::string coreGflopsHelp =
+    formatv("Cost model: one core's gmm rate on large groups (default: {0:F2} x the measured "
+            "peak per thread)",
+            moec::kGmmShareOfPeak)
+        .str();
+cl::opt<double> coreGflops("core-gflops", cl::desc(coreGflopsHelp), cl::init(0),
+                           cl::cat(category));
 cl::opt<double> halfRateRows("half-rate-rows",
                              cl::desc("Cost model: rows per expert at which a gmm runs at half "
                                       "the core rate"),
