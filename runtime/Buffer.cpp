@@ -3,6 +3,7 @@
 #include "runtime/Buffer.h"
 #include "runtime/HugePages.h"
 
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <cstdio>
@@ -84,6 +85,16 @@ Buffer Buffer::view(DType dtype, std::vector<int64_t> shape, void *data) {
   b.dtype_ = dtype;
   b.shape_ = std::move(shape);
   b.data_ = data;
+  return b;
+}
+
+Buffer Buffer::sharing(const Buffer &owner, std::vector<int64_t> shape, size_t byteOffset) {
+  Buffer b;
+  b.dtype_ = owner.dtype_;
+  b.shape_ = std::move(shape);
+  assert(byteOffset + b.numBytes() <= owner.numBytes() && "a block outside its owner");
+  b.storage_ = owner.storage_;
+  b.data_ = static_cast<char *>(owner.data_) + byteOffset;
   return b;
 }
 

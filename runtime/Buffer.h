@@ -47,6 +47,13 @@ public:
   /// keeps alive and unchanged while the Buffer is used. Generated code
   /// loads without assuming more than the element's alignment.
   static Buffer view(DType dtype, std::vector<int64_t> shape, void *data);
+  /// `shape` of `owner`'s memory from byte `byteOffset` on (a run of it that
+  /// owner holds), sharing its ownership: the memory lives while either
+  /// does (a view's, while its caller keeps it). A write through either
+  /// shows in the other: for blocks only read, such as the inputs a rank's
+  /// generated code is given (its arguments are read-only, see
+  /// codegen/EmitCInterface.cpp).
+  static Buffer sharing(const Buffer &owner, std::vector<int64_t> shape, size_t byteOffset);
   // A moved-from Buffer is empty (no data), not a view of what it held.
   Buffer(Buffer &&other) noexcept { *this = std::move(other); }
   Buffer &operator=(Buffer &&other) noexcept {

@@ -41,7 +41,9 @@ struct MeshLayout {
 };
 
 /// Rank `rank`'s block of `full`. Fails when a split dimension does not
-/// divide evenly.
+/// divide evenly. A block that is one run of full's memory (full itself
+/// when replicated, or a split of the leading dimension) shares it
+/// (Buffer::sharing): read it only; other blocks are copies.
 std::optional<Buffer> shardOf(const Buffer &full, const TensorSplit &split,
                               const MeshLayout &mesh, int64_t rank, std::string &error);
 

@@ -188,4 +188,66 @@ TEST(ShardedRun, AGroupSizeTheMeshDoesNotHaveIsAnError) {
   EXPECT_NE(error.find("4"), std::string::npos) << error;
 }
 
+// The inputs' blocks on a 2 x 2 mesh (data, expert): a replicated tensor
+// and a split of the leading dimension are runs of the full tensor's
+// memory, shared rather than copied (in-process data parallelism held a
+// copy of every replicated weight per rank); a split of a later dimension
+// is a copy. Each block holds the right values after the full tensors are
+// gone (shared ownership), and assembling the blocks gives the tensors back.
+TEST(ShardedRun, BlocksThatAreOneRunShareTheFullTensorsMemory) {
+  MeshLayout layout;
+  layout.axisNames = {"data", "expert"};
+  layout.shape = {2, 2};
+  layout.inputs = {TensorSplit{{}, {}},   // w [2, 3]: replicated
+                   TensorSplit{{0}, {}},  // x [4, 3]: rows over data
+                   TensorSplit{{}, {1}},  // y [2, 4]: columns over expert
+                   TensorSplit{{}, {0}}}; // z [1, 4]: columns over data, one row
+  layout.results = layout.inputs;
+  std::vector<std::vector<int64_t>> shapes = {{2, 3}, {4, 3}, {2, 4}, {1, 4}};
+  std::vector<Buffer> full;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    full.emplace_back(DType::F32, shapes[i]);
+    std::iota(full[i].as<float>(), full[i].as<float>() + full[i].numElements(), 100.0f * i);
+  }
+  std::vector<const float *> base;
+  for (const Buffer &b : full)
+    base.push_back(b.as<float>());
+  std::string error;
+  auto local = localShardInputs(full, layout, nullptr, error);
+  ASSERT_TRUE(local) << error;
+  ASSERT_EQ(local->size(), 4u);
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    const std::vector<Buffer> &mine = (*local)[rank];
+    int64_t data = rank / 2;
+    EXPECT_EQ(mine[0].as<float>(), base[0]) << rank;
+    EXPECT_EQ(mine[1].as<float>(), base[1] + data * 6) << rank;
+    EXPECT_EQ(mine[3].as<float>(), base[3] + data * 2) << rank;
+    // Columns of two rows: not one run, so not inside y's memory.
+    EXPECT_TRUE(mine[2].as<float>() + 4 <= base[2] || mine[2].as<float>() >= base[2] + 8) << rank;
+    EXPECT_EQ(mine[2].shape(), (std::vector<int64_t>{2, 2}));
+    EXPECT_TRUE(mine[2].ownsMemory());
+  }
+  full.clear(); // the shared blocks keep the memory
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    const std::vector<Buffer> &mine = (*local)[rank];
+    int64_t data = rank / 2, expert = rank % 2;
+    for (int64_t i = 0; i < 6; ++i) {
+      EXPECT_EQ(mine[0].as<float>()[i], float(i));
+      EXPECT_EQ(mine[1].as<float>()[i], 100.0f + data * 6 + i);
+    }
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t c = 0; c < 2; ++c)
+        EXPECT_EQ(mine[2].as<float>()[r * 2 + c], 200.0f + r * 4 + expert * 2 + c);
+    for (int64_t c = 0; c < 2; ++c)
+      EXPECT_EQ(mine[3].as<float>()[c], 300.0f + data * 2 + c);
+  }
+  auto back = assembleResults(*local, layout, error);
+  ASSERT_TRUE(back) << error;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    ASSERT_EQ((*back)[i].shape(), shapes[i]);
+    for (int64_t e = 0; e < (*back)[i].numElements(); ++e)
+      EXPECT_EQ((*back)[i].as<float>()[e], 100.0f * i + e) << i << " " << e;
+  }
+}
+
 } // namespace
