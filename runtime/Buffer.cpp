@@ -35,22 +35,6 @@ size_t moec::dtypeSize(DType t) {
   }
 }
 
-uint16_t moec::f32ToBf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (std::isnan(f))
-    return static_cast<uint16_t>((u >> 16) | 0x40); // keep it a quiet NaN
-  u += 0x7FFF + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
-}
-
-float moec::bf16ToF32(uint16_t b) {
-  uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 std::string moec::shapeString(const std::vector<int64_t> &shape) {
   std::string s;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -66,7 +50,18 @@ Buffer::Buffer(DType dtype, std::vector<int64_t> shape)
   // 64-byte aligned, rounded up to whole lines; at least one line so that an
   // empty tensor still has a distinct address.
   size_t bytes = (numBytes() + 63) / 64 * 64;
-  void *p = std::aligned_alloc(64, bytes ? bytes : 64);
+  // malloc and a 64-byte step, not aligned_alloc: glibc (2.36) does not
+  // reuse a freed block of a GiB for the next aligned_alloc of that size
+  // but grows the heap, so a buffer made afresh each call (moe-bench's
+  // assembled results of a sharded run, 2 GB of f32 weight gradients)
+  // took new memory each call, which the kernel then cleared: in-process
+  // data-parallel training spent a third of its samples in clear_page.
+  // malloc gives the freed block back (a loop of 1 GiB buffers, touched
+  // and freed: 0.05 s a turn from the second on, against 2-4 s a turn and
+  // a GiB more of RSS each with aligned_alloc on this VM).
+  void *raw = std::malloc((bytes ? bytes : 64) + 64);
+  void *p = raw ? reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(raw) + 64) & ~uintptr_t(63))
+                : nullptr;
   if (!p) {
     std::fprintf(stderr, "moec runtime: cannot allocate %zu bytes for a %s %s tensor\n",
                  bytes, shapeString(shape_).c_str(), dtypeName(dtype_));
@@ -76,7 +71,7 @@ Buffer::Buffer(DType dtype, std::vector<int64_t> shape)
   // before the memset touches them (HugePages.h).
   adviseHugePages(p, bytes);
   std::memset(p, 0, bytes ? bytes : 64);
-  storage_.reset(p, [](void *q) { std::free(q); });
+  storage_.reset(raw, [](void *q) { std::free(q); });
   data_ = p;
 }
 

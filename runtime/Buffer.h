@@ -13,6 +13,8 @@
 #ifndef MOEC_RUNTIME_BUFFER_H
 #define MOEC_RUNTIME_BUFFER_H
 
+#include "runtime/Bf16.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -26,10 +28,6 @@ enum class DType { F32, BF16, I32, I8 };
 
 const char *dtypeName(DType t);
 size_t dtypeSize(DType t);
-
-/// bf16 <-> f32, rounding to nearest even (NaN stays NaN).
-uint16_t f32ToBf16(float f);
-float bf16ToF32(uint16_t b);
 
 /// "2x3x?" style shape text, for messages.
 std::string shapeString(const std::vector<int64_t> &shape);

@@ -101,6 +101,7 @@ public:
   void quietUnlessRankZero() const;
 
   void allReduceSum(const std::vector<int64_t> &axes, float *data, int64_t count) override;
+  void allReduceSumBf16(const std::vector<int64_t> &axes, uint16_t *data, int64_t count) override;
   void allGather(const std::vector<int64_t> &axes, const void *in, int64_t bytes,
                  void *out) override;
   void reduceScatterSum(const std::vector<int64_t> &axes, const float *in, int64_t count,

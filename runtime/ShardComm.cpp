@@ -21,6 +21,10 @@ int64_t ShardComm::groupSize(const std::vector<int64_t> &axes) const {
 void ThreadMeshComm::allReduceSum(const std::vector<int64_t> &axes, float *data, int64_t count) {
   mesh.allReduceSum(myRank, axes, data, count);
 }
+void ThreadMeshComm::allReduceSumBf16(const std::vector<int64_t> &axes, uint16_t *data,
+                                      int64_t count) {
+  mesh.allReduceSumBf16(myRank, axes, data, count);
+}
 void ThreadMeshComm::allGather(const std::vector<int64_t> &axes, const void *in, int64_t bytes,
                                void *out) {
   mesh.allGather(myRank, axes, in, bytes, out);
@@ -112,8 +116,9 @@ template <typename T> struct Flat {
 };
 #define MOERT_FLAT(name) Flat<std::remove_pointer_t<decltype(name)>>{name + name##Offset, name##Size}
 
-/// The f32 values a sum reads and writes: the buffer itself for f32, a
-/// widened copy for bf16 that `finish` rounds back once.
+/// The f32 values a reduce-scatter reads and writes: the buffer itself for
+/// f32, a widened copy for bf16 that `finish` rounds back once. (The
+/// all-reduce sums bf16 in place: ShardComm::allReduceSumBf16.)
 struct F32Values {
   float *data;
   std::vector<float> wide;
@@ -139,14 +144,19 @@ void finish(const F32Values &v, Flat<uint16_t> f) {
     f.data[i] = f32ToBf16(v.data[i]);
 }
 
+void allReduceSumIn(ShardComm &comm, const std::vector<int64_t> &axes, Flat<float> data) {
+  comm.allReduceSum(axes, data.data, data.size);
+}
+void allReduceSumIn(ShardComm &comm, const std::vector<int64_t> &axes, Flat<uint16_t> data) {
+  comm.allReduceSumBf16(axes, data.data, data.size);
+}
+
 template <typename T> void allReduceSum(Flat<T> data, int64_t axesCode, int64_t groupSize) {
   guarded(
       "all_reduce",
       [&](ShardComm &comm) {
         auto axes = decodeAxes(comm, axesCode, groupSize, "all_reduce");
-        F32Values values = f32Values(data);
-        comm.allReduceSum(axes, values.data, data.size);
-        finish(values, data);
+        allReduceSumIn(comm, axes, data);
         state.counters.bytesSent += 2 * share(data.size * sizeof(T), groupSize);
       },
       [] {});

@@ -40,6 +40,9 @@ public:
   // groups over `axes` in row-major order, input and output not
   // overlapping except the all-reduce's. Errors throw CollectiveError.
   virtual void allReduceSum(const std::vector<int64_t> &axes, float *data, int64_t count) = 0;
+  /// `count` bf16 values (their bits), summed in f32 and rounded once.
+  virtual void allReduceSumBf16(const std::vector<int64_t> &axes, uint16_t *data,
+                                int64_t count) = 0;
   virtual void allGather(const std::vector<int64_t> &axes, const void *in, int64_t bytes,
                          void *out) = 0;
   virtual void reduceScatterSum(const std::vector<int64_t> &axes, const float *in,
@@ -65,6 +68,7 @@ public:
   int64_t rank() const override { return myRank; }
   const char *backend() const override { return "in-process"; }
   void allReduceSum(const std::vector<int64_t> &axes, float *data, int64_t count) override;
+  void allReduceSumBf16(const std::vector<int64_t> &axes, uint16_t *data, int64_t count) override;
   void allGather(const std::vector<int64_t> &axes, const void *in, int64_t bytes,
                  void *out) override;
   void reduceScatterSum(const std::vector<int64_t> &axes, const float *in, int64_t count,

@@ -2,6 +2,7 @@
 
 #include "runtime/ThreadCollectives.h"
 
+#include "runtime/Bf16.h"
 #include "runtime/MeshShape.h"
 
 #include <algorithm>
@@ -122,8 +123,34 @@ void ThreadMesh::rendezvous(int64_t rank, const Slot &slot, Work work) {
     throw CollectiveError(failure);
 }
 
+namespace {
+// A sum's values as f32, and back: bf16 is summed in f32 and rounded once.
+float widen(float v) { return v; }
+float widen(uint16_t v) { return bf16ToF32(v); }
+void narrow(const float *sum, int64_t n, float *out) { std::memcpy(out, sum, n * sizeof(float)); }
+void narrow(const float *sum, int64_t n, uint16_t *out) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = f32ToBf16(sum[i]);
+}
+} // namespace
+
 void ThreadMesh::allReduceSum(int64_t rank, const std::vector<int64_t> &axes, float *data,
                               int64_t count) {
+  allReduceSumOf(rank, axes, data, count, "all_reduce");
+}
+
+// bf16 in place too: widened into an f32 copy of the whole buffer first, a
+// data-parallel bf16 training step's gradient all-reduce allocated, zeroed
+// and faulted in 2 GB a rank each call (T 512 top-8), and spent most of
+// the step there.
+void ThreadMesh::allReduceSumBf16(int64_t rank, const std::vector<int64_t> &axes, uint16_t *data,
+                                  int64_t count) {
+  allReduceSumOf(rank, axes, data, count, "all_reduce (bf16)");
+}
+
+template <typename T>
+void ThreadMesh::allReduceSumOf(int64_t rank, const std::vector<int64_t> &axes, T *data,
+                                int64_t count, const char *collective) {
   std::vector<int64_t> members = group(rank, axes);
   int64_t n = members.size(), me = mesh::groupIndex(meshShape, rank, axes);
   // Each member sums its slice of the group's buffers into its own buffer
@@ -132,14 +159,14 @@ void ThreadMesh::allReduceSum(int64_t rank, const std::vector<int64_t> &axes, fl
   // a training step's gradient all-reduce is the size of the weights, and a
   // temporary of its slice per shard would cost that much memory again.
   int64_t begin = count * me / n, end = count * (me + 1) / n;
-  std::vector<float *> buffers; // the members', kept: a slot may be republished
-  rendezvous(rank, Slot{"all_reduce", data, data, nullptr, count, axesMask(axes)}, [&] {
+  std::vector<T *> buffers; // the members', kept: a slot may be republished
+  rendezvous(rank, Slot{collective, data, data, nullptr, count, axesMask(axes)}, [&] {
     for (int64_t p : members) {
       if (slots[p].size != count)
-        throw CollectiveError("all_reduce: rank " + std::to_string(rank) + " has " +
-                              std::to_string(count) + " values but rank " + std::to_string(p) +
-                              " has " + std::to_string(slots[p].size));
-      buffers.push_back(static_cast<float *>(slots[p].out));
+        throw CollectiveError(std::string(collective) + ": rank " + std::to_string(rank) +
+                              " has " + std::to_string(count) + " values but rank " +
+                              std::to_string(p) + " has " + std::to_string(slots[p].size));
+      buffers.push_back(static_cast<T *>(slots[p].out));
     }
     // By chunks that stay in L1: every member's values are read before the
     // sum overwrites this member's (a peer may share its buffer), and the
@@ -149,20 +176,20 @@ void ThreadMesh::allReduceSum(int64_t rank, const std::vector<int64_t> &axes, fl
     for (int64_t at = begin; at < end; at += kChunk) {
       int64_t size = std::min(kChunk, end - at);
       std::fill(sum, sum + size, 0.0f);
-      for (const float *peer : buffers)
+      for (const T *peer : buffers)
         for (int64_t i = 0; i < size; ++i)
-          sum[i] += peer[at + i];
-      std::memcpy(data + at, sum, size * sizeof(float));
+          sum[i] += widen(peer[at + i]);
+      narrow(sum, size, data + at);
     }
   });
   // Every member has summed its slice (rendezvous returns on all ranks or
   // throws on all): copy this one's into the others' buffers, and wait
   // until all have written.
   if (end > begin)
-    for (float *buffer : buffers)
+    for (T *buffer : buffers)
       if (buffer != data)
-        std::memcpy(buffer + begin, data + begin, (end - begin) * sizeof(float));
-  wait(rank, "all_reduce", /*failFast=*/false);
+        std::memcpy(buffer + begin, data + begin, (end - begin) * sizeof(T));
+  wait(rank, collective, /*failFast=*/false);
 }
 
 void ThreadMesh::allGather(int64_t rank, const std::vector<int64_t> &axes, const void *in,

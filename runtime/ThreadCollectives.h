@@ -64,6 +64,10 @@ public:
   /// member sums its slice of all of them into its own while the others do
   /// theirs. When the collective fails, `data` holds partial sums.
   void allReduceSum(int64_t rank, const std::vector<int64_t> &axes, float *data, int64_t count);
+  /// The same for `count` bf16 values (their bits): summed in f32 and
+  /// rounded once, as a sum of their f32 widenings would be, in place.
+  void allReduceSumBf16(int64_t rank, const std::vector<int64_t> &axes, uint16_t *data,
+                        int64_t count);
   /// out = the group's `in` blocks of `bytes` each, concatenated in group
   /// order (out holds group size * bytes).
   void allGather(int64_t rank, const std::vector<int64_t> &axes, const void *in, int64_t bytes,
@@ -107,6 +111,10 @@ private:
   /// rank failed.
   template <typename Work>
   void rendezvous(int64_t rank, const Slot &slot, Work work);
+  /// allReduceSum on f32 or bf16 values, `collective` naming it.
+  template <typename T>
+  void allReduceSumOf(int64_t rank, const std::vector<int64_t> &axes, T *data, int64_t count,
+                      const char *collective);
   /// The barrier. `failFast`: a failed mesh releases (throws) at once;
   /// otherwise only the timeout does.
   void wait(int64_t rank, const char *collective, bool failFast);

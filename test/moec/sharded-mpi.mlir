@@ -18,6 +18,11 @@
 // RUN: %python %S/npy.py compare-all %t/compact2-bwd %t/one-bwd 1e-5
 // RUN: %mpirun -np 4 moec run %S/sharded-backward.mlir --mesh data=2,expert=2 --ep-dispatch ring --launcher mpi --backward mean-square --entry block_forward_backward --random-inputs --seed 5 --threads 1 --output-dir %t/ring4-bwd
 // RUN: %python %S/npy.py compare-all %t/ring4-bwd %t/one-bwd 1e-5
+// bf16 gradients summed over MPI (widened a piece at a time, rounded once):
+// the single device's within a bf16 step (sharded-backward-bf16.mlir).
+// RUN: moec run %S/sharded-backward-bf16.mlir --backward mean-square --entry block_forward_backward --random-inputs --seed 7 --threads 1 --output-dir %t/one-bf16
+// RUN: %mpirun -np 2 moec run %S/sharded-backward-bf16.mlir --mesh data=2 --launcher mpi --backward mean-square --entry block_forward_backward --random-inputs --seed 7 --threads 1 --output-dir %t/dp2-bf16
+// RUN: %python %S/npy.py compare-all %t/dp2-bf16 %t/one-bf16 2e-8
 // RUN: %mpirun -np 4 moec run %S/sharded-backward.mlir --mesh expert=4 --ep-dispatch a2a --launcher mpi --backward mean-square --entry block_forward_backward --random-inputs --seed 5 --threads 1 --output-dir %t/a2a4-bwd
 // RUN: %python %S/npy.py compare-all %t/a2a4-bwd %t/one-bwd 1e-5
 // RUN: %mpirun -np 2 moec run %S/sharded-backward.mlir --mesh data=2 --launcher mpi --backward mean-square --entry block_forward_backward --random-inputs --seed 5 --threads 1 --output-dir %t/dp2-bwd

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/ThreadCollectives.h"
+#include "runtime/Bf16.h"
 
 #include <gtest/gtest.h>
 
@@ -121,6 +122,80 @@ TEST(ThreadMesh, AllReduceIsBitwiseEqualOnEveryRankAndTakesASharedBufferTwice) {
     ASSERT_EQ(std::memcmp(&shared[i], &expected[i], sizeof(float)), 0) << "element " << i;
     ASSERT_EQ(std::memcmp(&own[i], &expected[i], sizeof(float)), 0) << "element " << i;
   }
+}
+
+// bf16 in place: each element the f32 sum of the members' widened values
+// in member order, rounded to bf16 once (what the all-reduce computed when
+// it widened the whole buffer into an f32 copy), bitwise the same on every
+// rank, over slices longer than the sum's chunk; a shared buffer counts
+// twice, as in f32.
+TEST(ThreadMesh, Bf16AllReduceSumsInF32AndRoundsOnce) {
+  ThreadMesh mesh({4}, 5s);
+  constexpr int64_t kCount = 7001; // slices of 1750-1751: two chunks each
+  std::vector<uint16_t> shared(kCount), second(kCount), third(kCount), expected(kCount);
+  for (int64_t i = 0; i < kCount; ++i) {
+    shared[i] = f32ToBf16(0.37f * float(i % 97) - 11.0f);
+    second[i] = f32ToBf16(1e3f / float(i + 3));
+    third[i] = f32ToBf16(0.013f * float(i % 1013) + 0.5f);
+    float sum = (((0.0f + bf16ToF32(shared[i])) + bf16ToF32(shared[i])) + bf16ToF32(second[i])) +
+                bf16ToF32(third[i]);
+    expected[i] = f32ToBf16(sum);
+  }
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+    uint16_t *data = r < 2 ? shared.data() : r == 2 ? second.data() : third.data();
+    mesh.allReduceSumBf16(r, {0}, data, kCount); // ranks 0 and 1 share
+  });
+  expectNoErrors(errors);
+  for (int64_t i = 0; i < kCount; ++i) {
+    ASSERT_EQ(shared[i], expected[i]) << "element " << i;
+    ASSERT_EQ(second[i], expected[i]) << "element " << i;
+    ASSERT_EQ(third[i], expected[i]) << "element " << i;
+  }
+}
+
+// A rank summing bf16 where its peers sum f32 (or fewer values) is refused
+// on every rank, naming the bf16 collective.
+TEST(ThreadMesh, Bf16AllReduceAgainstF32OrAnotherCountIsRefused) {
+  ThreadMesh mesh({2}, 5s);
+  std::vector<std::string> errors = runRanks(mesh, [&](int64_t r) {
+    float f[4] = {};
+    uint16_t b[4] = {};
+    if (r == 0)
+      mesh.allReduceSumBf16(r, {0}, b, 4);
+    else
+      mesh.allReduceSum(r, {0}, f, 4);
+  });
+  for (const std::string &e : errors)
+    EXPECT_NE(e.find("all_reduce (bf16)"), std::string::npos) << e;
+  ThreadMesh again({2}, 5s); // a failed mesh stays failed
+  errors = runRanks(again, [&](int64_t r) {
+    uint16_t b[4] = {};
+    again.allReduceSumBf16(r, {0}, b, r == 0 ? 4 : 3);
+  });
+  EXPECT_NE(errors[0].find("all_reduce (bf16): rank 0 has 4 values but rank 1 has 3"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[1].find("all_reduce (bf16): rank 1 has 3 values but rank 0 has 4"),
+            std::string::npos)
+      << errors[1];
+}
+
+// The conversions the bf16 sums use, inline for vectorizing (runtime/Bf16.h):
+// round to nearest, ties to even, NaN kept quiet, infinities kept.
+TEST(Bf16, RoundsToNearestEvenAndKeepsNaNAndInfinity) {
+  auto bits = [](uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f32ToBf16(f);
+  };
+  EXPECT_EQ(bits(0x3F800000u), 0x3F80);          // 1.0
+  EXPECT_EQ(bits(0x3F808000u), 0x3F80);          // a tie, to the even 0x3F80
+  EXPECT_EQ(bits(0x3F818000u), 0x3F82);          // a tie, to the even 0x3F82
+  EXPECT_EQ(bits(0x3F808001u), 0x3F81);          // above the tie
+  EXPECT_EQ(bits(0x7F800000u), 0x7F80);          // +inf
+  EXPECT_EQ(bits(0xFF800000u), 0xFF80);          // -inf
+  EXPECT_EQ(bits(0x7F800001u) & 0x7FC0, 0x7FC0); // a signalling NaN comes out quiet
+  EXPECT_EQ(bf16ToF32(0xC040), -3.0f);
 }
 
 // The global loss of a sharded backward sums one value over the shards:
