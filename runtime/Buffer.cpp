@@ -50,7 +50,8 @@ Buffer::Buffer(DType dtype, std::vector<int64_t> shape)
   // 64-byte aligned, rounded up to whole lines; at least one line so that an
   // empty tensor still has a distinct address.
   size_t bytes = (numBytes() + 63) / 64 * 64;
-  // malloc and a 64-byte step, not aligned_alloc: glibc (2.36) does not
+  // malloc and a 64-byte step, not aligned_alloc: with moe-bench's malloc
+  // settings (HostMemory.h: no mmap, no trimming) glibc 2.36 does not
   // reuse a freed block of a GiB for the next aligned_alloc of that size
   // but grows the heap, so a buffer made afresh each call (moe-bench's
   // assembled results of a sharded run, 2 GB of f32 weight gradients)

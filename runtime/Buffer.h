@@ -3,8 +3,10 @@
 // A Buffer is a row-major array of f32, bf16, i32 or i8 elements with a
 // shape. Usually it owns its memory (64-byte aligned); it can also be a view
 // of memory someone else keeps alive for as long as the Buffer is used (a
-// NumPy array or torch tensor the Python module passes without copying), or
-// own memory generated code allocated for a result (adopted, not copied). It
+// NumPy array or torch tensor the Python module passes without copying),
+// own memory generated code allocated for a result (adopted, not copied), or
+// share another Buffer's (a shard's block of an input, at an element's
+// alignment: generated code assumes no more). It
 // can describe itself as the memref descriptor the generated code's C
 // interface takes ({allocated, aligned, offset, sizes[rank], strides[rank]}),
 // and be made from one such descriptor.

@@ -417,6 +417,7 @@ const char *kindName(int64_t kind) {
   case 4: return "all_to_all";
   case 5: return "a split";
   case 6: return "the run agreement";
+  case 7: return "all_reduce (bf16)";
   default: return "an unknown collective";
   }
 }
@@ -424,7 +425,8 @@ const char *kindName(int64_t kind) {
 /// What a collective's size counts, for messages.
 std::string sizeText(int64_t kind, int64_t size) {
   switch (kind) {
-  case 1: return std::to_string(size) + " values";
+  case 1:
+  case 7: return std::to_string(size) + " values";
   case 3: return std::to_string(size) + " values kept";
   case 2: return std::to_string(size) + " bytes";
   case 4: return "rows of " + std::to_string(size) + " bytes";
@@ -610,7 +612,8 @@ void MpiComm::allReduceSum(const std::vector<int64_t> &axes, float *data, int64_
 void MpiComm::allReduceSumBf16(const std::vector<int64_t> &axes, uint16_t *data, int64_t count) {
   Clock::time_point deadline = Clock::now() + waitLimit;
   Group &g = group("all_reduce", axes);
-  agreeOnSize(g, "all_reduce", axes, Kind::AllReduce, count, deadline);
+  // Its own kind: a rank summing f32 where another sums bf16 is refused.
+  agreeOnSize(g, "all_reduce", axes, Kind::AllReduceBf16, count, deadline);
   if (count < 0)
     fail("all_reduce", "reduces a negative number of values (" + std::to_string(count) + ")");
   Armed armed(myRank, "all_reduce", &axes, remaining(deadline), kInsideExchange, waitLimit);

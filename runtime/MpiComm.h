@@ -123,7 +123,9 @@ private:
   struct Group;
   using Clock = std::chrono::steady_clock;
   /// What a rank announces it is in (the arrival's kind).
-  enum class Kind : int64_t { AllReduce = 1, AllGather, ReduceScatter, AllToAll, Split, Agree };
+  enum class Kind : int64_t {
+    AllReduce = 1, AllGather, ReduceScatter, AllToAll, Split, Agree, AllReduceBf16
+  };
   /// Tells every rank of `g` that this rank began its next collective (of
   /// `kind` and `size`) and waits for theirs, until `deadline`: then ends
   /// the run naming the ranks that never arrived. Returns each rank's

@@ -82,32 +82,25 @@ void copyBox(char *full, const std::vector<int64_t> &fullShape, char *block,
   }
 }
 
-/// The element offset of the box of `blockShape` at `offsets` in a
-/// row-major tensor of `fullShape` when the box is one run of it: the
-/// dimensions before the first one the box cuts are 1 in the box, those
-/// after it whole. Otherwise (or when the box is empty) none.
-std::optional<size_t> runOffset(const std::vector<int64_t> &fullShape,
-                                const std::vector<int64_t> &blockShape,
-                                const std::vector<int64_t> &offsets) {
+/// Whether a box of `blockShape` in a row-major tensor of `fullShape` is
+/// one run of its memory: the dimensions before the first one the box cuts
+/// are 1 in the box, those after it whole. An empty box is not.
+bool isOneRun(const std::vector<int64_t> &fullShape, const std::vector<int64_t> &blockShape) {
   size_t rank = fullShape.size(), cut = 0;
   while (cut < rank && blockShape[cut] == fullShape[cut])
     ++cut;
-  size_t offset = 0;
-  for (size_t d = 0; d < rank; ++d) {
+  for (size_t d = 0; d < rank; ++d)
     if (blockShape[d] == 0 || (d < cut && cut < rank && blockShape[d] != 1) ||
         (d > cut && blockShape[d] != fullShape[d]))
-      return std::nullopt;
-    offset = offset * fullShape[d] + offsets[d];
-  }
-  return offset;
+      return false;
+  return true;
 }
-} // namespace
 
-std::optional<Buffer> moec::shardOf(const Buffer &full, const TensorSplit &split,
-                                    const MeshLayout &mesh, int64_t rank, std::string &error) {
-  std::vector<int64_t> shape = full.shape();
-  std::vector<int64_t> index = blockIndex(split, mesh, rank, shape.size());
-  std::vector<int64_t> offsets(shape.size());
+/// The shape of a rank's block of a tensor of `shape` split by `split`, or
+/// none (and why) when a split dimension does not divide evenly.
+std::optional<std::vector<int64_t>> blockShapeOf(std::vector<int64_t> shape,
+                                                 const TensorSplit &split, const MeshLayout &mesh,
+                                                 std::string &error) {
   for (size_t d = 0; d < shape.size(); ++d) {
     int64_t parts = mesh.parts(split, d);
     if (shape[d] % parts != 0) {
@@ -117,19 +110,41 @@ std::optional<Buffer> moec::shardOf(const Buffer &full, const TensorSplit &split
       return std::nullopt;
     }
     shape[d] /= parts;
-    offsets[d] = index[d] * shape[d];
+  }
+  return shape;
+}
+} // namespace
+
+bool moec::blockSharesMemory(const std::vector<int64_t> &fullShape, const TensorSplit &split,
+                             const MeshLayout &mesh) {
+  std::string unused;
+  std::optional<std::vector<int64_t>> block = blockShapeOf(fullShape, split, mesh, unused);
+  return block && isOneRun(fullShape, *block);
+}
+
+std::optional<Buffer> moec::shardOf(const Buffer &full, const TensorSplit &split,
+                                    const MeshLayout &mesh, int64_t rank, std::string &error) {
+  std::optional<std::vector<int64_t>> shape = blockShapeOf(full.shape(), split, mesh, error);
+  if (!shape)
+    return std::nullopt;
+  std::vector<int64_t> index = blockIndex(split, mesh, rank, shape->size());
+  std::vector<int64_t> offsets(shape->size());
+  size_t runStart = 0; // row-major element offset of the block's first value
+  for (size_t d = 0; d < shape->size(); ++d) {
+    offsets[d] = index[d] * (*shape)[d];
+    runStart = runStart * full.shape()[d] + offsets[d];
   }
   // One run of full's memory (a replicated tensor, or a split of its
   // leading dimensions only): the block shares it rather than copying. A
   // rank's inputs are only read (its generated code takes them read-only),
   // and in-process every rank of a data-parallel run had its own copy of
   // the replicated weights: 2 GB each in f32 at E 60 H 2048 M 1408.
-  if (std::optional<size_t> offset = runOffset(full.shape(), shape, offsets))
-    return Buffer::sharing(full, shape, *offset * dtypeSize(full.dtype()));
-  Buffer block(full.dtype(), shape);
+  if (isOneRun(full.shape(), *shape))
+    return Buffer::sharing(full, *shape, runStart * dtypeSize(full.dtype()));
+  Buffer block(full.dtype(), *shape);
   if (block.numElements() > 0)
     copyBox(static_cast<char *>(const_cast<void *>(full.data())), full.shape(),
-            static_cast<char *>(block.data()), shape, offsets, dtypeSize(full.dtype()), true);
+            static_cast<char *>(block.data()), *shape, offsets, dtypeSize(full.dtype()), true);
   return block;
 }
 

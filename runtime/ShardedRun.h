@@ -42,10 +42,15 @@ struct MeshLayout {
 
 /// Rank `rank`'s block of `full`. Fails when a split dimension does not
 /// divide evenly. A block that is one run of full's memory (full itself
-/// when replicated, or a split of the leading dimension) shares it
-/// (Buffer::sharing): read it only; other blocks are copies.
+/// when replicated, a split of the leading dimension, or of a later one
+/// when every dimension before it is 1) shares it (Buffer::sharing): read
+/// it only; other blocks are copies.
 std::optional<Buffer> shardOf(const Buffer &full, const TensorSplit &split,
                               const MeshLayout &mesh, int64_t rank, std::string &error);
+/// Whether shardOf's blocks of a tensor of `fullShape` share its memory
+/// (no copy to count), the same for every rank.
+bool blockSharesMemory(const std::vector<int64_t> &fullShape, const TensorSplit &split,
+                       const MeshLayout &mesh);
 
 /// The full tensor from every rank's block (`blocks[rank]`); ranks holding
 /// the same block (replicas) give it once, the lowest rank's.

@@ -8,6 +8,9 @@
                                              else exit 1; prints the largest difference)
   npy.py compare-all DIR_A DIR_B TOL        (compare for every out*.npy: the same files in
                                              both, at least one)
+  npy.py compare-scaled A B TOL             (every |a - b| <= TOL * max |b|: for values far
+                                             below 1, such as bf16 gradients, a step apart)
+  npy.py compare-all-scaled DIR_A DIR_B TOL (compare-scaled for every out*.npy)
 """
 import glob
 import math
@@ -53,7 +56,20 @@ def compare(a, b, tol):
     return 0 if worst <= float(tol) else 1
 
 
-def compare_all(dir_a, dir_b, tol):
+def compare_scaled(a, b, tol):
+    shape_a, va = read(a)
+    shape_b, vb = read(b)
+    if shape_a != shape_b:
+        print("shapes differ:", shape_a, shape_b)
+        return 1
+    scale = max((abs(y) for y in vb), default=0.0)
+    worst = max((abs(x - y) for x, y in zip(va, vb)), default=0.0)
+    ratio = worst / scale if scale > 0 else (0.0 if worst == 0 else math.inf)
+    print("max difference %.3g of the largest |b| %.3g (%.3g) over %d values" % (worst, scale, ratio, len(va)))
+    return 0 if ratio <= float(tol) else 1
+
+
+def compare_all(dir_a, dir_b, tol, one=compare):
     names_a = sorted(os.path.basename(p) for p in glob.glob(os.path.join(dir_a, "out*.npy")))
     names_b = sorted(os.path.basename(p) for p in glob.glob(os.path.join(dir_b, "out*.npy")))
     if names_a != names_b or not names_a:
@@ -62,7 +78,7 @@ def compare_all(dir_a, dir_b, tol):
     failed = 0
     for name in names_a:
         print(name + ": ", end="")
-        failed |= compare(os.path.join(dir_a, name), os.path.join(dir_b, name), tol)
+        failed |= one(os.path.join(dir_a, name), os.path.join(dir_b, name), tol)
     return failed
 
 
@@ -92,6 +108,10 @@ if __name__ == "__main__":
         write(sys.argv[2], sys.argv[3], sys.argv[4], ["0"] * count)
     elif sys.argv[1] == "compare-all":
         sys.exit(compare_all(sys.argv[2], sys.argv[3], sys.argv[4]))
+    elif sys.argv[1] == "compare-all-scaled":
+        sys.exit(compare_all(sys.argv[2], sys.argv[3], sys.argv[4], compare_scaled))
+    elif sys.argv[1] == "compare-scaled":
+        sys.exit(compare_scaled(sys.argv[2], sys.argv[3], sys.argv[4]))
     elif sys.argv[1] == "compare":
         sys.exit(compare(sys.argv[2], sys.argv[3], sys.argv[4]))
     else:

@@ -225,7 +225,6 @@ TEST(ShardedRun, BlocksThatAreOneRunShareTheFullTensorsMemory) {
     // Columns of two rows: not one run, so not inside y's memory.
     EXPECT_TRUE(mine[2].as<float>() + 4 <= base[2] || mine[2].as<float>() >= base[2] + 8) << rank;
     EXPECT_EQ(mine[2].shape(), (std::vector<int64_t>{2, 2}));
-    EXPECT_TRUE(mine[2].ownsMemory());
   }
   full.clear(); // the shared blocks keep the memory
   for (int64_t rank = 0; rank < 4; ++rank) {
@@ -241,6 +240,9 @@ TEST(ShardedRun, BlocksThatAreOneRunShareTheFullTensorsMemory) {
     for (int64_t c = 0; c < 2; ++c)
       EXPECT_EQ(mine[3].as<float>()[c], 300.0f + data * 2 + c);
   }
+  // What moec's memory check counts as copies: y's blocks only.
+  for (size_t i = 0; i < shapes.size(); ++i)
+    EXPECT_EQ(blockSharesMemory(shapes[i], layout.inputs[i], layout), i != 2) << i;
   auto back = assembleResults(*local, layout, error);
   ASSERT_TRUE(back) << error;
   for (size_t i = 0; i < shapes.size(); ++i) {
@@ -248,6 +250,33 @@ TEST(ShardedRun, BlocksThatAreOneRunShareTheFullTensorsMemory) {
     for (int64_t e = 0; e < (*back)[i].numElements(); ++e)
       EXPECT_EQ((*back)[i].as<float>()[e], 100.0f * i + e) << i << " " << e;
   }
+}
+
+// A scalar is one run (itself); a block with no values shares nothing and
+// is an owned empty buffer.
+TEST(ShardedRun, AScalarIsSharedAndAnEmptyBlockIsItsOwn) {
+  MeshLayout layout;
+  layout.axisNames = {"data"};
+  layout.shape = {2};
+  layout.inputs = {TensorSplit{}, TensorSplit{{0}, {}}};
+  Buffer scalar(DType::F32, {});
+  scalar.as<float>()[0] = 4.5f;
+  std::string error;
+  auto s = shardOf(scalar, layout.inputs[0], layout, 1, error);
+  ASSERT_TRUE(s) << error;
+  EXPECT_EQ(s->as<float>(), scalar.as<float>());
+  EXPECT_TRUE(blockSharesMemory({}, layout.inputs[0], layout));
+  Buffer empty(DType::F32, {4, 0});
+  auto e = shardOf(empty, layout.inputs[1], layout, 1, error);
+  ASSERT_TRUE(e) << error;
+  EXPECT_EQ(e->shape(), (std::vector<int64_t>{2, 0}));
+  EXPECT_NE(e->data(), empty.data());
+  EXPECT_FALSE(blockSharesMemory({4, 0}, layout.inputs[1], layout));
+  // An uneven split is refused, not shared.
+  Buffer odd(DType::F32, {3, 2});
+  EXPECT_FALSE(shardOf(odd, layout.inputs[1], layout, 0, error));
+  EXPECT_NE(error.find("does not split evenly"), std::string::npos) << error;
+  EXPECT_FALSE(blockSharesMemory({3, 2}, layout.inputs[1], layout));
 }
 
 } // namespace

@@ -430,7 +430,8 @@ int compile(mlir::ModuleOp module) {
 
 /// Why the run would not fit in the memory available now (the inputs are
 /// already in it), or "": each call's planned peak, on every shard this
-/// process runs, and the shards' copies of the inputs. Buffers of dynamic
+/// process runs, and the shards' copies of the inputs (a block that shares
+/// its input's memory costs none: runtime/ShardedRun.h). Buffers of dynamic
 /// size are not in the plan; the JIT's allocation guard
 /// (runtime/MemoryGuard.h) refuses those when they are asked for.
 std::string memoryRefusal(const std::optional<MemoryPlan> &plan, const std::vector<Buffer> &args,
@@ -440,6 +441,8 @@ std::string memoryRefusal(const std::optional<MemoryPlan> &plan, const std::vect
   uint64_t copies = 0;
   if (layout)
     for (size_t i = 0; i < args.size() && i < layout->inputs.size(); ++i) {
+      if (blockSharesMemory(args[i].shape(), layout->inputs[i], *layout))
+        continue;
       uint64_t block = args[i].numBytes();
       for (size_t d = 0; d < args[i].shape().size(); ++d)
         block /= uint64_t(layout->parts(layout->inputs[i], d));
