@@ -585,14 +585,21 @@ void MpiComm::timedOut(const std::string &what) const {
   endRun(3, "moec: rank " + std::to_string(myRank) + ": " + what + "; aborting the run");
 }
 
-void MpiComm::allReduceSum(const std::vector<int64_t> &axes, float *data, int64_t count) {
-  Clock::time_point deadline = Clock::now() + waitLimit;
+MpiComm::Group &MpiComm::agreeOnAllReduce(const std::vector<int64_t> &axes, Kind kind,
+                                          int64_t count, Clock::time_point &deadline) {
+  deadline = Clock::now() + waitLimit;
   Group &g = group("all_reduce", axes);
   // Checked after the agreement, which every rank reaches: a rank alone
   // with a bad count fails the agreement with the others.
-  agreeOnSize(g, "all_reduce", axes, Kind::AllReduce, count, deadline);
+  agreeOnSize(g, "all_reduce", axes, kind, count, deadline);
   if (count < 0)
     fail("all_reduce", "reduces a negative number of values (" + std::to_string(count) + ")");
+  return g;
+}
+
+void MpiComm::allReduceSum(const std::vector<int64_t> &axes, float *data, int64_t count) {
+  Clock::time_point deadline;
+  Group &g = agreeOnAllReduce(axes, Kind::AllReduce, count, deadline);
   Armed armed(myRank, "all_reduce", &axes, remaining(deadline), kInsideExchange, waitLimit);
   // MPI counts are ints: longer buffers go in pieces (the same on every
   // rank, as the counts are).
@@ -610,12 +617,9 @@ void MpiComm::allReduceSum(const std::vector<int64_t> &axes, float *data, int64_
 // back once, through a buffer of one piece rather than an f32 copy of the
 // whole (a training step's gradients: twice their bf16 size a rank).
 void MpiComm::allReduceSumBf16(const std::vector<int64_t> &axes, uint16_t *data, int64_t count) {
-  Clock::time_point deadline = Clock::now() + waitLimit;
-  Group &g = group("all_reduce", axes);
   // Its own kind: a rank summing f32 where another sums bf16 is refused.
-  agreeOnSize(g, "all_reduce", axes, Kind::AllReduceBf16, count, deadline);
-  if (count < 0)
-    fail("all_reduce", "reduces a negative number of values (" + std::to_string(count) + ")");
+  Clock::time_point deadline;
+  Group &g = agreeOnAllReduce(axes, Kind::AllReduceBf16, count, deadline);
   Armed armed(myRank, "all_reduce", &axes, remaining(deadline), kInsideExchange, waitLimit);
   constexpr int64_t kPiece = int64_t(1) << 22; // 16 MiB of f32
   std::vector<float> wide(std::min(count, kPiece));

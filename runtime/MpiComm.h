@@ -144,6 +144,10 @@ private:
   /// The communicator of this rank's group over `axes`, split on first use.
   /// Throws CollectiveError (naming `collective`) for bad axes.
   Group &group(const char *collective, const std::vector<int64_t> &axes);
+  /// An all-reduce's group, after every member agreed on `kind` and
+  /// `count` (refused when negative); `deadline` its wait's end.
+  Group &agreeOnAllReduce(const std::vector<int64_t> &axes, Kind kind, int64_t count,
+                          Clock::time_point &deadline);
   [[noreturn]] void fail(const char *collective, const std::string &what) const;
   void checkMpi(int rc, const char *collective, const char *call) const;
   /// MPI counts are ints: `n` of `what` must fit one.

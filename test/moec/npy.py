@@ -45,23 +45,31 @@ def read(path):
     return header["shape"], struct.unpack("<%d%s" % (count, fmt), data[10 + length:])
 
 
-def compare(a, b, tol):
+def read_pair(a, b):
+    """The values of a and b, or None (said) when their shapes differ."""
     shape_a, va = read(a)
     shape_b, vb = read(b)
     if shape_a != shape_b:
         print("shapes differ:", shape_a, shape_b)
+        return None
+    return va, vb
+
+
+def compare(a, b, tol):
+    pair = read_pair(a, b)
+    if pair is None:
         return 1
+    va, vb = pair
     worst = max((abs(x - y) / (1 + abs(y)) for x, y in zip(va, vb)), default=0.0)
     print("max relative difference %.3g over %d values" % (worst, len(va)))
     return 0 if worst <= float(tol) else 1
 
 
 def compare_scaled(a, b, tol):
-    shape_a, va = read(a)
-    shape_b, vb = read(b)
-    if shape_a != shape_b:
-        print("shapes differ:", shape_a, shape_b)
+    pair = read_pair(a, b)
+    if pair is None:
         return 1
+    va, vb = pair
     scale = max((abs(y) for y in vb), default=0.0)
     worst = max((abs(x - y) for x, y in zip(va, vb)), default=0.0)
     ratio = worst / scale if scale > 0 else (0.0 if worst == 0 else math.inf)
