@@ -4,7 +4,6 @@
 #include "runtime/HugePages.h"
 
 #include <cassert>
-#include <cmath>
 #include <cstring>
 #include <cstdio>
 

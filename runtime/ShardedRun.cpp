@@ -134,8 +134,8 @@ std::optional<Buffer> moec::shardOf(const Buffer &full, const TensorSplit &split
     offsets[d] = index[d] * (*shape)[d];
     runStart = runStart * full.shape()[d] + offsets[d];
   }
-  // One run of full's memory (a replicated tensor, or a split of its
-  // leading dimensions only): the block shares it rather than copying. A
+  // One run of full's memory (isOneRun: a replicated tensor, a split of the
+  // leading dimension...): the block shares it rather than copying. A
   // rank's inputs are only read (its generated code takes them read-only),
   // and in-process every rank of a data-parallel run had its own copy of
   // the replicated weights: 2 GB each in f32 at E 60 H 2048 M 1408.
