@@ -9,6 +9,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 
@@ -59,21 +60,28 @@ int64_t moec::defaultDevices(mlir::ModuleOp module, unsigned threads) {
   return threadsOrCores(threads);
 }
 
-Machine moec::measureHostMachine(unsigned threads, int64_t devices, Launcher launcher) {
+std::string moec::shareOfPeak(const char *unitKind) {
+  return llvm::formatv("{0:f2} of the {1} peak", kGmmShareOfPeak, unitKind).str();
+}
+
+Machine moec::measureHostMachine(unsigned threads, int64_t devices, Launcher launcher,
+                                const PeakUnit &unit) {
   unsigned total = threadsOrCores(threads);
   Machine m;
   m.coresPerShard = threadsPerShard(total, devices, launcher);
-  m.coreGflops = kGmmShareOfPeak * measureFp32PeakGflops(total, 0.1) / total;
+  m.coreGflops = kGmmShareOfPeak * unit.measure(total, 0.1) / total;
+  m.coreRateFrom = shareOfPeak(unit.kind);
   m.linkGBps = measureCopyGBps();
   return m;
 }
 
 void moec::describePredictions(llvm::raw_ostream &os, const Workload &w, const Machine &m,
                                int64_t devices, const Plan &chosen) {
-  os << llvm::format("model: core %.1f GFLOP/s x %lld per shard (half rate at %.0f rows per "
+  std::string from = m.coreRateFrom.empty() ? "" : " (" + m.coreRateFrom + ")";
+  os << llvm::format("model: core %.1f GFLOP/s%s x %lld per shard (half rate at %.0f rows per "
                      "expert, tgmm at %.0f, training at %.2f of the rate), link %.1f GB/s, "
                      "%.1f us per step\n",
-                     m.coreGflops, (long long)m.coresPerShard, m.halfRateRows,
+                     m.coreGflops, from.c_str(), (long long)m.coresPerShard, m.halfRateRows,
                      m.tgmmHalfRateRows, m.trainingShare, m.linkGBps, m.linkLatencyUs);
   for (const Plan &candidate : candidatePlans(w, devices)) {
     Prediction p = predict(w, candidate, m);

@@ -9,6 +9,7 @@
 #ifndef MOEC_TOOLING_AUTOPARALLEL_H
 #define MOEC_TOOLING_AUTOPARALLEL_H
 
+#include "tooling/GmmPeakUnit.h"
 #include "tooling/ParallelPlan.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -31,11 +32,15 @@ std::optional<Workload> blockWorkload(mlir::ModuleOp module, bool training, int6
 /// module's #moe.target thread hint, else `threads` (0: every core).
 int64_t defaultDevices(mlir::ModuleOp module, unsigned threads);
 
+/// The model line's word for a core rate of kGmmShareOfPeak of the peak of
+/// the unit named `unitKind` ("0.88 of the FP32 FMA peak").
+std::string shareOfPeak(const char *unitKind);
+
 /// This host as the model sees it, measured now: `threads` threads over
 /// `devices` shards run by `launcher`, a core's gmm rate kGmmShareOfPeak
-/// of its FP32 FMA peak (whatever the block's type: the plans' ranking,
-/// not the time, is what it is for), the link a large memcpy, 5 us a step.
-Machine measureHostMachine(unsigned threads, int64_t devices, Launcher launcher);
+/// of the peak of `unit` (gmmPeakUnit: the unit the block's gmms run on,
+/// as moe-bench rates it), the link a large memcpy, 5 us a step.
+Machine measureHostMachine(unsigned threads, int64_t devices, Launcher launcher, const PeakUnit &unit);
 
 /// The model's lines: the machine, then every candidate plan for `devices`
 /// with its predicted time, `chosen` marked.

@@ -33,6 +33,9 @@ inline constexpr double kGmmShareOfPeak = 0.88;
 /// The machine: what one core computes and what a link moves.
 struct Machine {
   double coreGflops = 0;     ///< a core's gmm rate on large groups
+  /// Where that rate comes from, as the model's line says it: "0.88 of the
+  /// AVX512_BF16 peak" (the unit gmmPeakUnit chose), "given"; "" unsaid.
+  std::string coreRateFrom;
   /// Rows per expert at which a gmm runs at half that rate. F / (rate x
   /// r / (r + h)) = F / rate + 2 h x weights / rate: the half-rate rows are
   /// a fixed cost per weight (its bytes streamed once a call) in FLOPs.

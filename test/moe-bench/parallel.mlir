@@ -13,6 +13,7 @@
 // RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 8 --topk 2 --iters 2 --warmup 0 --threads 2 --peak-gflops 100 --link-gbps 8 --parallel-mode ep --capacity-factor 0.5 | FileCheck %s --check-prefix=DROP
 // RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 8 --topk 2 --iters 2 --warmup 0 --threads 2 --peak-gflops 100 --link-gbps 8 --parallel-mode auto | FileCheck %s --check-prefix=AUTO
 // RUN: moe-bench --predict-only --devices 8 --tokens 65536 --experts 64 --bench-pass forward_backward --peak-gflops 100 --link-gbps 50 --link-latency-us 10 | FileCheck %s --check-prefix=PREDICT
+// RUN: moe-bench --predict-only --devices 2 --tokens 4096 --core-gflops 50 --link-gbps 50 | FileCheck %s --check-prefix=GIVEN
 // RUN: moe-bench --predict-only --devices 8 --tokens 65536 --experts 64 --bench-pass forward_backward --peak-gflops 100 --link-gbps 50 --link-latency-us 10 | grep -c "<- fastest" | FileCheck %s --check-prefix=ONE
 
 // EP: parallel: ep-compact on data=1,expert=2, 2 shards in-process, 1 thread(s) each
@@ -41,7 +42,7 @@
 // A capacity of max(4, 0.5 x 128 / 2) = 32 rows per shard.
 // DROP: dropped: {{[0-9]+}} of 128 routed rows ({{.*}}%) past the expert capacity per call
 
-// AUTO: model: core 44.0 GFLOP/s x 1 per shard (half rate at 16 rows per expert, tgmm at 39, training at 0.89 of the rate)
+// AUTO: model: core 44.0 GFLOP/s (0.88 of the FP32 FMA peak) x 1 per shard (half rate at 16 rows per expert, tgmm at 39, training at 0.89 of the rate)
 // AUTO: model: dp on data=2,expert=1
 // AUTO: model: ep-a2a on data=1,expert=2
 // AUTO: parallel: {{.*}}, 2 shards in-process
@@ -51,4 +52,8 @@
 // PREDICT: model: ep-compact on data=4,expert=2
 // PREDICT: model: ep-a2a on data=1,expert=8
 // PREDICT-NOT: parallel:
+
+// A rate given is said to be.
+// GIVEN: model: core 50.0 GFLOP/s (given) x 1 per shard
+
 // ONE: {{^}}1{{$}}

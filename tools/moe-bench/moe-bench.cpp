@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tooling/AutoParallel.h"
+#include "tooling/GmmPeakUnit.h"
 #include "tooling/Peak.h"
 #include "tooling/RunLauncher.h"
 #include "tooling/RunReport.h"
@@ -53,12 +54,6 @@ using namespace moebench;
 using moec::Machine, moec::MeshRequest, moec::Plan, moec::Prediction, moec::ShardWork,
     moec::Workload;
 using moec::amxTilesGranted;
-using moec::measureAmxBf16PeakGflops;
-using moec::measureAmxInt8PeakGops;
-using moec::measureAvx2MaddPeakGops;
-using moec::measureAvx512Bf16PeakGflops;
-using moec::measureFp32PeakGflops;
-using moec::measureVnniPeakGops;
 
 namespace {
 cl::OptionCategory category("moe-bench options");
@@ -341,36 +336,6 @@ std::string gmmChoices(moec::GmmChoices &gmm) {
   return "";
 }
 
-/// The unit a block's gmms are measured against and its peak: bf16 gmms
-/// against the unit that does most of their work (AMX tiles where used,
-/// else the AVX512_BF16 dot products), int8 gmms the int8 unit's (AMX INT8
-/// tiles where granted, else AVX512-VNNI dot products, else AVX2's
-/// vpmaddwd; one multiply and one add per product, counted as FLOPs are),
-/// all else FP32 FMA (bf16 on the FMA tiles is widened to f32).
-struct PeakUnit {
-  const char *kind, *unit;
-  double (*measure)(unsigned threads, double seconds);
-};
-std::optional<PeakUnit> peakUnit(const QuantChoice &quant, std::string &error) {
-  auto kinds = mlir::moe::strategy::packedKindsFor(
-      gmmStrategy, mlir::moe::strategy::MachineModel::target(),
-      mlir::moe::strategy::targetCpuName(), error);
-  if (!kinds)
-    return std::nullopt;
-  bool bf16 = dtype == moec::FloatType::bf16;
-  if (quant.realInt8() && kinds->amxInt8 && amxTilesGranted())
-    return PeakUnit{"AMX INT8", "GOP/s", measureAmxInt8PeakGops};
-  if (quant.realInt8() && kinds->avx512Vnni)
-    return PeakUnit{"AVX512_VNNI", "GOP/s", measureVnniPeakGops};
-  if (quant.realInt8() && kinds->avx2Int8)
-    return PeakUnit{"AVX2 VPMADDWD", "GOP/s", measureAvx2MaddPeakGops};
-  if (bf16 && kinds->amxBf16 && amxTilesGranted())
-    return PeakUnit{"AMX BF16", "GFLOP/s", measureAmxBf16PeakGflops};
-  if (bf16 && kinds->avx512Bf16)
-    return PeakUnit{"AVX512_BF16", "GFLOP/s", measureAvx512Bf16PeakGflops};
-  return PeakUnit{"FP32 FMA", "GFLOP/s", measureFp32PeakGflops};
-}
-
 /// --stage-timing: each stage of the block on the previous stage's
 /// results (route on its own: it runs inside the block), medians of
 /// --iters, with the routed gmms' rates against the peak; into `r`.
@@ -523,10 +488,10 @@ void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
 }
 
 /// The machine the cost model sees: --core-gflops (else kGmmShareOfPeak of
-/// the measured `peak` per thread), the half-rate rows, the training share,
-/// --link-gbps (else the measured memcpy bandwidth) and its latency; "" or
-/// why not.
-std::string machineFor(double peak, Machine &machine) {
+/// the measured `peak` of the unit `peakKind` per thread), the half-rate
+/// rows, the training share, --link-gbps (else the measured memcpy
+/// bandwidth) and its latency; "" or why not.
+std::string machineFor(double peak, const char *peakKind, Machine &machine) {
   for (auto [name, value] : {std::pair{"core-gflops", double(coreGflops)},
                               {"half-rate-rows", halfRateRows},
                               {"tgmm-half-rate-rows", tgmmHalfRateRows},
@@ -537,6 +502,7 @@ std::string machineFor(double peak, Machine &machine) {
     return "--training-share must be in (0, 1] (got " + std::to_string(trainingShare) + ")";
   machine.coreGflops =
       coreGflops > 0 ? double(coreGflops) : moec::kGmmShareOfPeak * peak / threads;
+  machine.coreRateFrom = coreGflops > 0 ? "given" : moec::shareOfPeak(peakKind);
   machine.halfRateRows = halfRateRows;
   machine.tgmmHalfRateRows = tgmmHalfRateRows;
   machine.trainingShare = trainingShare;
@@ -938,7 +904,8 @@ int main(int argc, char **argv) {
     return fail(why);
   QuantChoice quant{quantMode, quantWeightScales};
   std::string kindsError;
-  std::optional<PeakUnit> unit = peakUnit(quant, kindsError);
+  std::optional<moec::PeakUnit> unit =
+      moec::gmmPeakUnit(gmmStrategy, dtype == moec::FloatType::bf16, quant.realInt8(), kindsError);
   if (!unit)
     return fail(kindsError);
   const char *peakKind = unit->kind, *peakUnitName = unit->unit;
@@ -975,7 +942,7 @@ int main(int argc, char **argv) {
   // The plan: one device, or a mesh of shards (docs/sharding.md), chosen
   // by the flags or, with auto, by the cost model.
   Machine machine;
-  if (std::string why = machineFor(peak, machine); !why.empty())
+  if (std::string why = machineFor(peak, peakKind, machine); !why.empty())
     return fail(why);
   MeshRequest mesh;
   if (std::string why = moec::parseMesh(meshText, mesh); !why.empty())

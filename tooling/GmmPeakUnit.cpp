@@ -1,0 +1,29 @@
+//===- GmmPeakUnit.cpp - the unit a block's gmms are measured against -----===//
+
+#include "tooling/GmmPeakUnit.h"
+
+#include "strategy/GmmTiling.h"
+#include "strategy/TargetCpu.h"
+#include "tooling/Peak.h"
+
+using namespace moec;
+
+std::optional<PeakUnit> moec::gmmPeakUnit(mlir::moe::strategy::GmmStrategy strategy, bool bf16, bool int8,
+                                          std::string &error) {
+  auto kinds = mlir::moe::strategy::packedKindsFor(strategy, mlir::moe::strategy::MachineModel::target(),
+                                                   mlir::moe::strategy::targetCpuName(), error);
+  if (!kinds)
+    return std::nullopt;
+  // One multiply and one add per int8 product, counted as FLOPs are.
+  if (int8 && kinds->amxInt8 && amxTilesGranted())
+    return PeakUnit{"AMX INT8", "GOP/s", measureAmxInt8PeakGops};
+  if (int8 && kinds->avx512Vnni)
+    return PeakUnit{"AVX512_VNNI", "GOP/s", measureVnniPeakGops};
+  if (int8 && kinds->avx2Int8)
+    return PeakUnit{"AVX2 VPMADDWD", "GOP/s", measureAvx2MaddPeakGops};
+  if (bf16 && kinds->amxBf16 && amxTilesGranted())
+    return PeakUnit{"AMX BF16", "GFLOP/s", measureAmxBf16PeakGflops};
+  if (bf16 && kinds->avx512Bf16)
+    return PeakUnit{"AVX512_BF16", "GFLOP/s", measureAvx512Bf16PeakGflops};
+  return PeakUnit{"FP32 FMA", "GFLOP/s", measureFp32PeakGflops};
+}
