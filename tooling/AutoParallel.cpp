@@ -69,8 +69,17 @@ Machine moec::measureHostMachine(unsigned threads, int64_t devices, Launcher lau
   unsigned total = threadsOrCores(threads);
   Machine m;
   m.coresPerShard = threadsPerShard(total, devices, launcher);
-  m.coreGflops = kGmmShareOfPeak * unit.measure(total, 0.1) / total;
   m.coreRateFrom = shareOfPeak(unit.kind);
+  double peak = unit.measure(total, 0.1);
+  if (!(peak > 0)) {
+    // The target's unit is not on this host (compiled for another CPU):
+    // rated at the FP32 FMA peak, which every x86-64 host has, and said
+    // so, rather than every plan at no rate.
+    PeakUnit fp32 = fp32PeakUnit();
+    peak = fp32.measure(total, 0.1);
+    m.coreRateFrom = shareOfPeak(fp32.kind) + "; this host has no " + unit.kind;
+  }
+  m.coreGflops = kGmmShareOfPeak * peak / total;
   m.linkGBps = measureCopyGBps();
   return m;
 }

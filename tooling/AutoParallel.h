@@ -39,8 +39,10 @@ std::string shareOfPeak(const char *unitKind);
 /// This host as the model sees it, measured now: `threads` threads over
 /// `devices` shards run by `launcher`, a core's gmm rate kGmmShareOfPeak
 /// of the peak of `unit` (gmmPeakUnit: the unit the block's gmms run on,
-/// as moe-bench rates it), the link a large memcpy, 5 us a step.
-Machine measureHostMachine(unsigned threads, int64_t devices, Launcher launcher, const PeakUnit &unit);
+/// as moe-bench rates it; the FP32 FMA peak where this host lacks it), the
+/// link a large memcpy, 5 us a step.
+Machine measureHostMachine(unsigned threads, int64_t devices, Launcher launcher,
+                           const PeakUnit &unit);
 
 /// The model's lines: the machine, then every candidate plan for `devices`
 /// with its predicted time, `chosen` marked.

@@ -7,11 +7,18 @@
 #include "tooling/Peak.h"
 
 using namespace moec;
+namespace strategy = mlir::moe::strategy;
 
-std::optional<PeakUnit> moec::gmmPeakUnit(mlir::moe::strategy::GmmStrategy strategy, bool bf16, bool int8,
-                                          std::string &error) {
-  auto kinds = mlir::moe::strategy::packedKindsFor(strategy, mlir::moe::strategy::MachineModel::target(),
-                                                   mlir::moe::strategy::targetCpuName(), error);
+PeakUnit moec::fp32PeakUnit() { return PeakUnit{"FP32 FMA", "GFLOP/s", measureFp32PeakGflops}; }
+
+std::optional<PeakUnit> moec::gmmPeakUnit(strategy::GmmStrategy gmmStrategy, mlir::moe::TargetAttr target,
+                                          bool bf16, bool int8, std::string &error) {
+  // The kinds moe-select-lowering compiles in: from the module's target
+  // where it has one (as that pass reads it), else the compiler's.
+  auto kinds = target ? strategy::packedKindsFor(gmmStrategy, strategy::MachineModel::fromTarget(target),
+                                                 target.getCpu(), error)
+                      : strategy::packedKindsFor(gmmStrategy, strategy::MachineModel::target(),
+                                                 strategy::targetCpuName(), error);
   if (!kinds)
     return std::nullopt;
   // One multiply and one add per int8 product, counted as FLOPs are.
@@ -25,5 +32,5 @@ std::optional<PeakUnit> moec::gmmPeakUnit(mlir::moe::strategy::GmmStrategy strat
     return PeakUnit{"AMX BF16", "GFLOP/s", measureAmxBf16PeakGflops};
   if (bf16 && kinds->avx512Bf16)
     return PeakUnit{"AVX512_BF16", "GFLOP/s", measureAvx512Bf16PeakGflops};
-  return PeakUnit{"FP32 FMA", "GFLOP/s", measureFp32PeakGflops};
+  return fp32PeakUnit();
 }

@@ -13,7 +13,7 @@
 // RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 8 --topk 2 --iters 2 --warmup 0 --threads 2 --peak-gflops 100 --link-gbps 8 --parallel-mode ep --capacity-factor 0.5 | FileCheck %s --check-prefix=DROP
 // RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 8 --topk 2 --iters 2 --warmup 0 --threads 2 --peak-gflops 100 --link-gbps 8 --parallel-mode auto | FileCheck %s --check-prefix=AUTO
 // RUN: moe-bench --predict-only --devices 8 --tokens 65536 --experts 64 --bench-pass forward_backward --peak-gflops 100 --link-gbps 50 --link-latency-us 10 | FileCheck %s --check-prefix=PREDICT
-// RUN: moe-bench --predict-only --devices 2 --tokens 4096 --core-gflops 50 --link-gbps 50 | FileCheck %s --check-prefix=GIVEN
+// RUN: moe-bench --predict-only --devices 2 --tokens 4096 --core-gflops 50 --peak-gflops 100 --link-gbps 50 | FileCheck %s --check-prefix=GIVEN
 // RUN: moe-bench --predict-only --devices 8 --tokens 65536 --experts 64 --bench-pass forward_backward --peak-gflops 100 --link-gbps 50 --link-latency-us 10 | grep -c "<- fastest" | FileCheck %s --check-prefix=ONE
 
 // EP: parallel: ep-compact on data=1,expert=2, 2 shards in-process, 1 thread(s) each

@@ -27,7 +27,6 @@
 #include "Tune.h"
 
 #include "strategy/GmmStrategy.h"
-#include "strategy/TargetCpu.h"
 #include "strategy/GmmTiling.h"
 #include "passes/Remat.h"
 #include "runtime/AtomicFile.h"
@@ -53,7 +52,6 @@ using namespace moebench;
 // The parallel plans and their cost model (tooling/ParallelPlan.h).
 using moec::Machine, moec::MeshRequest, moec::Plan, moec::Prediction, moec::ShardWork,
     moec::Workload;
-using moec::amxTilesGranted;
 
 namespace {
 cl::OptionCategory category("moe-bench options");
@@ -905,7 +903,8 @@ int main(int argc, char **argv) {
   QuantChoice quant{quantMode, quantWeightScales};
   std::string kindsError;
   std::optional<moec::PeakUnit> unit =
-      moec::gmmPeakUnit(gmmStrategy, dtype == moec::FloatType::bf16, quant.realInt8(), kindsError);
+      moec::gmmPeakUnit(gmmStrategy, mlir::moe::TargetAttr(), dtype == moec::FloatType::bf16,
+                        quant.realInt8(), kindsError);
   if (!unit)
     return fail(kindsError);
   const char *peakKind = unit->kind, *peakUnitName = unit->unit;

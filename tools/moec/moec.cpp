@@ -793,10 +793,14 @@ std::string planParallel(mlir::ModuleOp module, ProgramOptions &options) {
   int64_t shards = mesh.given ? mesh.devices() : defaultDevices(module, threads);
   Machine machine;
   if (parallelMode == ParallelMode::automatic) {
-    // Rated as moe-bench rates it: a bf16 block at its bf16 gmms' unit. A
-    // block that a moe-quantize in the pipeline makes int8 is planned as
-    // its float form (the plans are chosen before the pipeline runs).
-    std::optional<PeakUnit> unit = gmmPeakUnit(gmmStrategy, workload->elementBytes == 2, /*int8=*/false, error);
+    // Rated as moe-bench rates it: a bf16 block (the one 2-byte type a
+    // block takes) at its bf16 gmms' unit, for the module's #moe.target
+    // where it has one. A block that a moe-quantize in the pipeline makes
+    // int8 is planned as its float form (the plans are chosen before the
+    // pipeline runs).
+    auto target = module->getAttrOfType<mlir::moe::TargetAttr>(mlir::moe::kTargetAttrName);
+    std::optional<PeakUnit> unit =
+        gmmPeakUnit(gmmStrategy, target, workload->elementBytes == 2, /*int8=*/false, error);
     if (!unit)
       return error;
     machine = measureHostMachine(threads, shards, launcher, *unit);
