@@ -3,24 +3,34 @@
 // moe.tgmm, out[e] = lhs_e^T @ rhs_e (the backward's weight gradients), as
 // register tiles in the vector dialect:
 //
-//   tasks  (column block of 128 (256 with a 2 MiB L2; bf16 pairs: 512),
-//          expert, depth block of kDepthBlock)
-//          with the depth block innermost, so that the static
-//          split of the parallel loop gives every thread a share of every
-//          expert (a hot expert is spread over both cores, not one expert
-//          per thread).
-//   chunks a task walks its group's rows in equal chunks of at most
-//          kRowChunk: the chunk's
-//          rhs[r, block's columns] are packed into a contiguous stack panel,
-//          and the chunk's lhs[r, block's depth values] into one run per
-//          depth tile (the values a tile broadcasts, row after row); then every
+//   tasks  (expert, depth block of kDepthBlock), taken by one worker per
+//          thread from a counter (GmmScheduler.h), an expert's depth blocks
+//          consecutive: the two workers run side by side on one expert,
+//          each reading all of its rhs rows, which the other's reads left
+//          in the cache. A task walks every column block (128 columns, 256
+//          with a 2 MiB L2; bf16 pairs: 512) of its depth block.
+//   chunks for each column block, the task walks its group's rows in equal
+//          chunks of at most kRowChunk: the chunk's
+//          rhs[r, block's columns] are packed into a contiguous panel, and
+//          the chunk's lhs[r, block's depth values] into one run per depth
+//          tile (the values a tile broadcasts, row after row); then every
 //          tile of the block runs over them. Read in place, those rows sit
 //          one row stride apart (a multiple of 4 KiB for common widths), all
-//          in a few L1 sets: each tile missed on them again. The blocks are
-//          as large as L2 allows because every lhs value is packed once per
-//          column block and every rhs value once per depth block: 64 x 48
-//          blocks packed each 22-44 times and took half the kernel's time;
-//          128 x 192 blocks take it from 4.7 s to 3.1 s at the seeds' shape
+//          in a few L1 sets: each tile missed on them again. The lhs runs of
+//          a group's first kHeldChunks chunks are packed in the task's first
+//          column block and kept for the others (a worker's heap slots):
+//          packed again for every column block, as they were with column
+//          blocks outside the tasks, the lhs pack took a fifth of the kernel
+//          (perf, AMD EPYC znver5), and the expert's lhs rows came from DRAM
+//          once per column block (22 times for dW13 at H 2048). Measured
+//          there (T 4096 top-8 f32 forward_backward, 2 threads, alternating
+//          with the column blocks outside): dW2 649-725 -> 530-548 ms, dW13
+//          1250-1405 -> 1088-1135 ms. The blocks are as large as L2 allows
+//          because every rhs value is packed once per depth block (and
+//          every lhs value past the held chunks once per column block):
+//          64 x 48 blocks packed each 22-44 times and took half the
+//          kernel's time; 128 x 192 blocks take it from 4.7 s to 3.1 s at
+//          the seeds' shape
 //          (A = 32768 rows, 2048 x 1408, 60 experts, 2 threads; on a 1 MiB
 //          L2, 256 columns or 384 depth values per task were slower again:
 //          the block accumulator leaves L2; a 2 MiB L2 takes 256 columns,
@@ -55,8 +65,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emitter.h"
-#include "codegen/kernels/GmmKernelPlan.h"
 #include "codegen/kernels/AmxTiles.h"
+#include "codegen/kernels/GmmKernelPlan.h"
+#include "codegen/kernels/GmmScheduler.h"
 #include "codegen/lowerings/Lowerings.h"
 #include "codegen/lowerings/TgmmAmx.h"
 
@@ -123,6 +134,11 @@ TgmmTile tileFor(int64_t vectorRegisters) {
 // in a 2 MiB L2), 218 KiB (314), stay in L2 together on the CPUs measured
 // (512 KiB and more; 64 rows, 176 KiB, were no faster on znver3).
 constexpr int64_t kRowChunk = 80;
+// Chunks of a group whose lhs panels a task packs once and keeps for all
+// its column blocks (640 rows, 656 KiB of f32 panels: T 4096 top-8's 546
+// rows an expert are 7 chunks); a larger group's further chunks are packed
+// again for each column block, into one slot more.
+constexpr int64_t kHeldChunks = 8;
 } // namespace
 
 void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op) {
@@ -211,314 +227,353 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   Value cWidth = e.index(width);
 
   int64_t depthBlocks = (depth + kDepthBlock - 1) / kDepthBlock;
-  Value tasks = e.mul(e.mul(e.index(columnBlocks), groups), e.index(depthBlocks));
-  e.parallelFor(zero, tasks, [&](Value task) {
-    Value db = e.rems(task, e.index(depthBlocks));
-    Value rest = e.divs(task, e.index(depthBlocks));
-    Value g = e.rems(rest, groups);
-    Value cb = e.divs(rest, groups);
-    Value dBase = e.mul(db, e.index(kDepthBlock));
-    Value n0 = e.mul(cb, e.index(columns));
-    SmallVector<Value> cols, masks;
-    for (int64_t v = 0; v < blockVectors; ++v) {
-      cols.push_back(e.add(n0, e.index(v * kLanes)));
-      masks.push_back(lanesBelow(e, cols.back(), cWidth, kLanes));
-    }
+  const int64_t kDepthTiles = kDepthBlock / kDepthTile;
+  // The chunks whose lhs panels a task keeps for all its column blocks
+  // (file comment: chunks), and one slot more for the chunks past them,
+  // which are packed again for each column block. The dot kind keeps none:
+  // its rhs panel and block fill most of L2 already, and 4 held chunks
+  // gained nothing (AMD EPYC znver5, T 4096 top-8 bf16 forward_backward:
+  // dW2 327-329 against 323-338 ms, dW13 633-657 against 630-637).
+  const int64_t heldChunks = dot ? 0 : kHeldChunks;
+  auto pieceType = VectorType::get({kPiece}, b.getF32Type());
+  Value cDepth = e.index(depth);
+  Value one = e.index(1);
+  const int64_t chunkLimit = dot ? 2 * kRowChunk : kRowChunk;
+  // Tasks group-major, the depth blocks of a group consecutive: the workers
+  // take them from a counter side by side, so both read the same group's
+  // rhs rows (every task of a group reads all of them), from the cache the
+  // other left them in.
+  Value tasks = e.mul(groups, e.index(depthBlocks));
+  Value panel, block, lhsPanels;
+  emitWorkerTasks(e, tasks, op, [&] {
     // The chunk's rhs columns, a tile's columns at a time: panel[sub][r]
     // holds the sub-block's columns of row r, so that the tiles of a
     // sub-block read one contiguous run (5 KiB with AVX2) where, rows of
     // the whole block, they read a line 512 bytes from the last, all in an
     // eighth of L1's sets.
     // (bf16 row pairs: [sub][pair][column, row of the pair].)
-    Value panel = dot ? e.allocaScratch({kSubBlocks, kRowChunk, 2 * tileColumns}, b.getBF16Type())
-                      : e.allocaScratch({kSubBlocks, kRowChunk, tileColumns}, b.getF32Type());
-    Value block = e.allocaScratch({kDepthBlock, columns}, b.getF32Type());
-    // The chunk's lhs values, a depth tile at a time: lhsPanel[t][r] holds
-    // lhs[row r, dBase + t * kDepthTile ..] in kPiece lanes (the tile reads
-    // the first kDepthTile). A tile's broadcasts then walk one contiguous
-    // 2.5 KiB run; laid out [r][depth] they were kDepthTile values of a line
-    // 768 bytes from the last, and the tile ran at about half the FMA peak.
-    const int64_t kDepthTiles = kDepthBlock / kDepthTile;
-    // A row's pieces are stored one tile's run apart: padded by a cache line
-    // (2 rows), so that they fall in different L1 sets (measured with 64-row
-    // runs: unpadded, 2 KiB apart, a row's 32 stores shared two sets and
-    // each missed).
+    panel = dot ? e.allocaScratch({kSubBlocks, kRowChunk, 2 * tileColumns}, b.getBF16Type())
+                : e.allocaScratch({kSubBlocks, kRowChunk, tileColumns}, b.getF32Type());
+    block = e.allocaScratch({kDepthBlock, columns}, b.getF32Type());
+    // A chunk's lhs values, a depth tile at a time: lhsPanels[s][t][r]
+    // holds lhs[row r, dBase + t * kDepthTile ..] in kPiece lanes (the tile
+    // reads the first kDepthTile). A tile's broadcasts then walk one
+    // contiguous 2.5 KiB run; laid out [r][depth] they were kDepthTile
+    // values of a line 768 bytes from the last, and the tile ran at about
+    // half the FMA peak. A row's pieces are stored one tile's run apart:
+    // padded by a cache line (2 rows), so that they fall in different L1
+    // sets (measured with 64-row runs: unpadded, 2 KiB apart, a row's 32
+    // stores shared two sets and each missed). Held chunks' slots on the
+    // heap: 9 are 756 KiB, more than a caller's thread may have of stack.
     // (bf16 row pairs: one i32, the two rows' bf16 values, a depth value.)
-    Value lhsPanel =
-        e.allocaScratch({kDepthTiles, kRowChunk + 2, kPiece}, dot ? Type(b.getI32Type()) : Type(b.getF32Type()));
+    SmallVector<int64_t> slotsShape{heldChunks + 1, kDepthTiles, kRowChunk + 2, kPiece};
+    Type lhsValue = dot ? Type(b.getI32Type()) : Type(b.getF32Type());
+    lhsPanels = heldChunks > 0 ? e.alloc(slotsShape, lhsValue, {}) : e.allocaScratch(slotsShape, lhsValue);
+  }, [&](Value task, Value) {
+    Value g = e.divs(task, e.index(depthBlocks));
+    Value db = e.rems(task, e.index(depthBlocks));
+    Value dBase = e.mul(db, e.index(kDepthBlock));
     // The task's depth tiles that start inside D (the rest are never read).
     Value liveTiles = e.min(e.index(kDepthTiles),
                             e.divs(e.add(e.sub(e.index(depth), dBase), e.index(kDepthTile - 1)),
                                    e.index(kDepthTile)));
-    // Whether the task's packs read inside the operands: its columns and
-    // depth values inside N and D. Then every pack load is a plain one
-    // (AVX2's masked loads of 16-bit lanes go a lane at a time), but the
-    // last depth piece's, whose 2 lanes past the block may pass D.
-    Value columnsInside = e.ge(cWidth, e.add(n0, e.index(columns)));
-    Value packsInside =
-        arith::AndIOp::create(b, columnsInside, e.ge(e.index(depth), e.add(dBase, e.index(kDepthBlock))));
-    auto pieceType = VectorType::get({kPiece}, b.getF32Type());
-    Value cDepth = e.index(depth);
+    // Whether the lhs pack reads inside D: then every piece is a plain load
+    // (AVX2's masked loads of 16-bit lanes go a lane at a time) but the
+    // last, whose 2 lanes past the block may pass D.
+    Value depthInside = e.ge(cDepth, e.add(dBase, e.index(kDepthBlock)));
     Value first = e.load(firstRow, {g}), end = e.load(endRow, {g});
-    // How the sums reach the output (rounded there when bf16): masked only
-    // where the block passes N (AVX2's masked store, vmaskmovps, is
-    // microcoded on AMD); streamed (non-temporal) where `outAligned` allows
-    // (AVX2's tile: the output is written once and read by no task, and
-    // there a store through the cache first read the line it writes; the
-    // whole output is 1.4 GB at T 512, top-8), else through the cache.
-    enum class OutStore { Masked, Plain, Streaming };
-    auto storeVector = [&](OutStore how, Value value, Value d, int64_t v) {
-      if (!outElement.isF32())
-        value = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), value);
-      SmallVector<Value, 3> at{g, d, cols[v]};
-      if (how == OutStore::Masked)
-        vector::MaskedStoreOp::create(b, out, at, masks[v], value);
-      else
-        vector::StoreOp::create(b, value, out, at, /*nontemporal=*/how == OutStore::Streaming,
-                                how == OutStore::Streaming ? llvm::MaybeAlign(vectorBytes) : llvm::MaybeAlign());
-    };
-    // `body` once for each way this task may store, under the run-time
-    // conditions that choose it.
-    auto byOutStore = [&](llvm::function_ref<void(OutStore)> body) {
-      auto inside = scf::IfOp::create(b, TypeRange{}, columnsInside, /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(inside.elseBlock()->getTerminator());
-      body(OutStore::Masked);
-      b.setInsertionPoint(inside.thenBlock()->getTerminator());
-      if (!outAligned) {
-        body(OutStore::Plain);
-        return;
-      }
-      auto streamed = scf::IfOp::create(b, TypeRange{}, outAligned, /*withElseRegion=*/true);
-      b.setInsertionPoint(streamed.thenBlock()->getTerminator());
-      body(OutStore::Streaming);
-      b.setInsertionPoint(streamed.elseBlock()->getTerminator());
-      body(OutStore::Plain);
-    };
-    // A tile's sums, output rows d0 .. d0 + kDepthTile (those inside D) and
-    // the block's vectors v0 .. v0 + kVectors.
-    auto storeTile = [&](ArrayRef<Value> acc, Value d0, int64_t v0) {
-      byOutStore([&](OutStore how) {
-        for (int64_t i = 0; i < kDepthTile; ++i) {
-          Value d = e.add(d0, e.index(i));
-          e.ifThen(e.lt(d, cDepth), [&] {
-            for (int64_t v = 0; v < kVectors; ++v)
-              storeVector(how, acc[i * kVectors + v], d, v0 + v);
-          });
-        }
-      });
-    };
-    // The group's rows in the fewest chunks of at most kRowChunk, of equal
+    // The group's rows in the fewest chunks of at most chunkLimit, of equal
     // size: each chunk is a pass over the block's tiles (their accumulators
     // loaded from the block after the first chunk, stored to it before the
     // last), and a short last chunk is such a pass for few rows (68 rows an
     // expert were 64 + 4).
     Value rows = e.sub(end, first);
-    Value one = e.index(1);
-    const int64_t chunkLimit = dot ? 2 * kRowChunk : kRowChunk;
     Value chunks = e.max(one, e.divs(e.add(rows, e.index(chunkLimit - 1)), e.index(chunkLimit)));
     Value chunkRows = e.max(one, e.divs(e.add(rows, e.sub(chunks, one)), chunks));
-    e.forLoop(first, end, chunkRows, {}, [&](Value c, ValueRange) -> SmallVector<Value> {
-      Value n = e.min(chunkRows, e.sub(end, c));
-      Value firstChunk = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, c, first);
-      Value lastChunk = e.ge(e.add(c, n), end);
-      // The tiles' steps over the chunk: its rows, or its row pairs (dot).
-      Value steps = dot ? e.divs(e.add(n, one), e.index(2)) : n;
-      // The row kPrefetchRows after `row`, a line at a time: a row's part of
-      // the block is 8-12 lines, the next row a row stride on, too short a
-      // stream for the hardware prefetcher (the pack waited on memory).
-      // (Within the group: past it, the rows are another task's.)
-      auto prefetchAhead = [&](Value row) {
-        Value ahead = e.min(e.add(row, e.index(kPrefetchRows)), e.sub(end, e.index(1)));
+    // The row kPrefetchRows after `row`, a line at a time: a row's part of
+    // the block is 8-12 lines, the next row a row stride on, too short a
+    // stream for the hardware prefetcher (the pack waited on memory).
+    // (Within the group: past it, the rows are another task's.)
+    auto rowAhead = [&](Value row) { return e.min(e.add(row, e.index(kPrefetchRows)), e.sub(end, one)); };
+    auto prefetchLhsAhead = [&](Value row) {
+      Value ahead = rowAhead(row);
+      for (int64_t q = 0; q < kDepthBlock; q += kLanes * lineVectors(lhsElement)) {
+        Value d = e.min(e.add(dBase, e.index(q)), e.sub(cDepth, one));
+        memref::PrefetchOp::create(b, lhs, ValueRange{ahead, d}, /*isWrite=*/false, /*localityHint=*/3,
+                                   /*isDataCache=*/true);
+      }
+    };
+    e.forLoop(zero, e.index(columnBlocks), [&](Value cb) {
+      Value n0 = e.mul(cb, e.index(columns));
+      SmallVector<Value> cols, masks;
+      for (int64_t v = 0; v < blockVectors; ++v) {
+        cols.push_back(e.add(n0, e.index(v * kLanes)));
+        masks.push_back(lanesBelow(e, cols.back(), cWidth, kLanes));
+      }
+      // Whether the rhs pack reads inside N (plain loads).
+      Value columnsInside = e.ge(cWidth, e.add(n0, e.index(columns)));
+      Value firstColumnBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, cb, zero);
+      // The block's columns of the row kPrefetchRows after `row`.
+      auto prefetchRhsAhead = [&](Value row) {
+        Value ahead = rowAhead(row);
         for (int64_t v = 0; v < blockVectors; v += lineVectors(rhsElement))
-          memref::PrefetchOp::create(b, rhs, ValueRange{ahead, e.min(cols[v], e.sub(cWidth, e.index(1)))},
+          memref::PrefetchOp::create(b, rhs, ValueRange{ahead, e.min(cols[v], e.sub(cWidth, one))},
                                      /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
-        for (int64_t q = 0; q < kDepthBlock; q += kLanes * lineVectors(lhsElement)) {
-          Value d = e.min(e.add(dBase, e.index(q)), e.sub(cDepth, e.index(1)));
-          memref::PrefetchOp::create(b, lhs, ValueRange{ahead, d}, /*isWrite=*/false, /*localityHint=*/3,
-                                     /*isDataCache=*/true);
-        }
       };
-      auto packChunk = [&](bool inside) {
-        e.forLoop(zero, n, [&](Value r) {
-          Value row = e.add(c, r);
-          prefetchAhead(row);
-          // The chunk's block columns, a tile's columns at a time (past N: zero).
-          for (int64_t v = 0; v < blockVectors; ++v) {
-            Value loaded;
-            if (inside) {
-              loaded = vector::LoadOp::create(b, loadType, rhs, ValueRange{row, cols[v]});
-              if (!rhsElement.isF32())
-                loaded = arith::ExtFOp::create(b, vecType, loaded);
-            } else {
-              auto part = scf::IfOp::create(b, TypeRange{vecType}, e.lt(cols[v], cWidth),
-                                            /*withElseRegion=*/true);
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(part.thenBlock());
-              scf::YieldOp::create(b, loadColumnsAsF32(e, rhs, ValueRange{row}, cols[v], cWidth, kLanes));
-              b.setInsertionPointToStart(part.elseBlock());
-              scf::YieldOp::create(b, zeroVector);
-              loaded = part.getResult(0);
-            }
-            vector::StoreOp::create(b, loaded, panel,
-                                    ValueRange{e.index(v / kVectors), r, e.index((v % kVectors) * kLanes)});
-          }
-          // Its depth values, a tile's piece at a time (past D: zero).
-          auto piece = [&](Value t, bool last) {
-            Value d = e.add(dBase, e.mul(t, e.index(kDepthTile)));
-            Value loaded;
-            if (inside && !last) {
-              loaded =
-                  vector::LoadOp::create(b, VectorType::get({kPiece}, lhsElement), lhs, ValueRange{row, d});
-              if (!lhsElement.isF32())
-                loaded = arith::ExtFOp::create(b, pieceType, loaded);
-            } else {
-              loaded = loadColumnsAsF32(e, lhs, ValueRange{row}, d, cDepth, kPiece);
-            }
-            vector::StoreOp::create(b, loaded, lhsPanel, ValueRange{t, r, zero});
-          };
-          if (inside) {
-            for (int64_t t = 0; t < kDepthTiles; ++t)
-              piece(e.index(t), /*last=*/t == kDepthTiles - 1);
-          } else {
-            e.forLoop(zero, liveTiles, [&](Value t) { piece(t, /*last=*/true); });
-          }
-        });
+      // How the sums reach the output (rounded there when bf16): masked only
+      // where the block passes N (AVX2's masked store, vmaskmovps, is
+      // microcoded on AMD); streamed (non-temporal) where `outAligned` allows
+      // (AVX2's tile: the output is written once and read by no task, and
+      // there a store through the cache first read the line it writes; the
+      // whole output is 1.4 GB at T 512, top-8), else through the cache.
+      enum class OutStore { Masked, Plain, Streaming };
+      auto storeVector = [&](OutStore how, Value value, Value d, int64_t v) {
+        if (!outElement.isF32())
+          value = arith::TruncFOp::create(b, VectorType::get({kLanes}, outElement), value);
+        SmallVector<Value, 3> at{g, d, cols[v]};
+        if (how == OutStore::Masked)
+          vector::MaskedStoreOp::create(b, out, at, masks[v], value);
+        else
+          vector::StoreOp::create(b, value, out, at, /*nontemporal=*/how == OutStore::Streaming,
+                                  how == OutStore::Streaming ? llvm::MaybeAlign(vectorBytes) : llvm::MaybeAlign());
       };
-      // bf16 row pairs (dot): rows r and r + 1 of the chunk interleaved,
-      // zeros for a missing second row and past N and D (masked loads:
-      // AVX-512 has 16-bit ones).
-      auto packPairs = [&] {
-        auto bf16 = b.getBF16Type();
-        auto columnsType = VectorType::get({kLanes}, bf16), pieceBf16 = VectorType::get({kPiece}, bf16);
-        Value zeroColumns = arith::ConstantOp::create(b, DenseElementsAttr::get(columnsType, b.getZeroAttr(bf16)));
-        Value zeroPiece = arith::ConstantOp::create(b, DenseElementsAttr::get(pieceBf16, b.getZeroAttr(bf16)));
-        Value noColumns = lanesBelow(e, zero, zero, kLanes), noPiece = lanesBelow(e, zero, zero, kPiece);
-        e.forLoop(zero, steps, [&](Value rp) {
-          Value row0 = e.add(c, e.mul(rp, e.index(2)));
-          Value hasSecond = e.lt(e.add(row0, one), e.add(c, n));
-          Value row1 = e.min(e.add(row0, one), e.sub(end, one));
-          prefetchAhead(row0);
-          prefetchAhead(e.add(row0, one));
-          for (int64_t v = 0; v < blockVectors; ++v) {
-            // A vector wholly past N reads nothing (its address would be).
-            auto part = scf::IfOp::create(b, TypeRange{VectorType::get({2 * kLanes}, bf16)},
-                                          e.lt(cols[v], cWidth), /*withElseRegion=*/true);
-            {
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(part.thenBlock());
-              Value x0 = vector::MaskedLoadOp::create(b, columnsType, rhs, ValueRange{row0, cols[v]}, masks[v],
-                                                      zeroColumns);
-              Value x1 = vector::MaskedLoadOp::create(b, columnsType, rhs, ValueRange{row1, cols[v]},
-                                                      arith::SelectOp::create(b, hasSecond, masks[v], noColumns),
-                                                      zeroColumns);
-              scf::YieldOp::create(b, ValueRange{vector::InterleaveOp::create(b, x0, x1).getResult()});
-              b.setInsertionPointToStart(part.elseBlock());
-              scf::YieldOp::create(b, ValueRange{arith::ConstantOp::create(
-                                          b, DenseElementsAttr::get(VectorType::get({2 * kLanes}, bf16),
-                                                                    b.getZeroAttr(bf16)))
-                                                     .getResult()});
-            }
-            vector::StoreOp::create(b, part.getResult(0), panel,
-                                    ValueRange{e.index(v / kVectors), rp, e.index((v % kVectors) * 2 * kLanes)});
-          }
-          e.forLoop(zero, liveTiles, [&](Value t) {
-            Value d = e.add(dBase, e.mul(t, e.index(kDepthTile)));
-            Value inD = lanesBelow(e, d, cDepth, kPiece);
-            Value y0 = vector::MaskedLoadOp::create(b, pieceBf16, lhs, ValueRange{row0, d}, inD, zeroPiece);
-            Value y1 = vector::MaskedLoadOp::create(b, pieceBf16, lhs, ValueRange{row1, d},
-                                                    arith::SelectOp::create(b, hasSecond, inD, noPiece), zeroPiece);
-            Value both = vector::InterleaveOp::create(b, y0, y1);
-            vector::StoreOp::create(b, vector::BitCastOp::create(b, VectorType::get({kPiece}, b.getI32Type()), both),
-                                    lhsPanel, ValueRange{t, rp, zero});
-          });
-        });
-      };
-      if (dot) {
-        packPairs();
-      } else {
-      auto pack = scf::IfOp::create(b, TypeRange{}, packsInside, /*withElseRegion=*/true);
-      {
+      // `body` once for each way this column block may store, under the
+      // run-time conditions that choose it.
+      auto byOutStore = [&](llvm::function_ref<void(OutStore)> body) {
+        auto inside = scf::IfOp::create(b, TypeRange{}, columnsInside, /*withElseRegion=*/true);
         OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(pack.thenBlock()->getTerminator());
-        packChunk(/*inside=*/true);
-        b.setInsertionPoint(pack.elseBlock()->getTerminator());
-        packChunk(/*inside=*/false);
-      }
-      }
-      for (int64_t sub = 0; sub < kSubBlocks; ++sub) {
-        // A sub-block wholly past N (narrow outputs) has nothing to store.
-        int64_t base = sub * tileColumns;
-        e.ifThen(e.lt(e.add(n0, e.index(base)), cWidth), [&] {
-          e.forLoop(zero, liveTiles, [&](Value t) {
-            Value t0 = e.mul(t, e.index(kDepthTile));
-            // Depth values past D are zero in the panel: computed, never stored.
-            // The chunk's first: zeros; a later one: the earlier chunks' sums.
-            SmallVector<Type> accTypes(kDepthTile * kVectors, vecType);
-            auto start = scf::IfOp::create(b, accTypes, firstChunk, /*withElseRegion=*/true);
-            {
+        b.setInsertionPoint(inside.elseBlock()->getTerminator());
+        body(OutStore::Masked);
+        b.setInsertionPoint(inside.thenBlock()->getTerminator());
+        if (!outAligned) {
+          body(OutStore::Plain);
+          return;
+        }
+        auto streamed = scf::IfOp::create(b, TypeRange{}, outAligned, /*withElseRegion=*/true);
+        b.setInsertionPoint(streamed.thenBlock()->getTerminator());
+        body(OutStore::Streaming);
+        b.setInsertionPoint(streamed.elseBlock()->getTerminator());
+        body(OutStore::Plain);
+      };
+      // A tile's sums, output rows d0 .. d0 + kDepthTile (those inside D) and
+      // the block's vectors v0 .. v0 + kVectors.
+      auto storeTile = [&](ArrayRef<Value> acc, Value d0, int64_t v0) {
+        byOutStore([&](OutStore how) {
+          for (int64_t i = 0; i < kDepthTile; ++i) {
+            Value d = e.add(d0, e.index(i));
+            e.ifThen(e.lt(d, cDepth), [&] {
+              for (int64_t v = 0; v < kVectors; ++v)
+                storeVector(how, acc[i * kVectors + v], d, v0 + v);
+            });
+          }
+        });
+      };
+      e.forLoop(first, end, chunkRows, {}, [&](Value c, ValueRange) -> SmallVector<Value> {
+        Value n = e.min(chunkRows, e.sub(end, c));
+        Value firstChunk = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, c, first);
+        Value lastChunk = e.ge(e.add(c, n), end);
+        // The chunk's lhs slot: its own among the held chunks' (packed in
+        // the first column block), else the spare (packed in each).
+        Value slot = zero, packLhs;
+        if (heldChunks > 0) {
+          Value chunkIndex = e.divs(e.sub(c, first), chunkRows);
+          slot = e.min(chunkIndex, e.index(heldChunks));
+          packLhs = arith::OrIOp::create(b, firstColumnBlock, e.ge(chunkIndex, e.index(heldChunks)));
+        }
+        // The tiles' steps over the chunk: its rows, or its row pairs (dot).
+        Value steps = dot ? e.divs(e.add(n, one), e.index(2)) : n;
+        auto packRhs = [&](bool inside) {
+          e.forLoop(zero, n, [&](Value r) {
+            Value row = e.add(c, r);
+            prefetchRhsAhead(row);
+            // The chunk's block columns, a tile's columns at a time (past N: zero).
+            for (int64_t v = 0; v < blockVectors; ++v) {
+              Value loaded;
+              if (inside) {
+                loaded = vector::LoadOp::create(b, loadType, rhs, ValueRange{row, cols[v]});
+                if (!rhsElement.isF32())
+                  loaded = arith::ExtFOp::create(b, vecType, loaded);
+              } else {
+                auto part = scf::IfOp::create(b, TypeRange{vecType}, e.lt(cols[v], cWidth),
+                                              /*withElseRegion=*/true);
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPointToStart(part.thenBlock());
+                scf::YieldOp::create(b, loadColumnsAsF32(e, rhs, ValueRange{row}, cols[v], cWidth, kLanes));
+                b.setInsertionPointToStart(part.elseBlock());
+                scf::YieldOp::create(b, zeroVector);
+                loaded = part.getResult(0);
+              }
+              vector::StoreOp::create(b, loaded, panel,
+                                      ValueRange{e.index(v / kVectors), r, e.index((v % kVectors) * kLanes)});
+            }
+          });
+        };
+        // The chunk's depth values, a tile's piece at a time (past D: zero).
+        auto packLhsValues = [&](bool inside) {
+          e.forLoop(zero, n, [&](Value r) {
+            Value row = e.add(c, r);
+            prefetchLhsAhead(row);
+            auto piece = [&](Value t, bool last) {
+              Value d = e.add(dBase, e.mul(t, e.index(kDepthTile)));
+              Value loaded;
+              if (inside && !last) {
+                loaded =
+                    vector::LoadOp::create(b, VectorType::get({kPiece}, lhsElement), lhs, ValueRange{row, d});
+                if (!lhsElement.isF32())
+                  loaded = arith::ExtFOp::create(b, pieceType, loaded);
+              } else {
+                loaded = loadColumnsAsF32(e, lhs, ValueRange{row}, d, cDepth, kPiece);
+              }
+              vector::StoreOp::create(b, loaded, lhsPanels, ValueRange{slot, t, r, zero});
+            };
+            if (inside) {
+              for (int64_t t = 0; t < kDepthTiles; ++t)
+                piece(e.index(t), /*last=*/t == kDepthTiles - 1);
+            } else {
+              e.forLoop(zero, liveTiles, [&](Value t) { piece(t, /*last=*/true); });
+            }
+          });
+        };
+        // bf16 row pairs (dot): rows r and r + 1 of the chunk interleaved,
+        // zeros for a missing second row and past N and D (masked loads:
+        // AVX-512 has 16-bit ones).
+        auto packPairs = [&] {
+          auto bf16 = b.getBF16Type();
+          auto columnsType = VectorType::get({kLanes}, bf16), pieceBf16 = VectorType::get({kPiece}, bf16);
+          Value zeroColumns = arith::ConstantOp::create(b, DenseElementsAttr::get(columnsType, b.getZeroAttr(bf16)));
+          Value zeroPiece = arith::ConstantOp::create(b, DenseElementsAttr::get(pieceBf16, b.getZeroAttr(bf16)));
+          Value noColumns = lanesBelow(e, zero, zero, kLanes), noPiece = lanesBelow(e, zero, zero, kPiece);
+          e.forLoop(zero, steps, [&](Value rp) {
+            Value row0 = e.add(c, e.mul(rp, e.index(2)));
+            Value hasSecond = e.lt(e.add(row0, one), e.add(c, n));
+            Value row1 = e.min(e.add(row0, one), e.sub(end, one));
+            for (Value row : {row0, e.add(row0, one)}) {
+              prefetchRhsAhead(row);
+              prefetchLhsAhead(row);
+            }
+            for (int64_t v = 0; v < blockVectors; ++v) {
+              // A vector wholly past N reads nothing (its address would be).
+              auto part = scf::IfOp::create(b, TypeRange{VectorType::get({2 * kLanes}, bf16)},
+                                            e.lt(cols[v], cWidth), /*withElseRegion=*/true);
+              {
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPointToStart(part.thenBlock());
+                Value x0 = vector::MaskedLoadOp::create(b, columnsType, rhs, ValueRange{row0, cols[v]}, masks[v],
+                                                        zeroColumns);
+                Value x1 = vector::MaskedLoadOp::create(b, columnsType, rhs, ValueRange{row1, cols[v]},
+                                                        arith::SelectOp::create(b, hasSecond, masks[v], noColumns),
+                                                        zeroColumns);
+                scf::YieldOp::create(b, ValueRange{vector::InterleaveOp::create(b, x0, x1).getResult()});
+                b.setInsertionPointToStart(part.elseBlock());
+                scf::YieldOp::create(b, ValueRange{arith::ConstantOp::create(
+                                            b, DenseElementsAttr::get(VectorType::get({2 * kLanes}, bf16),
+                                                                      b.getZeroAttr(bf16)))
+                                                       .getResult()});
+              }
+              vector::StoreOp::create(b, part.getResult(0), panel,
+                                      ValueRange{e.index(v / kVectors), rp, e.index((v % kVectors) * 2 * kLanes)});
+            }
+            e.forLoop(zero, liveTiles, [&](Value t) {
+              Value d = e.add(dBase, e.mul(t, e.index(kDepthTile)));
+              Value inD = lanesBelow(e, d, cDepth, kPiece);
+              Value y0 = vector::MaskedLoadOp::create(b, pieceBf16, lhs, ValueRange{row0, d}, inD, zeroPiece);
+              Value y1 = vector::MaskedLoadOp::create(b, pieceBf16, lhs, ValueRange{row1, d},
+                                                      arith::SelectOp::create(b, hasSecond, inD, noPiece), zeroPiece);
+              Value both = vector::InterleaveOp::create(b, y0, y1);
+              vector::StoreOp::create(b, vector::BitCastOp::create(b, VectorType::get({kPiece}, b.getI32Type()), both),
+                                      lhsPanels, ValueRange{slot, t, rp, zero});
+            });
+          });
+        };
+        // `pack(true)` where the pack reads inside the operand, else `pack(false)`.
+        auto byInside = [&](Value inside, llvm::function_ref<void(bool)> pack) {
+          auto choice = scf::IfOp::create(b, TypeRange{}, inside, /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(choice.thenBlock()->getTerminator());
+          pack(true);
+          b.setInsertionPoint(choice.elseBlock()->getTerminator());
+          pack(false);
+        };
+        if (dot) {
+          packPairs();
+        } else {
+          e.ifThen(packLhs, [&] { byInside(depthInside, packLhsValues); });
+          byInside(columnsInside, packRhs);
+        }
+        for (int64_t sub = 0; sub < kSubBlocks; ++sub) {
+          // A sub-block wholly past N (narrow outputs) has nothing to store.
+          int64_t base = sub * tileColumns;
+          e.ifThen(e.lt(e.add(n0, e.index(base)), cWidth), [&] {
+            e.forLoop(zero, liveTiles, [&](Value t) {
+              Value t0 = e.mul(t, e.index(kDepthTile));
+              // Depth values past D are zero in the panel: computed, never stored.
+              // The chunk's first: zeros; a later one: the earlier chunks' sums.
+              SmallVector<Type> accTypes(kDepthTile * kVectors, vecType);
+              auto start = scf::IfOp::create(b, accTypes, firstChunk, /*withElseRegion=*/true);
+              {
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPointToStart(start.thenBlock());
+                scf::YieldOp::create(b, SmallVector<Value>(accTypes.size(), zeroVector));
+                b.setInsertionPointToStart(start.elseBlock());
+                SmallVector<Value> loaded;
+                for (int64_t i = 0; i < kDepthTile; ++i)
+                  for (int64_t v = 0; v < kVectors; ++v)
+                    loaded.push_back(vector::LoadOp::create(
+                        b, vecType, block, ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)}));
+                scf::YieldOp::create(b, loaded);
+              }
+              SmallVector<Value> init(start.getResults().begin(), start.getResults().end());
+              // A step: a row (a broadcast value times the panel row, FMAs),
+              // or a row pair (dot: a broadcast 32-bit pair against the
+              // panel's interleaved rows, vdpbf16ps); 24 of them either way.
+              auto panelType = dot ? VectorType::get({2 * kLanes}, b.getBF16Type()) : vecType;
+              int64_t panelLanes = dot ? 2 * kLanes : kLanes;
+              auto pairsType = VectorType::get({kLanes}, b.getI32Type());
+              SmallVector<Value> acc = e.forLoop(
+                  zero, steps, init, [&](Value r, ValueRange in) -> SmallVector<Value> {
+                    SmallVector<Value> w;
+                    for (int64_t v = 0; v < kVectors; ++v)
+                      w.push_back(vector::LoadOp::create(b, panelType, panel,
+                                                         ValueRange{e.index(sub), r, e.index(v * panelLanes)}));
+                    SmallVector<Value> next(in.begin(), in.end());
+                    for (int64_t i = 0; i < kDepthTile; ++i) {
+                      Value x = e.load(lhsPanels, {slot, t, r, e.index(i)});
+                      Value a = dot ? vector::BitCastOp::create(b, panelType,
+                                                                vector::BroadcastOp::create(b, pairsType, x))
+                                          .getResult()
+                                    : vector::BroadcastOp::create(b, vecType, x).getResult();
+                      for (int64_t v = 0; v < kVectors; ++v) {
+                        Value &sum = next[i * kVectors + v];
+                        sum = dot ? x86vector::DotBF16Op::create(b, vecType, sum, a, w[v]).getResult()
+                                  : vector::FMAOp::create(b, a, w[v], sum).getResult();
+                      }
+                    }
+                    return next;
+                  });
+              // The group's last chunk: the sums are the output's, stored
+              // from the registers (file comment: tile); before it, kept in
+              // the block for the next chunk.
+              auto finish = scf::IfOp::create(b, TypeRange{}, lastChunk, /*withElseRegion=*/true);
               OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(start.thenBlock());
-              scf::YieldOp::create(b, SmallVector<Value>(accTypes.size(), zeroVector));
-              b.setInsertionPointToStart(start.elseBlock());
-              SmallVector<Value> loaded;
+              b.setInsertionPoint(finish.elseBlock()->getTerminator());
               for (int64_t i = 0; i < kDepthTile; ++i)
                 for (int64_t v = 0; v < kVectors; ++v)
-                  loaded.push_back(vector::LoadOp::create(
-                      b, vecType, block, ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)}));
-              scf::YieldOp::create(b, loaded);
-            }
-            SmallVector<Value> init(start.getResults().begin(), start.getResults().end());
-            // A step: a row (a broadcast value times the panel row, FMAs),
-            // or a row pair (dot: a broadcast 32-bit pair against the
-            // panel's interleaved rows, vdpbf16ps); 24 of them either way.
-            auto panelType = dot ? VectorType::get({2 * kLanes}, b.getBF16Type()) : vecType;
-            int64_t panelLanes = dot ? 2 * kLanes : kLanes;
-            auto pairsType = VectorType::get({kLanes}, b.getI32Type());
-            SmallVector<Value> acc = e.forLoop(
-                zero, steps, init, [&](Value r, ValueRange in) -> SmallVector<Value> {
-                  SmallVector<Value> w;
-                  for (int64_t v = 0; v < kVectors; ++v)
-                    w.push_back(vector::LoadOp::create(b, panelType, panel,
-                                                       ValueRange{e.index(sub), r, e.index(v * panelLanes)}));
-                  SmallVector<Value> next(in.begin(), in.end());
-                  for (int64_t i = 0; i < kDepthTile; ++i) {
-                    Value x = e.load(lhsPanel, {t, r, e.index(i)});
-                    Value a = dot ? vector::BitCastOp::create(b, panelType,
-                                                              vector::BroadcastOp::create(b, pairsType, x))
-                                        .getResult()
-                                  : vector::BroadcastOp::create(b, vecType, x).getResult();
-                    for (int64_t v = 0; v < kVectors; ++v) {
-                      Value &sum = next[i * kVectors + v];
-                      sum = dot ? x86vector::DotBF16Op::create(b, vecType, sum, a, w[v]).getResult()
-                                : vector::FMAOp::create(b, a, w[v], sum).getResult();
-                    }
-                  }
-                  return next;
-                });
-            // The group's last chunk: the sums are the output's, stored
-            // from the registers (file comment: tile); before it, kept in
-            // the block for the next chunk.
-            auto finish = scf::IfOp::create(b, TypeRange{}, lastChunk, /*withElseRegion=*/true);
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPoint(finish.elseBlock()->getTerminator());
-            for (int64_t i = 0; i < kDepthTile; ++i)
-              for (int64_t v = 0; v < kVectors; ++v)
-                vector::StoreOp::create(b, acc[i * kVectors + v], block,
-                                        ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)});
-            b.setInsertionPoint(finish.thenBlock()->getTerminator());
-            storeTile(acc, e.add(dBase, t0), sub * kVectors);
+                  vector::StoreOp::create(b, acc[i * kVectors + v], block,
+                                          ValueRange{e.add(t0, e.index(i)), e.index(base + v * kLanes)});
+              b.setInsertionPoint(finish.thenBlock()->getTerminator());
+              storeTile(acc, e.add(dBase, t0), sub * kVectors);
+            });
           });
-        });
-      }
-      return {};
-    });
-    // An empty group's gradient is zeros (its tasks run no chunk).
-    e.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rows, zero), [&] {
-      byOutStore([&](OutStore how) {
-        e.forLoop(zero, e.min(e.index(kDepthBlock), e.sub(cDepth, dBase)), [&](Value i) {
-          for (int64_t v = 0; v < blockVectors; ++v)
-            storeVector(how, zeroVector, e.add(dBase, i), v);
+        }
+        return {};
+      });
+      // An empty group's gradient is zeros (its tasks run no chunk).
+      e.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rows, zero), [&] {
+        byOutStore([&](OutStore how) {
+          e.forLoop(zero, e.min(e.index(kDepthBlock), e.sub(cDepth, dBase)), [&](Value i) {
+            for (int64_t v = 0; v < blockVectors; ++v)
+              storeVector(how, zeroVector, e.add(dBase, i), v);
+          });
         });
       });
     });

@@ -15,7 +15,7 @@ module attributes {moe.target = #moe.target<cpu = "znver4", features = ["avx2", 
 // CHECK:         %[[RHS:.*]] = bufferization.to_buffer %arg1
 // CHECK:         %[[PANEL:.*]] = memref.alloca() {{.*}} : memref<8x80x128xbf16>
 // CHECK-NEXT:    %[[BLOCK:.*]] = memref.alloca() {{.*}} : memref<192x512xf32>
-// CHECK-NEXT:    %[[PAIRS:.*]] = memref.alloca() {{.*}} : memref<32x82x8xi32>
+// CHECK-NEXT:    %[[PAIRS:.*]] = memref.alloca() {{.*}} : memref<1x32x82x8xi32>
 // The chunk: at most 160 rows, as row pairs.
 // CHECK:         arith.divsi %{{.*}}, %c160
 // CHECK:         %[[NPAIRS:.*]] = arith.divsi %{{.*}}, %c2
@@ -30,11 +30,11 @@ module attributes {moe.target = #moe.target<cpu = "znver4", features = ["avx2", 
 // CHECK:           %[[Y1:.*]] = vector.maskedload %[[LHS]][%[[R1]], %{{.*}}]{{.*}} vector<8xbf16>
 // CHECK-NEXT:      %[[YY:.*]] = vector.interleave %[[Y0]], %[[Y1]] : vector<8xbf16> -> vector<16xbf16>
 // CHECK-NEXT:      %[[Y32:.*]] = vector.bitcast %[[YY]] : vector<16xbf16> to vector<8xi32>
-// CHECK-NEXT:      vector.store %[[Y32]], %[[PAIRS]][%{{.*}}, %[[P]], %c0{{.*}}] : memref<32x82x8xi32>, vector<8xi32>
+// CHECK-NEXT:      vector.store %[[Y32]], %[[PAIRS]][%{{.*}}, %{{.*}}, %[[P]], %c0{{.*}}] : memref<1x32x82x8xi32>, vector<8xi32>
 // The tiles.
 // CHECK:         scf.for %[[Q:.*]] = %c0{{.*}} to %{{.*}} step %c1{{.*}} iter_args
 // CHECK-COUNT-4:   vector.load %[[PANEL]][%{{.*}}, %[[Q]], %{{.*}}] : memref<8x80x128xbf16>, vector<32xbf16>
-// CHECK:           %[[PAIR:.*]] = memref.load %[[PAIRS]][%{{.*}}, %[[Q]], %{{.*}}] : memref<32x82x8xi32>
+// CHECK:           %[[PAIR:.*]] = memref.load %[[PAIRS]][%{{.*}}, %{{.*}}, %[[Q]], %{{.*}}] : memref<1x32x82x8xi32>
 // CHECK-NEXT:      %[[SPLAT:.*]] = vector.broadcast %[[PAIR]] : i32 to vector<16xi32>
 // CHECK-NEXT:      %[[A:.*]] = vector.bitcast %[[SPLAT]] : vector<16xi32> to vector<32xbf16>
 // CHECK-NEXT:      x86vector.avx512.dot %{{.*}}, %[[A]], %{{.*}} : vector<32xbf16> -> vector<16xf32>

@@ -5,8 +5,22 @@
 // registers of the last chunk's tiles (file comment of
 // TgmmMicrokernel.cpp: streamed, they stalled on the memory), for every
 // output here.
+// A worker keeps the lhs panels of a group's first 8 chunks (and a spare
+// slot) for all the column blocks of its task: a chunk's lhs is packed in
+// the first column block, or in every one past the held chunks.
 // AVX512-LABEL: func @streamed
 // AVX512-NOT: extract_aligned_pointer_as_index
+// AVX512: scf.parallel
+// AVX512: %[[SLOTS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<9x32x82x8xf32>
+// AVX512: memref.atomic_rmw addi
+// AVX512: %[[CB:.*]] = arith.cmpi eq, %{{.*}}, %c0
+// AVX512: %[[CHUNK:.*]] = arith.divsi
+// AVX512: %[[SLOT:.*]] = arith.minsi %[[CHUNK]], %c8
+// AVX512: %[[PAST:.*]] = arith.cmpi sge, %[[CHUNK]], %c8
+// AVX512: %[[PACK:.*]] = arith.ori %[[CB]], %[[PAST]]
+// AVX512: scf.if %[[PACK]]
+// AVX512: vector.store %{{.*}}, %[[SLOTS]][%[[SLOT]], %{{.*}}, %{{.*}}, %c0{{.*}}] : memref<9x32x82x8xf32>, vector<8xf32>
+// AVX512: memref.load %[[SLOTS]][%[[SLOT]], %{{.*}}, %{{.*}}, %{{.*}}] : memref<9x32x82x8xf32>
 // AVX512: vector.fma
 // AVX512: vector.store {{.*}}, %alloc[{{.*}}] : memref<60x2048x256xf32>, vector<16xf32>
 // AVX512-NOT: nontemporal
@@ -18,7 +32,8 @@
 // statically, the output's start at run time) and the output outgrows the
 // cores' L2s; a fence ends each task of such an output. Inside N otherwise
 // plain stores; the last, partial column block masked. An empty group's
-// tasks store zeros the same three ways.
+// tasks store zeros the same three ways. The tasks (a group's depth block,
+// all its column blocks) come from the workers' counter.
 // CHECK: func.func private @llvm.x86.sse.sfence()
 // CHECK-LABEL: func @streamed
 // CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<60x2048x256xf32>
@@ -33,6 +48,8 @@
 // CHECK: vector.store %cst{{.*}}, %[[OUT]][{{.*}}] {alignment = 64 : i64, nontemporal = true}
 // CHECK: vector.maskedstore %[[OUT]]
 // CHECK: call @llvm.x86.sse.sfence() : () -> ()
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.reduce
 func.func @streamed(%a: tensor<?x2048xf32>, %b: tensor<?x256xf32>, %s: tensor<60xi32>) -> tensor<60x2048x256xf32> {

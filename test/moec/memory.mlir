@@ -12,7 +12,7 @@
 // DYNAMIC: memory: planned peak {{.*}} (static buffers only: those sized by the inputs' dynamic dimensions are allocated during the run)
 // DYNAMIC-NOT: the planned peak
 
-// CHECK: memory: planned peak 34.0 MiB = arena 20.0 MiB (34 buffers of 38.1 MiB; live-set lower bound 18.0 MiB) + results and unplanned 14.0 MiB
+// CHECK: memory: planned peak 34.0 MiB = arena 20.0 MiB (36 buffers of 38.1 MiB; live-set lower bound 18.0 MiB) + results and unplanned 14.0 MiB
 // CHECK: memory: peak RSS grew {{[0-9.]+}} MiB over the runs, {{0\.[5-9][0-9]|1\.[01][0-9]|1\.2[0-5]}}x the planned peak
 
 // expert_mlp: h and a die in the forward; the arena shrinks to 16 MiB.

@@ -4,7 +4,9 @@
 // blocks whose packs read inside the operands (plain loads), the last
 // column and depth blocks partial (clamped loads, a depth tile cut by D),
 // groups cut into chunks of equal size (161 rows: 54, 54, 53), a full
-// 80-row chunk, an empty group (zeros) and a short one. D 384 puts the last
+// 80-row chunk, an empty group (zeros), a short one, and one of 11 chunks
+// (the lhs panels of its first 8 packed once for all column blocks, the
+// last 3 again for each, into one slot). D 384 puts the last
 // depth piece of a block that is inside D past D (its 2 spare lanes); N 512
 // makes outputs larger than this host's L2s, which AVX2's tile stores with
 // streaming stores (test/codegen/tgmm-microkernel.mlir checks when): each
@@ -22,5 +24,5 @@
 // RUN:       env MALLOC_PERTURB_=165 moec run %t/tgmm.mlir $cpu --random-inputs --output-dir %t/fast > %t/log || exit 1; \
 // RUN:       FileCheck %s --check-prefix=$(echo $dt | tr a-z A-Z) -DD=$1 -DN=$2 < %t/log || exit 1; \
 // RUN:       %python %S/npy.py compare %t/fast/out0.npy %t/ref/out0.npy $tol || exit 1; done; done; done
-// F32: out0: 4x[[D]]x[[N]]xf32
-// BF16: out0: 4x[[D]]x[[N]]xbf16
+// F32: out0: 5x[[D]]x[[N]]xf32
+// BF16: out0: 5x[[D]]x[[N]]xbf16
