@@ -38,8 +38,9 @@ void lowerGatherRows(RewriterBase &rewriter, GatherRowsOp op);
 /// microkernel strategy can replace this one lowering.
 void lowerGmm(RewriterBase &rewriter, GmmOp op);
 void lowerTgmm(RewriterBase &rewriter, TgmmOp op);
-/// moe.tgmm as register tiles, split over experts, depth and columns
-/// (TgmmMicrokernel.cpp): the microkernel strategies' form.
+/// moe.tgmm as register tiles, in tasks of an expert's depth block that
+/// walk its column blocks (TgmmMicrokernel.cpp): the microkernel
+/// strategies' form.
 void lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op);
 /// moe.pack_weights: the weights in a kernel's layout (PackWeightsLowering.cpp).
 void lowerPackWeights(RewriterBase &rewriter, PackWeightsOp op);

@@ -5,10 +5,10 @@
 //
 //   tasks  (expert, depth block of kDepthBlock), taken by one worker per
 //          thread from a counter (GmmScheduler.h), an expert's depth blocks
-//          consecutive: the two workers run side by side on one expert,
-//          each reading all of its rhs rows, which the other's reads left
-//          in the cache. A task walks every column block (128 columns, 256
-//          with a 2 MiB L2; bf16 pairs: 512) of its depth block.
+//          consecutive: the workers run side by side on one expert, each
+//          reading all of its rhs rows, which the others' reads left in the
+//          cache. A task walks every column block (128 columns, 256 with a
+//          2 MiB L2; bf16 pairs: 512) of its depth block.
 //   chunks for each column block, the task walks its group's rows in equal
 //          chunks of at most kRowChunk: the chunk's
 //          rhs[r, block's columns] are packed into a contiguous panel, and
@@ -17,15 +17,16 @@
 //          tile of the block runs over them. Read in place, those rows sit
 //          one row stride apart (a multiple of 4 KiB for common widths), all
 //          in a few L1 sets: each tile missed on them again. The lhs runs of
-//          a group's first kHeldChunks chunks are packed in the task's first
-//          column block and kept for the others (a worker's heap slots):
-//          packed again for every column block, as they were with column
-//          blocks outside the tasks, the lhs pack took a fifth of the kernel
-//          (perf, AMD EPYC znver5), and the expert's lhs rows came from DRAM
-//          once per column block (22 times for dW13 at H 2048). Measured
-//          there (T 4096 top-8 f32 forward_backward, 2 threads, alternating
-//          with the column blocks outside): dW2 649-725 -> 530-548 ms, dW13
-//          1250-1405 -> 1088-1135 ms. The blocks are as large as L2 allows
+//          a group's first chunks (heldChunksFor) are packed in the task's
+//          first column block and kept for the others, in a worker's heap
+//          slots. Before, with the column blocks outside the tasks, each
+//          column block packed the expert's lhs rows again, from DRAM (22
+//          times for dW13 at H 2048), and that pack took a fifth of the
+//          kernel (perf, AMD EPYC znver5). Measured there (T 4096 top-8 f32
+//          forward_backward, 2 threads, alternating with the column blocks
+//          outside): dW2 649-725 -> 530-548 ms, dW13 1250-1405 -> 1088-1135
+//          ms. The dot kind keeps no chunks: it packs a chunk's lhs pairs
+//          in every column block, as before. The blocks are as large as L2 allows
 //          because every rhs value is packed once per depth block (and
 //          every lhs value past the held chunks once per column block):
 //          64 x 48 blocks packed each 22-44 times and took half the
@@ -132,13 +133,22 @@ TgmmTile tileFor(int64_t vectorRegisters) {
 // of the block run), the lhs panel (82 KiB: 32 depth tiles' runs of 82 rows
 // x 8 lanes) and the block accumulator (96 KiB; 192 KiB with 256 columns
 // in a 2 MiB L2), 218 KiB (314), stay in L2 together on the CPUs measured
-// (512 KiB and more; 64 rows, 176 KiB, were no faster on znver3).
+// (512 KiB and more; 64 rows, 176 KiB, were no faster on znver3). The held
+// lhs panels below come on top of them.
 constexpr int64_t kRowChunk = 80;
+// An lhs slot: one chunk's panel (f32, tileFor's 6-value depth tiles).
+constexpr int64_t kSlotBytes = (kDepthBlock / 6) * (kRowChunk + 2) * kPiece * 4;
+// L2 left to the rhs panel, the block accumulator and the operand rows
+// streaming in.
+constexpr int64_t kUnheldL2Bytes = 256 << 10;
 // Chunks of a group whose lhs panels a task packs once and keeps for all
-// its column blocks (640 rows, 656 KiB of f32 panels: T 4096 top-8's 546
-// rows an expert are 7 chunks); a larger group's further chunks are packed
-// again for each column block, into one slot more.
-constexpr int64_t kHeldChunks = 8;
+// its column blocks: at most 8 (640 rows, 656 KiB of f32 panels; T 4096
+// top-8's 546 rows an expert are 7 chunks), as many as L2 holds beside the
+// rest (a 512 KiB L2: 3, not measured); a larger group's further chunks
+// are packed again for each column block, into one slot more.
+int64_t heldChunksFor(int64_t l2Bytes) {
+  return std::clamp<int64_t>((l2Bytes - kUnheldL2Bytes) / kSlotBytes, 0, 8);
+}
 } // namespace
 
 void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op) {
@@ -234,7 +244,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
   // its rhs panel and block fill most of L2 already, and 4 held chunks
   // gained nothing (AMD EPYC znver5, T 4096 top-8 bf16 forward_backward:
   // dW2 327-329 against 323-338 ms, dW13 633-657 against 630-637).
-  const int64_t heldChunks = dot ? 0 : kHeldChunks;
+  const int64_t heldChunks = dot ? 0 : heldChunksFor(target ? target.getL2Bytes() : 1 << 20);
   auto pieceType = VectorType::get({kPiece}, b.getF32Type());
   Value cDepth = e.index(depth);
   Value one = e.index(1);
@@ -264,7 +274,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
     // padded by a cache line (2 rows), so that they fall in different L1
     // sets (measured with 64-row runs: unpadded, 2 KiB apart, a row's 32
     // stores shared two sets and each missed). Held chunks' slots on the
-    // heap: 9 are 756 KiB, more than a caller's thread may have of stack.
+    // heap: 9 are 738 KiB, more than a caller's thread may have of stack.
     // (bf16 row pairs: one i32, the two rows' bf16 values, a depth value.)
     SmallVector<int64_t> slotsShape{heldChunks + 1, kDepthTiles, kRowChunk + 2, kPiece};
     Type lhsValue = dot ? Type(b.getI32Type()) : Type(b.getF32Type());
@@ -374,7 +384,7 @@ void mlir::moe::codegen::lowerTgmmMicrokernel(RewriterBase &rewriter, TgmmOp op)
         Value lastChunk = e.ge(e.add(c, n), end);
         // The chunk's lhs slot: its own among the held chunks' (packed in
         // the first column block), else the spare (packed in each).
-        Value slot = zero, packLhs;
+        Value slot = zero, packLhs = arith::ConstantOp::create(b, b.getBoolAttr(true));
         if (heldChunks > 0) {
           Value chunkIndex = e.divs(e.sub(c, first), chunkRows);
           slot = e.min(chunkIndex, e.index(heldChunks));
