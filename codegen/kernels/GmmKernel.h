@@ -67,16 +67,20 @@ Value evenRowBlock(Emitter &e, Value groupRows, int64_t maxRows, int64_t granule
 /// the fma kind's epilogue) replace its sums by zeros.
 Value lhsRow(Emitter &e, const GmmKernelPlan &p, Value r);
 
-/// A task's rows by count, for the register-tile kinds at decode sizes: no
-/// code for 0 rows; `tile(m, 0)` for the smallest m of `tileRows`
-/// (ascending, each below `fullRows`) that holds `rows` (a tile's rows past
-/// `rows` repeat the last: computed, never stored); from tileRows.back() + 1
-/// rows on (1 without small tiles), `tile(fullRows, ir)` for each ir in
-/// [0, rows) step fullRows.
+/// A task's rows by count, for the register-tile kinds: `tile(fullRows,
+/// ir)` for each ir in [0, rows) step fullRows that a full tile fills, then
+/// for the rows left (rows % fullRows) `tile(m, ir)` once, for the smallest
+/// m of `tileRows` (ascending, each below `fullRows`) that holds them (a
+/// tile's rows past `rows` repeat the last: computed, never stored), or one
+/// more full tile where none does. No code runs for 0 rows. So a task of a
+/// few rows (decode sizes) is one small tile, and a task of 7 rows one full
+/// tile and a 1-row one, not two full tiles (T 64 top-8 gives an expert 3-17
+/// rows).
 /// Sizes between, not every count: each variant is a register tile's loop
 /// and epilogue more to compile (every count 1 to 5 of 6 rows doubled
 /// moe-bench's bf16 compile time, 0.5 -> 1.0 s; 1, 2 and 4 take moec's
-/// examples/family-mixtral-8x7b.mlir from 0.42 to 0.60 s).
+/// examples/family-mixtral-8x7b.mlir from 0.42 to 0.60 s). Each variant is
+/// emitted once.
 void emitByRowCount(Emitter &e, Value rows, ArrayRef<int64_t> tileRows, int64_t fullRows,
                     function_ref<void(int64_t m, Value ir)> tile);
 

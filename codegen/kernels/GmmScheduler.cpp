@@ -116,28 +116,32 @@ void mlir::moe::codegen::emitByRowCount(Emitter &e, Value rows, ArrayRef<int64_t
   assert(llvm::is_sorted(tileRows) && (tileRows.empty() || tileRows.back() < fullRows) &&
          "small tiles ascending, below the full one");
   auto &b = e.b;
-  // The variant: 0 for no rows, 1 + i for tileRows[i], the default for more.
-  int64_t variants = int64_t(tileRows.size()) + 1;
-  Value variant = e.index(variants);
+  // The rows past the full tiles: the variant of the smallest small tile
+  // that holds them (1 + i for tileRows[i]), 0 for none (no rows left, or
+  // more than the small tiles hold: then one more full tile takes them).
+  Value rest = e.rems(rows, e.index(fullRows));
+  Value variant = e.index(0);
   for (int64_t i = int64_t(tileRows.size()) - 1; i >= 0; --i)
-    variant = e.select(e.lt(rows, e.index(tileRows[i] + 1)), e.index(i + 1), variant);
-  variant = e.select(e.lt(rows, e.index(1)), e.index(0), variant);
-  SmallVector<int64_t> cases = llvm::to_vector(llvm::seq<int64_t>(0, variants));
+    variant = e.select(e.lt(rest, e.index(tileRows[i] + 1)), e.index(i + 1), variant);
+  variant = e.select(e.lt(rest, e.index(1)), e.index(0), variant);
+  Value hasSmall = e.lt(e.index(0), variant);
+  Value fullEnd = e.select(hasSmall, e.sub(rows, rest), rows);
+  e.forLoop(e.index(0), fullEnd, e.index(fullRows), ValueRange{}, [&](Value ir, ValueRange) -> SmallVector<Value> {
+    tile(fullRows, ir);
+    return {};
+  });
+  if (tileRows.empty())
+    return;
+  SmallVector<int64_t> cases = llvm::to_vector(llvm::seq<int64_t>(1, int64_t(tileRows.size()) + 1));
   auto byRows = scf::IndexSwitchOp::create(b, TypeRange{}, variant, cases, cases.size());
-  for (int64_t v = 0; v <= variants; ++v) {
-    Region &region = v < variants ? byRows.getCaseRegions()[v] : byRows.getDefaultRegion();
+  for (int64_t v = 0; v <= int64_t(cases.size()); ++v) {
+    Region &region = v < int64_t(cases.size()) ? byRows.getCaseRegions()[v] : byRows.getDefaultRegion();
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&region.emplaceBlock());
     scf::YieldOp::create(b);
     b.setInsertionPointToStart(&region.front());
-    if (v == variants)
-      e.forLoop(e.index(0), rows, e.index(fullRows), ValueRange{},
-                [&](Value ir, ValueRange) -> SmallVector<Value> {
-                  tile(fullRows, ir);
-                  return {};
-                });
-    else if (v > 0)
-      tile(tileRows[v - 1], e.index(0));
+    if (v < int64_t(cases.size()))
+      tile(tileRows[v], fullEnd);
   }
 }
 

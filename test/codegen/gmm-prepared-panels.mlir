@@ -6,7 +6,9 @@
 // RUN: moe-opt %s -moe-lower-to-loops -split-input-file | FileCheck %s
 
 // bf16 panels: the one-tile branch is a tile of exactly the task's rows
-// (none, 1, or mr = 2: one FMA a depth step, or two). Each reads the
+// (mr = 2: two FMAs a depth step, in a loop of full tiles that runs once
+// or not at all; then 1 in a switch on the rows left, one FMA a depth
+// step; none for no rows). Each reads the
 // task's panels front to back (panels outside, depth blocks inside),
 // loads vector<16xbf16> rows, widens them, and prefetches ahead in the
 // block seen as one run of values (4 panels x 64 x 16), clamped to its
@@ -20,10 +22,15 @@
 // CHECK:         %[[ONE:.*]] = arith.cmpi slt, %{{.*}}, %c3{{(_[0-9]+)?}} : index
 // CHECK:         scf.if %[[ONE]] {
 // CHECK-NEXT:      arith.subi
+// CHECK:           arith.remsi %{{.*}}, %c2
+// CHECK:           scf.for %{{.*}} step %c2
+// CHECK:             memref.collapse_shape
+// CHECK:                 memref.prefetch
+// CHECK:                 arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+// CHECK-COUNT-2:         vector.fma
+// CHECK-NOT:             vector.fma
+// CHECK:                 scf.yield
 // CHECK:           scf.index_switch
-// CHECK-NEXT:      case 0 {
-// CHECK-NEXT:        scf.yield
-// CHECK-NEXT:      }
 // CHECK-NEXT:      case 1 {
 // CHECK:             %[[BLOCK:.*]] = memref.collapse_shape %[[PANELS:[^ ]*]] {{\[\[}}0, 1, 2]] : memref<4x64x16xbf16, {{.*}}> into memref<4096xbf16, {{.*}}>
 // CHECK:             scf.for %[[PI:[^ ]*]] = %{{.*}} to %{{.*}} step %c1
@@ -37,12 +44,7 @@
 // CHECK-NOT:             vector.fma
 // CHECK:                 scf.yield
 // CHECK:           default {
-// CHECK:             memref.collapse_shape
-// CHECK:                 memref.prefetch
-// CHECK:                 arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
-// CHECK-COUNT-2:         vector.fma
-// CHECK-NOT:             vector.fma
-// CHECK:                 scf.yield
+// CHECK-NEXT:      }
 // CHECK:           %[[IN:.*]] = arith.cmpi slt, %[[NEXT:.*]], %c64{{(_[0-9]+)?}} : index
 // CHECK-NEXT:      %[[G:.*]] = arith.select %[[IN]], %{{.*}}, %{{.*}} : index
 // CHECK-NEXT:      %[[CB:.*]] = arith.select %[[IN]], %{{.*}}, %{{.*}} : index
@@ -77,6 +79,8 @@ func.func @bf16_panels(%x: tensor<?x64xbf16>, %p: tensor<2x4x64x16xbf16>, %s: te
 // The fetch runs 2 KiB (512 values) ahead in the task's block, clamped
 // to its last value (the task's panels x 64 x 16, minus one).
 // CHECK:         scf.if %[[ONE]] {
+// CHECK:           scf.for %{{.*}} step %c2
+// CHECK:             memref.prefetch
 // CHECK:           scf.index_switch
 // CHECK:           case 1 {
 // CHECK:             %[[BLOCK:.*]] = memref.collapse_shape {{.*}} : memref<4x64x16xf32, {{.*}}> into memref<4096xf32, {{.*}}>
@@ -86,7 +90,7 @@ func.func @bf16_panels(%x: tensor<?x64xbf16>, %p: tensor<2x4x64x16xbf16>, %s: te
 // CHECK:                 %[[AT:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
 // CHECK-NEXT:            memref.prefetch %[[BLOCK]][%[[AT]]]
 // CHECK:           default {
-// CHECK:             memref.prefetch
+// CHECK-NEXT:      }
 // CHECK:           arith.cmpi slt, %{{.*}}, %c64
 // CHECK-NEXT:      arith.select
 // CHECK:           %[[AHEAD:.*]] = memref.collapse_shape {{.*}} : memref<4x64x16xf32, {{.*}}> into memref<4096xf32, {{.*}}>
@@ -109,9 +113,12 @@ func.func @f32_panels(%x: tensor<?x64xf32>, %p: tensor<2x4x64x16xf32>, %s: tenso
 // CHECK-LABEL: func.func @one_tile_blocks
 // CHECK-NOT:     memref<4x32x16xf32>
 // CHECK-NOT:     scf.if
-// CHECK:         scf.index_switch
+// CHECK:         arith.remsi %{{.*}}, %c2
+// CHECK-NOT:     scf.if
+// CHECK:         scf.for %{{.*}} step %c2
 // CHECK:         memref.prefetch
 // CHECK:         arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+// CHECK:         scf.index_switch
 // CHECK:         memref.prefetch
 // CHECK:         arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
 // CHECK-NOT:     memref<4x32x16xf32>
