@@ -20,6 +20,14 @@ std::optional<Workload> moec::blockWorkload(mlir::ModuleOp module, bool training
                                             std::string &error) {
   llvm::SmallVector<mlir::moe::BlockOp> blocks;
   module.walk([&](mlir::moe::BlockOp block) { blocks.push_back(block); });
+  if (blocks.empty()) {
+    // moe-partition says the same for dp and ep.
+    error = "--parallel-mode auto plans one moe.block, and the program has none (moe-expand-block "
+            "or moe-quantize expands them, and a plan partitions the block before they run): "
+            "plan the block before expanding or quantizing it, or run this program on one device "
+            "(without --parallel-mode)";
+    return std::nullopt;
+  }
   if (blocks.size() != 1) {
     error = "--parallel-mode auto plans one moe.block; the program has " +
             std::to_string(blocks.size()) + " (choose the plan: --parallel-mode dp or ep)";

@@ -59,6 +59,21 @@
 // RUN: not moec run %s --random-inputs --backward mean-square --pass-pipeline 'moe-quantize{mode=int8},moe-to-llvm' 2>&1 | FileCheck %s --check-prefix=QUANT-BACKWARD %{nocrash}
 // RUN: not moec run %s --random-inputs --pass-pipeline 'moe-generate-backward,moe-to-llvm' 2>&1 | FileCheck %s --check-prefix=QUANT-BACKWARD %{nocrash}
 // QUANT-BACKWARD: moec: error: --pass-pipeline runs after --backward's moe-generate-backward, so it may not differentiate the block, nor quantize one being trained; for the int8 training form, quantize before differentiating: moe-opt FILE -moe-quantize='mode=int8 hoist-weights=false' -moe-generate-backward=loss=mean-square -o q.mlir, then moec run q.mlir --entry <block>_forward_backward
+// moe-partition runs before --pass-pipeline and moe-quantize takes one
+// device's block: a plan beside a quantizing pipeline is refused before any
+// work, not from inside the pipeline after the plan is printed.
+// RUN: not moec run %s --random-inputs --parallel-mode auto --pass-pipeline 'moe-quantize{mode=int8},moe-to-llvm' 2>&1 | FileCheck %s --check-prefix=QUANT-PLAN %{nocrash}
+// RUN: not moec run %s --random-inputs --parallel-mode dp --pass-pipeline 'moe-quantize{mode=fake_int8},moe-to-llvm' 2>&1 | FileCheck %s --check-prefix=QUANT-PLAN %{nocrash}
+// RUN: not moec %s -o %t/x.o --mesh expert=2 --parallel-mode ep --pass-pipeline 'moe-quantize,moe-to-llvm' 2>&1 | FileCheck %s --check-prefix=QUANT-PLAN %{nocrash}
+// QUANT-PLAN-NOT: model:
+// QUANT-PLAN: moec: error: --pass-pipeline quantizes the block, and --parallel-mode and --mesh partition it before the pipeline runs: moe-quantize takes a single-device block (int8 on a mesh is not supported yet); run it without --parallel-mode and --mesh (one device on all --threads)
+// Without a plan, the same pipeline runs the int8 block on one device.
+// RUN: moec run %s --random-inputs --threads 2 --pass-pipeline 'moe-quantize{mode=int8},moe-to-llvm' | FileCheck %s --check-prefix=QUANT-ONE
+// QUANT-ONE: out0:
+// A block quantized before has no moe.block left for auto to plan.
+// RUN: moe-opt %s -moe-quantize -o %t.quantized.mlir
+// RUN: not moec run %t.quantized.mlir --random-inputs --parallel-mode auto 2>&1 | FileCheck %s --check-prefix=QUANT-BEFORE %{nocrash}
+// QUANT-BEFORE: moec: error: --parallel-mode auto plans one moe.block, and the program has none (moe-expand-block or moe-quantize expands them, and a plan partitions the block before they run): plan the block before expanding or quantizing it, or run this program on one device (without --parallel-mode)
 // The command it names works, and runs the int8 training form.
 // RUN: moe-opt %s -moe-quantize='mode=int8 hoist-weights=false' -moe-generate-backward=loss=mean-square -o %t.q.mlir
 // RUN: moec run %t.q.mlir --entry block_forward_backward --random-inputs | FileCheck %s --check-prefix=QUANT-TRAIN

@@ -795,9 +795,9 @@ std::string planParallel(mlir::ModuleOp module, ProgramOptions &options) {
   if (parallelMode == ParallelMode::automatic) {
     // Rated as moe-bench rates it: a bf16 block (the one 2-byte type a
     // block takes) at its bf16 gmms' unit, for the module's #moe.target
-    // where it has one. A block that a moe-quantize in the pipeline makes
-    // int8 is planned as its float form (the plans are chosen before the
-    // pipeline runs).
+    // where it has one. Never int8: a moe-quantize in --pass-pipeline is
+    // refused beside a plan (checkOptions), and a block quantized before
+    // is no moe.block to plan (blockWorkload).
     auto target = module->getAttrOfType<mlir::moe::TargetAttr>(mlir::moe::kTargetAttrName);
     std::optional<PeakUnit> unit =
         gmmPeakUnit(gmmStrategy, target, workload->elementBytes == 2, /*int8=*/false, error);
@@ -850,6 +850,15 @@ int checkOptions() {
                 "-moe-quantize='mode=int8 hoist-weights=false' "
                 "-moe-generate-backward=loss=mean-square -o q.mlir, then moec run q.mlir "
                 "--entry <block>_forward_backward");
+  // moe-partition runs before --pass-pipeline, and moe-quantize refuses a
+  // shard's program (int8 runs on one device): said here, before the plan
+  // is measured and printed, rather than from inside the pipeline after it.
+  if ((parallelMode != ParallelMode::none || !meshOption.empty()) &&
+      StringRef(passPipeline).contains("moe-quantize"))
+    return fail("--pass-pipeline quantizes the block, and --parallel-mode and --mesh partition "
+                "it before the pipeline runs: moe-quantize takes a single-device block (int8 on "
+                "a mesh is not supported yet); run it without --parallel-mode and --mesh (one "
+                "device on all --threads)");
   // They would be silently ignored: only moe-partition reads them.
   if (meshOption.empty() && parallelMode == ParallelMode::none &&
       (epDispatch.getNumOccurrences() || capacityFactor.getNumOccurrences() ||
