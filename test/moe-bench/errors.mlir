@@ -86,6 +86,11 @@
 // QSCALES: moe-bench: for the --quant-weight-scales option: must be expert or channel (got 'row')
 // QQUEUE: moe-bench: error: --queue-mode prequeue times the float block without its gather; give it without --quant-mode
 // QMESH: moe-bench: error: --quant-mode runs the single-device block: int8 on a mesh is not supported yet (give it without --parallel-mode)
+// Refused before the peak is measured and the plans printed (auto too).
+// RUN: not moe-bench --quant-mode int8 --parallel-mode auto 2>&1 | FileCheck %s --check-prefix=QAUTO
+// QAUTO-NOT: peak:
+// QAUTO-NOT: model:
+// QAUTO: moe-bench: error: --quant-mode runs the single-device block: int8 on a mesh is not supported yet (give it without --parallel-mode)
 
 // The gmm strategy is moec's enum: its values in the message, the same name.
 // RUN: not moe-bench --gmm-strategy fastest 2>&1 | FileCheck %s --check-prefix=STRATEGY
