@@ -23,7 +23,8 @@
 //   product  register tiles of kTileRowCount rows x 2 column pairs (4 zmm of
 //            16 columns): 24 accumulators over the whole depth, 4 weight
 //            loads and 6 broadcasts per 24 dot products; a task of 1 to 4
-//            rows (decode sizes) a tile of 1, 2 or 4 rows.
+//            rows (decode sizes), and the rows a task has past its full
+//            tiles, a tile of 1, 2 or 4 rows.
 //   epilogue the shared column-pair store (SwiGLU, padding rows, rounding).
 //
 // This is the kind for groups too small for AMX tiles (decode-sized
@@ -220,7 +221,8 @@ void Bf16DotKernel::emitTask(const GmmTask &task) {
   };
   // A task of 1 to 4 rows (decode sizes: T 16 top-8 gives an expert 0-5
   // rows, 2.1 on average) takes the smallest tile of 1, 2 or 4 rows that
-  // holds them (5 rows or more: 6-row tiles): the full tile multiplied
+  // holds them (5 rows: a 6-row tile), and so do the rows left past a
+  // task's full tiles (7 rows: 6 + 1; emitByRowCount): the full tile multiplied
   // each streamed weight vector by 6 rows, most of them copies of the
   // last. AMD EPYC znver5, 2 threads, T 2 top-8 of 8 experts (H 1024, M
   // 512, weights in L3): bf16 0.37-0.39 -> 0.31-0.33 ms, int8 0.15-0.16

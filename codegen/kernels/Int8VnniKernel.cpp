@@ -4,7 +4,8 @@
 // times a signed byte) of a row of a packed weight tile (the quad layout AMX
 // reads too, offset to w + 128, PackedOperands.cpp) against a quantized
 // row's 4 depth bytes (Int8Rows.cpp), broadcast, on register tiles of 6 rows
-// x 4 zmm of 16 columns (a task of 1 to 4 rows: a tile of 1, 2 or 4 rows);
+// x 4 zmm of 16 columns (a task of 1 to 4 rows, and a task's rows past its
+// full tiles: a tile of 1, 2 or 4 rows);
 // 128 times the row's sum takes the offset back out
 // (withoutWeightOffset). The offset goes on the weights, not on the rows:
 // their sums come for free with the quantization, where per-column sums
