@@ -153,8 +153,8 @@ void Int8VnniKernel::emitTask(const GmmTask &task) {
       registerTile(m, r0, rows, ir, q, colPairs, c0, g, next ? &*next : nullptr, firstStep);
     });
   };
-  // A task of 1 to 4 rows (decode sizes) takes a smaller tile, as
-  // Bf16DotKernel's do.
+  // A task of 1 to 4 rows (decode sizes), and the rows a task has past its
+  // full tiles, take a smaller tile, as Bf16DotKernel's do.
   emitByRowCount(e, rows, kDecodeTileRows, kVnniRows, tilesOf);
 }
 

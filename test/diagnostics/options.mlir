@@ -67,8 +67,11 @@
 // RUN: not moec %s -o %t/x.o --mesh expert=2 --parallel-mode ep --pass-pipeline 'moe-quantize,moe-to-llvm' 2>&1 | FileCheck %s --check-prefix=QUANT-PLAN %{nocrash}
 // QUANT-PLAN-NOT: model:
 // QUANT-PLAN: moec: error: --pass-pipeline quantizes the block, and --parallel-mode and --mesh partition it before the pipeline runs: moe-quantize takes a single-device block (int8 on a mesh is not supported yet); run it without --parallel-mode and --mesh (one device on all --threads)
-// Without a plan, the same pipeline runs the int8 block on one device.
+// Without a plan, the same pipeline runs the int8 block on one device; so
+// does auto where there is one device to plan for.
 // RUN: moec run %s --random-inputs --threads 2 --pass-pipeline 'moe-quantize{mode=int8},moe-to-llvm' | FileCheck %s --check-prefix=QUANT-ONE
+// RUN: moec run %s --random-inputs --threads 1 --parallel-mode auto --pass-pipeline 'moe-quantize{mode=int8},moe-to-llvm' | FileCheck %s --check-prefixes=QUANT-AUTO-ONE,QUANT-ONE
+// QUANT-AUTO-ONE: parallel: none
 // QUANT-ONE: out0:
 // A block quantized before has no moe.block left for auto to plan.
 // RUN: moe-opt %s -moe-quantize -o %t.quantized.mlir

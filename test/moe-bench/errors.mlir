@@ -91,6 +91,9 @@
 // QAUTO-NOT: peak:
 // QAUTO-NOT: model:
 // QAUTO: moe-bench: error: --quant-mode runs the single-device block: int8 on a mesh is not supported yet (give it without --parallel-mode)
+// auto over one device plans the single device, and int8 runs there.
+// RUN: moe-bench --quant-mode int8 --parallel-mode auto --mesh data=1 --tokens 16 --hidden 64 --mlp-dim 32 --experts 4 --topk 2 --iters 1 --peak-gflops 1 | FileCheck %s --check-prefix=QAUTO-ONE
+// QAUTO-ONE: RESULT {{.*}}quant=int8
 
 // The gmm strategy is moec's enum: its values in the message, the same name.
 // RUN: not moe-bench --gmm-strategy fastest 2>&1 | FileCheck %s --check-prefix=STRATEGY

@@ -97,26 +97,18 @@ std::vector<Case> cases() {
   });
   // Decode sizes: a task of 1 to 4 rows takes a smaller register tile (the
   // dot and VNNI kinds: 1, 2 or 4 rows, the extra ones never stored), 5 a
-  // full one, 7 a full tile and a 1-row one. The last group is small
+  // full one. The rows a task has past its full tiles take the smallest
+  // tile that holds them too (emitByRowCount): 7 to 11 rows are a full tile
+  // and one of 1, 2, 4, 4 or 6 rows (9's 4-row tile with a copy of its last
+  // row, never stored), 13 two and a 1-row one, 21 three and a 4-row one
+  // with a copy. The last group is small
   // and rows past it belong to none: a small tile storing a row it does not
   // own lands where no later task rewrites it.
-  add("decode sizes: groups of 1 to 5 rows, gathered, swiglu", [](Case &c) {
-    c.shape.rows = 25;
+  add("decode and mid sizes: groups of 1 to 21 rows, gathered, swiglu", [](Case &c) {
+    c.shape.rows = 97;
     c.shape.depth = 70;
     c.shape.width = 40;
-    c.shape.groupSizes = {1, 2, 0, 7, 5, 4, 3};
-    c.shape.gather = true;
-    c.shape.swiglu = true;
-  });
-  // The rows a task has past its full tiles take the smallest tile that
-  // holds them (emitByRowCount): on the 6-row kinds 7 to 11 rows are a full
-  // tile and one of 1, 2, 4, 4 or 6 rows, 13 two and a 1-row one, 22 three
-  // and a 4-row one (its fourth row a copy, never stored).
-  add("rows past the full tiles, gathered, swiglu", [](Case &c) {
-    c.shape.rows = 91;
-    c.shape.depth = 70;
-    c.shape.width = 40;
-    c.shape.groupSizes = {7, 8, 9, 10, 11, 13, 22};
+    c.shape.groupSizes = {1, 2, 0, 7, 8, 9, 10, 11, 13, 21, 5, 4, 3};
     c.shape.gather = true;
     c.shape.swiglu = true;
   });

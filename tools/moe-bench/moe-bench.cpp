@@ -773,12 +773,17 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
     return "--queue-mode prequeue times the float block without its gather; give it without "
            "--quant-mode";
   // Every plan over more than one device shards the block, and int8 runs on
-  // one: said before the peaks are measured (the run's own check, after the
-  // plan, stays for a mesh of one device).
-  if (quantMode != QuantRun::none && parallelMode != moec::ParallelMode::none && !predictOnly &&
-      (devices > 1 || !meshText.empty()))
-    return "--quant-mode runs the single-device block: int8 on a mesh is not supported yet "
-           "(give it without --parallel-mode)";
+  // one: said before the peaks are measured. (dp or ep on a mesh of one
+  // device is still a shard's program: the run's own check, after the plan,
+  // says it; auto there plans the single device, which runs.)
+  if (quantMode != QuantRun::none && parallelMode != moec::ParallelMode::none && !predictOnly) {
+    moec::MeshRequest mesh;
+    if (std::string why = moec::parseMesh(meshText, mesh); !why.empty())
+      return why;
+    if ((mesh.given ? mesh.devices() : int64_t(devices)) > 1)
+      return "--quant-mode runs the single-device block: int8 on a mesh is not supported yet "
+             "(give it without --parallel-mode)";
+  }
   policies.clear();
   for (mlir::moe::RematPolicy policy : rematPolicies)
     policies.push_back(mlir::moe::kRematPolicyChoices.name(policy).str());

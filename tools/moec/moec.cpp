@@ -761,6 +761,17 @@ int run(mlir::ModuleOp module) {
   return writeNpyFiles(outputDir, files, error) ? 0 : fail(error);
 }
 
+/// Whether --pass-pipeline runs moe-quantize (any mode: it refuses a
+/// shard's program in each).
+bool pipelineQuantizes() { return StringRef(passPipeline).contains("moe-quantize"); }
+
+std::string quantizedPlanRefusal() {
+  return "--pass-pipeline quantizes the block, and --parallel-mode and --mesh partition it "
+         "before the pipeline runs: moe-quantize takes a single-device block (int8 on a mesh is "
+         "not supported yet); run it without --parallel-mode and --mesh (one device on all "
+         "--threads)";
+}
+
 /// --parallel-mode: the plan for the program's block (tooling/ParallelPlan.h;
 /// auto asks the cost model, measuring this host), written into `options`
 /// as the mesh and dispatch moe-partition takes; "" or why not. The plan
@@ -791,6 +802,10 @@ std::string planParallel(mlir::ModuleOp module, ProgramOptions &options) {
   if (std::string why = parseMesh(meshOption, mesh); !why.empty())
     return why;
   int64_t shards = mesh.given ? mesh.devices() : defaultDevices(module, threads);
+  // Before the host is measured: every plan over more shards than one
+  // partitions the block.
+  if (parallelMode == ParallelMode::automatic && shards > 1 && pipelineQuantizes())
+    return quantizedPlanRefusal();
   Machine machine;
   if (parallelMode == ParallelMode::automatic) {
     // Rated as moe-bench rates it: a bf16 block (the one 2-byte type a
@@ -851,14 +866,14 @@ int checkOptions() {
                 "-moe-generate-backward=loss=mean-square -o q.mlir, then moec run q.mlir "
                 "--entry <block>_forward_backward");
   // moe-partition runs before --pass-pipeline, and moe-quantize refuses a
-  // shard's program (int8 runs on one device): said here, before the plan
-  // is measured and printed, rather than from inside the pipeline after it.
-  if ((parallelMode != ParallelMode::none || !meshOption.empty()) &&
-      StringRef(passPipeline).contains("moe-quantize"))
-    return fail("--pass-pipeline quantizes the block, and --parallel-mode and --mesh partition "
-                "it before the pipeline runs: moe-quantize takes a single-device block (int8 on "
-                "a mesh is not supported yet); run it without --parallel-mode and --mesh (one "
-                "device on all --threads)");
+  // shard's program (int8 runs on one device): said here, before any work,
+  // rather than from inside the pipeline. (auto is checked in planParallel,
+  // once it knows the devices: on one it plans the single device, which
+  // runs.)
+  if ((parallelMode == ParallelMode::dp || parallelMode == ParallelMode::ep ||
+       !meshOption.empty()) &&
+      pipelineQuantizes())
+    return fail(quantizedPlanRefusal());
   // They would be silently ignored: only moe-partition reads them.
   if (meshOption.empty() && parallelMode == ParallelMode::none &&
       (epDispatch.getNumOccurrences() || capacityFactor.getNumOccurrences() ||
