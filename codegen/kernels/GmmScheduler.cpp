@@ -23,7 +23,7 @@
 //            Helpers of the kinds' tasks live here too: evenRowBlock (a
 //            group's row blocks), lhsRow (a gathered row's token) and
 //            emitByRowCount (smaller register tiles for a task of a few
-//            rows).
+//            rows, and for the rows a task's full tiles leave).
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,10 +126,11 @@ void mlir::moe::codegen::emitByRowCount(Emitter &e, Value rows, ArrayRef<int64_t
   variant = e.select(e.lt(rest, e.index(1)), e.index(0), variant);
   Value hasSmall = e.lt(e.index(0), variant);
   Value fullEnd = e.select(hasSmall, e.sub(rows, rest), rows);
-  e.forLoop(e.index(0), fullEnd, e.index(fullRows), ValueRange{}, [&](Value ir, ValueRange) -> SmallVector<Value> {
-    tile(fullRows, ir);
-    return {};
-  });
+  e.forLoop(e.index(0), fullEnd, e.index(fullRows), ValueRange{},
+            [&](Value ir, ValueRange) -> SmallVector<Value> {
+              tile(fullRows, ir);
+              return {};
+            });
   if (tileRows.empty())
     return;
   SmallVector<int64_t> cases = llvm::to_vector(llvm::seq<int64_t>(1, int64_t(tileRows.size()) + 1));

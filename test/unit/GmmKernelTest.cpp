@@ -101,9 +101,9 @@ std::vector<Case> cases() {
   // tile that holds them too (emitByRowCount): 7 to 11 rows are a full tile
   // and one of 1, 2, 4, 4 or 6 rows (9's 4-row tile with a copy of its last
   // row, never stored), 13 two and a 1-row one, 21 three and a 4-row one
-  // with a copy. The last group is small
-  // and rows past it belong to none: a small tile storing a row it does not
-  // own lands where no later task rewrites it.
+  // with a copy. The last group is small and rows past it belong to none: a
+  // small tile storing a row it does not own lands where no later task
+  // rewrites it.
   add("decode and mid sizes: groups of 1 to 21 rows, gathered, swiglu", [](Case &c) {
     c.shape.rows = 97;
     c.shape.depth = 70;

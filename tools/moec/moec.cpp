@@ -761,8 +761,8 @@ int run(mlir::ModuleOp module) {
   return writeNpyFiles(outputDir, files, error) ? 0 : fail(error);
 }
 
-/// Whether --pass-pipeline runs moe-quantize (any mode: it refuses a
-/// shard's program in each).
+/// Whether --pass-pipeline runs moe-quantize (any mode: each refuses a
+/// shard's program and a block being differentiated).
 bool pipelineQuantizes() { return StringRef(passPipeline).contains("moe-quantize"); }
 
 std::string quantizedPlanRefusal() {
@@ -810,9 +810,11 @@ std::string planParallel(mlir::ModuleOp module, ProgramOptions &options) {
   if (parallelMode == ParallelMode::automatic) {
     // Rated as moe-bench rates it: a bf16 block (the one 2-byte type a
     // block takes) at its bf16 gmms' unit, for the module's #moe.target
-    // where it has one. Never int8: a moe-quantize in --pass-pipeline is
-    // refused beside a plan (checkOptions), and a block quantized before
-    // is no moe.block to plan (blockWorkload).
+    // where it has one. A block a moe-quantize in --pass-pipeline makes int8
+    // gets here only over one device (refused over more, above), where the
+    // single device is the one plan: rated as its float form, which changes
+    // the printed prediction, not the plan. A block quantized before has no
+    // moe.block to plan (blockWorkload).
     auto target = module->getAttrOfType<mlir::moe::TargetAttr>(mlir::moe::kTargetAttrName);
     std::optional<PeakUnit> unit =
         gmmPeakUnit(gmmStrategy, target, workload->elementBytes == 2, /*int8=*/false, error);
@@ -857,7 +859,7 @@ int checkOptions() {
   // already differentiated (or on lowered code). Both are refused with the
   // command that gives the documented form (docs/training.md).
   if (StringRef(passPipeline).contains("moe-generate-backward") ||
-      (backward.getNumOccurrences() && StringRef(passPipeline).contains("moe-quantize")))
+      (backward.getNumOccurrences() && pipelineQuantizes()))
     return fail("--pass-pipeline runs after --backward's moe-generate-backward, so it may not "
                 "differentiate the block, nor quantize one being trained; for the int8 training "
                 "form, "
