@@ -29,7 +29,8 @@
 //            shared column-pair store (int8: both scales first; SwiGLU,
 //            padding rows, bf16 rounding), a row (ceil(32 / steps) rows
 //            when there are fewer than 32 depth steps) per depth step of the
-//            next block, which fills the scratch's other half meanwhile.
+//            next block, which fills the scratch's other half meanwhile;
+//            each row fetches the output lines two row pairs on into L2.
 //
 // Measured on a 2-core Sapphire Rapids VM (6.9 TFLOP/s AMX BF16 peak of
 // tdpbf16ps on registers): this loop of loads and products reaches ~49%
@@ -108,15 +109,17 @@ constexpr int64_t kMinFetchRowPairs = 4;
 constexpr int64_t kMaxStreamRowPairs = 2;
 constexpr int64_t kStreamAheadSteps = 4;
 /// The epilogue's stores miss every cache: a block writes a line (a half
-/// line with SwiGLU) in each of its 32 rows, 4 KiB apart in the down
-/// projection's [rows, 2048] output, the first time anything touches
-/// them. Each row it stores fetches the line of the block
-/// kOutputFetchBlocks row pairs on into L2 (prefetcht1), so that the
-/// store finds it there: on a Sapphire Rapids, int8 T 4096 top-8, the down
-/// gmm went from 22-23% to 25% of the INT8 peak and the block from
-/// 136-139 to 129-131 ms (1 or 3 blocks ahead gained less, 6 little;
-/// prefetchw, or prefetcht0 4 blocks ahead, gained less).
-constexpr int64_t kOutputFetchBlocks = 2;
+/// line with SwiGLU; two lines of f32) in each of its 32 rows, 4 KiB apart
+/// in the down projection's [rows, 2048] bf16 output, the first time
+/// anything touches them, and the misses hold the fill buffers the tile
+/// loads need. Each row r the epilogue stores fetches into L2
+/// (prefetcht1) the lines row r + 32 * kOutputFetchRowPairs of the same
+/// column pair will store, when the task has that row. On a Sapphire
+/// Rapids, int8 T 4096 top-8 (22 depth steps a down-projection block: the
+/// most stores a step), the down gmm went from 22-23% to 25% of the INT8
+/// peak and the block from 138-139 to 131-132 ms; 1 row pair ahead gained
+/// less, 3 about as much, 6 little; prefetchw, or prefetcht0 4 ahead, less.
+constexpr int64_t kOutputFetchRowPairs = 2;
 
 class AmxKernel final : public GmmKernel {
 public:
@@ -316,13 +319,19 @@ void AmxKernel::epilogueRow(const GmmTask &task, Value block, Value rowPairs, Va
       v1 = ops.dequantizeSums(ops.withoutWeightOffset(v1, r), r, g, ops.tileColumns(c0, colPair, 1));
     }
     ops.storePair(r, task.group, colPair, c0, v0, v1);
-    // The line this row stores kOutputFetchBlocks blocks later (the same
-    // column pair, kOutputFetchBlocks row pairs on), into L2.
-    Value ahead = e.add(r, e.index(2 * kTileRows * kOutputFetchBlocks));
-    Value column = e.add(c0, e.mul(colPair, e.index(p.swiglu ? kTileCols : 2 * kTileCols)));
+    // The lines row r + 32 * kOutputFetchRowPairs stores for this column
+    // pair, into L2.
+    Value ahead = e.add(r, e.index(2 * kTileRows * kOutputFetchRowPairs));
+    int64_t pairColumns = p.swiglu ? kTileCols : 2 * kTileCols;
+    Value column = e.add(c0, e.mul(colPair, e.index(pairColumns)));
+    int64_t lineColumns = 64 * 8 / cast<MemRefType>(p.out.getType()).getElementTypeBitWidth();
     e.ifThen(e.lt(ahead, task.endRow), [&] {
-      memref::PrefetchOp::create(b, p.out, ValueRange{ahead, column}, /*isWrite=*/false, /*localityHint=*/2,
-                                 /*isDataCache=*/true);
+      for (int64_t c = 0; c < pairColumns; c += lineColumns) {
+        // A later line of a pair past the weight's last column: the last.
+        Value at = c ? e.min(e.add(column, e.index(c)), e.index(p.width - 1)) : column;
+        memref::PrefetchOp::create(b, p.out, ValueRange{ahead, at}, /*isWrite=*/false, /*localityHint=*/2,
+                                   /*isDataCache=*/true);
+      }
     });
   });
 }
