@@ -108,11 +108,11 @@ constexpr int64_t kMinFetchRowPairs = 4;
 /// 3 row pairs (T 512) no faster).
 constexpr int64_t kMaxStreamRowPairs = 2;
 constexpr int64_t kStreamAheadSteps = 4;
-/// The epilogue's stores miss every cache: a block writes a line (a half
-/// line with SwiGLU; two lines of f32) in each of its 32 rows, 4 KiB apart
-/// in the down projection's [rows, 2048] bf16 output, the first time
-/// anything touches them, and the misses hold the fill buffers the tile
-/// loads need. Each row r the epilogue stores fetches into L2
+/// The epilogue's stores miss every cache: a block writes a line (bf16;
+/// half a line with SwiGLU, two lines of f32 without) in each of its 32
+/// rows, 4 KiB apart in the down projection's [rows, 2048] bf16 output,
+/// the first time anything touches them, and the misses hold the fill
+/// buffers the tile loads need. Each row r the epilogue stores fetches into L2
 /// (prefetcht1) the lines row r + 32 * kOutputFetchRowPairs of the same
 /// column pair will store, when the task has that row. On a Sapphire
 /// Rapids, int8 T 4096 top-8 (22 depth steps a down-projection block: the
@@ -327,7 +327,7 @@ void AmxKernel::epilogueRow(const GmmTask &task, Value block, Value rowPairs, Va
     int64_t lineColumns = 64 * 8 / cast<MemRefType>(p.out.getType()).getElementTypeBitWidth();
     e.ifThen(e.lt(ahead, task.endRow), [&] {
       for (int64_t c = 0; c < pairColumns; c += lineColumns) {
-        // A later line of a pair past the weight's last column: the last.
+        // A later line of a pair past the output's last column: the last.
         Value at = c ? e.min(e.add(column, e.index(c)), e.index(p.width - 1)) : column;
         memref::PrefetchOp::create(b, p.out, ValueRange{ahead, at}, /*isWrite=*/false, /*localityHint=*/2,
                                    /*isDataCache=*/true);

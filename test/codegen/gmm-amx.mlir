@@ -44,8 +44,8 @@
 // CHECK:     vector.load {{.*}} : memref<2x32x32xf32>, vector<16xf32>
 // CHECK:     math.exp {{.*}} : vector<16xf32>
 // Each row stored fetches into L2 the line row r + 64 (the same column pair,
-// two row pairs on) will store, when the task has that row: one line of 16
-// bf16 columns.
+// two row pairs on) will store, when the task has that row: one line, which
+// holds the pair's 16 bf16 columns (half a line).
 // CHECK:     vector.maskedstore %[[OUT:.*]][%[[ROW:.*]], %{{.*}}], {{.*}} : memref<?x20xbf16>
 // CHECK:     %[[AHEAD:.*]] = arith.addi %[[ROW]], %c64{{.*}} : index
 // CHECK:     scf.if
@@ -109,8 +109,9 @@ func.func @f32_gmm(%rows: tensor<?x32xf32>, %w: tensor<4x32x24xf32>, %sizes: ten
 // CHECK: amx.tile_muli {{.*}}, {{.*}} zext, {{.*}} : !amx.tile<16x64xi8>, !amx.tile<16x64xi8>, !amx.tile<16x16xi32>
 // CHECK: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
 // Its f32 output: a row of a column pair is two lines, both fetched ahead,
-// the second's column clamped to the last (24 columns: the pair's second
-// line lies past them).
+// the second's column clamped to the output's last (emitted always; it
+// matters where a pair's second line starts past the last column, as with
+// 40 columns: 48 -> 39).
 // CHECK: scf.if
 // CHECK-NEXT: memref.prefetch %[[OUT:.*]][%[[AHEAD:.*]], %[[COL:.*]]], read, locality<2>, data : memref<?x24xf32>
 // CHECK:      %[[NEXT:.*]] = arith.addi %[[COL]], %c16{{.*}} : index
