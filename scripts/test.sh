@@ -4,9 +4,10 @@
 # C++ API, compiled blocks against the C++ reference, ThreadSanitizer over the
 # threaded runtime, and two short fuzz rounds: random blocks against the
 # reference, mutated programs through the compiler). This is what CI runs:
-# 26-28 minutes from a fresh clone on 2 cores with the packages installed (the
-# build 12, lit 7, ctest 7; 2026-12-02); 28 in the last CI run, which
-# installs them. Close to CI's 30-minute budget: mind it when adding tests.
+# 26-28 minutes from a fresh clone on the 2-core AMD EPYC VM with the packages
+# installed (the build 12, lit 7, ctest 7; 2026-12-02), 28 in a CI run there,
+# which installs them; 15-17 on the 2-core Sapphire Rapids VM. Close to CI's
+# 30-minute budget on the slower machine: mind it when adding tests.
 #
 # MOEC_TEST_SANITIZERS=only: instead, build everything with AddressSanitizer +
 # UndefinedBehaviorSanitizer (clang-22, in build-asan/), run the whole suite
