@@ -322,17 +322,7 @@ void AmxKernel::epilogueRow(const GmmTask &task, Value block, Value rowPairs, Va
     // The lines row r + 32 * kOutputFetchRowPairs stores for this column
     // pair, into L2.
     Value ahead = e.add(r, e.index(2 * kTileRows * kOutputFetchRowPairs));
-    int64_t pairColumns = p.swiglu ? kTileCols : 2 * kTileCols;
-    Value column = e.add(c0, e.mul(colPair, e.index(pairColumns)));
-    int64_t lineColumns = 64 * 8 / cast<MemRefType>(p.out.getType()).getElementTypeBitWidth();
-    e.ifThen(e.lt(ahead, task.endRow), [&] {
-      for (int64_t c = 0; c < pairColumns; c += lineColumns) {
-        // A later line of a pair past the output's last column: the last.
-        Value at = c ? e.min(e.add(column, e.index(c)), e.index(p.width - 1)) : column;
-        memref::PrefetchOp::create(b, p.out, ValueRange{ahead, at}, /*isWrite=*/false, /*localityHint=*/2,
-                                   /*isDataCache=*/true);
-      }
-    });
+    e.ifThen(e.lt(ahead, task.endRow), [&] { ops.fetchPairOutput(ahead, colPair, c0); });
   });
 }
 

@@ -301,11 +301,26 @@ void PackedOperands::storePair(Value r, Value g, Value pair, Value c0, Value v0,
     Value gate = v0, up = v1;
     if (p.interleaved)
       std::tie(gate, up) = deinterleave(e, v0, v1);
-    store(activation(e, p.activation, gate, up), e.add(c0, e.mul(pair, e.index(kTileCols))));
+    store(activation(e, p.activation, gate, up), pairOutputColumn(c0, pair));
   } else {
-    Value col = e.add(c0, e.mul(pair, e.index(2 * kTileCols)));
+    Value col = pairOutputColumn(c0, pair);
     store(v0, col);
     store(v1, e.add(col, e.index(kTileCols)));
+  }
+}
+
+Value PackedOperands::pairOutputColumn(Value c0, Value pair) {
+  return e.add(c0, e.mul(pair, e.index(pairOutputColumns())));
+}
+
+void PackedOperands::fetchPairOutput(Value r, Value pair, Value c0) {
+  Value column = pairOutputColumn(c0, pair);
+  int64_t lineColumns = 64 * 8 / cast<MemRefType>(p.out.getType()).getElementTypeBitWidth();
+  for (int64_t c = 0; c < pairOutputColumns(); c += lineColumns) {
+    // A later line of a pair past the output's last column: the last.
+    Value at = c ? e.min(e.add(column, e.index(c)), e.index(p.width - 1)) : column;
+    memref::PrefetchOp::create(e.b, p.out, ValueRange{r, at}, /*isWrite=*/false, /*localityHint=*/2,
+                               /*isDataCache=*/true);
   }
 }
 

@@ -90,6 +90,10 @@ public:
   /// interleaved), rounding to the output type, masked to the columns that
   /// exist.
   void storePair(Value r, Value g, Value pair, Value c0, Value v0, Value v1);
+  /// Fetches into L2 the output lines storePair writes for row `r` and
+  /// column pair `pair` of the block at `c0` (one, or two of f32 without
+  /// SwiGLU), ahead of that store.
+  void fetchPairOutput(Value r, Value pair, Value c0);
 
   /// int8: quantizes the rows into [rows + padding, paddedDepth] i8 and
   /// their scales, in parallel, before the tasks that read them; once,
@@ -127,6 +131,10 @@ public:
   const int64_t physicalColumns; // weight columns per task (gate and up with SwiGLU)
 
 private:
+  /// The output columns of column pair `pair` of the block at `c0`: 16
+  /// with SwiGLU (gate and up make one), else 32.
+  int64_t pairOutputColumns() const { return p.swiglu ? kTileCols : 2 * kTileCols; }
+  Value pairOutputColumn(Value c0, Value pair);
   /// Packs the block (int8: offset by 128).
   void packWeights(Value g, Value c0, Value colPairs, Value packed);
   /// packWeights for a bf16 weight [E, N, D] (the backward's gmm on
