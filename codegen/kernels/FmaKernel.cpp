@@ -434,7 +434,7 @@ void FmaKernel::registerTile(const TileRows &rows, int64_t m, Value r0, Value r1
           if (fetch)
             memref::PrefetchOp::create(
                 b, fetch->values, ValueRange{e.min(e.add(fetch->first, e.mul(k, fetch->stride)), fetch->last)},
-                /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+                /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
           auto panelType = VectorType::get({kLanes}, cast<MemRefType>(packed.getType()).getElementType());
           for (int64_t v = 0; v < t.vectors; ++v) {
             Value x = vector::LoadOp::create(b, panelType, packed,
@@ -622,6 +622,10 @@ void FmaKernel::task(const GmmTask &gmmTask) {
   // next task's first. T 4096 f32 (AMD EPYC znver5, 2 threads): top-2
   // (136 rows an expert, one task a block) 83% -> 88% of the FMA peak,
   // top-8 89% -> 91%; the same block with its weights in L3 ran at 90.5%.
+  // Into L2 (prefetcht1), not L1, where the lines would wait a whole depth
+  // block beside the panels in use: on a Sapphire Rapids (2 threads) top-2
+  // 432-452 ms against prefetcht0's 450-465, top-8 1749-1756 against
+  // 1773-1781.
   Value depth = e.index(p.depth);
   Value rowTiles = e.divs(e.add(e.sub(r1, r0), e.index(t.rows - 1)), e.index(t.rows));
   depthBlocks([&](Value pc, Value kLen) {

@@ -16,7 +16,8 @@
 // which its tiles read, and fetches the depth block they read next: the
 // task's next one, or past its last (depth 64) the first of the block the
 // worker likely takes next (GmmTask's next group and column block), each
-// depth step at a stride through it, clamped to its end.
+// depth step at a stride through it, clamped to its end, into L2
+// (locality 2: prefetcht1).
 // CHECK-LABEL: func.func @bf16_panels
 // CHECK:         %[[SCRATCH:.*]] = memref.alloc() {{.*}} : memref<4x32x16xf32>
 // CHECK:         %[[ONE:.*]] = arith.cmpi slt, %{{.*}}, %c3{{(_[0-9]+)?}} : index
@@ -59,7 +60,7 @@
 // CHECK-NEXT:        %[[STEP:.*]] = arith.muli %[[K]], %{{.*}} : index
 // CHECK-NEXT:        %[[AT:.*]] = arith.addi %{{.*}}, %[[STEP]] : index
 // CHECK-NEXT:        %[[CLAMPED:.*]] = arith.minsi %[[AT]], %{{.*}} : index
-// CHECK-NEXT:        memref.prefetch %[[AHEAD]][%[[CLAMPED]]]
+// CHECK-NEXT:        memref.prefetch %[[AHEAD]][%[[CLAMPED]]], read, locality<2>, data
 // CHECK:             vector.load %[[SCRATCH]]
 // CHECK:         return
 func.func @bf16_panels(%x: tensor<?x64xbf16>, %p: tensor<2x4x64x16xbf16>, %s: tensor<2xi32>) -> tensor<?x40xbf16> {
