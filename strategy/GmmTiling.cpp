@@ -168,19 +168,21 @@ GmmTiling mlir::moe::strategy::costModelTiling(const GmmShape &shape,
   t.depthBlock = std::min(kc, std::max<int64_t>(shape.depth, 16));
   // The packed weight block (kc x nc weight columns, f32) in a quarter of
   // L2, and at most kMaxWeightBlockBytes: measured on a Sapphire Rapids (2
-  // MiB L2, kc 512), f32 T 4096 H 2048 M 1408 E 60, 2 threads, a 256 KiB
-  // block (nc 128) against the quarter's 512 KiB (nc 256): top-2 416-423
-  // against 440-453 ms (one thread 4-7% faster), top-8 1729-1749 against
-  // 1779-1828; kc 256 x nc 256 (also 256 KiB) as fast at top-2. (An AMD
-  // EPYC Zen 5's quarter of its 1 MiB L2 is that block already.)
+  // MiB L2, kc 512), f32 T 4096 H 2048 M 1408 E 60, 2 threads, builds
+  // alternating, a 256 KiB block (nc 128) against the quarter's 512 KiB
+  // (nc 256): top-2 460-469 against 488-504 ms, top-8 unchanged; kc 256 x
+  // nc 256 (also 256 KiB) about as fast at top-2. An AMD EPYC Zen 5's
+  // quarter of its 1 MiB L2 is that block already; other hosts with more
+  // than 1 MiB of L2 (and a named --target-cpu's 2 MiB default) take the
+  // cap too, measured only on the Sapphire Rapids.
   int64_t quarterColumns = std::max(nr, machine.l2Bytes / 4 / (t.depthBlock * 4) / nr * nr);
   int64_t weightColumns = std::max(nr, std::min(quarterColumns, kMaxWeightBlockBytes / (t.depthBlock * 4)) / nr * nr);
   int64_t outputPerPanel = shape.swiglu ? nr / 2 : nr;
   int64_t neededColumns = (shape.width + outputPerPanel - 1) / outputPerPanel * nr;
   t.columnBlock = std::max(nr, std::min(weightColumns, neededColumns));
-  // The partial sums of a task (mc x the quarter's columns, f32) in another
-  // quarter of L2; not more rows for the capped block (mc 1020 with nc 128
-  // made the top-8 call above 1751-1873 ms against 1594-1686 at mc 510).
+  // mc rows of the quarter's columns (f32 partial sums) in another quarter
+  // of L2, not raised for the capped block: mc 1020 with nc 128 made the
+  // top-8 call 1751-1873 ms against 1594-1686 at mc 510 (the same hour).
   int64_t mc = machine.l2Bytes / 4 / (quarterColumns * 4);
   t.rowBlock = std::max(t.rows, mc / t.rows * t.rows);
   return t;

@@ -100,8 +100,8 @@ struct GmmShape {
 /// The cost model: the largest register tile that leaves registers for the
 /// weight vectors and the broadcast, kc so that a register tile's weight panel
 /// (kc x nr) fills about half of L1, nc so that the packed weight block
-/// (kc x nc) fits in a quarter of L2 and 256 KiB, mc so that the partial
-/// sums (mc x nc) fit in another quarter.
+/// (kc x nc) fits in a quarter of L2 and 256 KiB, mc so that mc rows of the
+/// quarter's columns (not the capped nc) fill another quarter.
 GmmTiling costModelTiling(const GmmShape &shape, const MachineModel &machine);
 
 /// The weight columns of one packed (bf16 or int8) gmm task: the weight's

@@ -50,11 +50,12 @@ struct AmxBlockScratch {
 };
 AmxBlockScratch allocAmxBlockScratch(Emitter &e, Type sum);
 /// Four accumulator tiles, each loaded from a zero tile of its own. One
-/// zero tile shared by all four became copies through the stack (AMX has
-/// no tile move): a tile store and a load of it, which waits for the store
-/// to reach L1 (tiles forward nothing) - a quarter of the gmm's down
-/// projection's time on a Sapphire Rapids. Four amx.tile_zero (MLIR 22
-/// keeps them apart: the op writes) measured no faster than these loads.
+/// amx.tile_zero shared by all four became copies through the stack (AMX
+/// has no tile move): a tile store and a load of it, which waits for the
+/// store to reach L1 (tiles forward nothing) - a quarter of the gmm's down
+/// projection's time on a Sapphire Rapids. Four amx.tile_zero (MLIR 22's
+/// op has a write effect, so CSE keeps all four) measured no faster than
+/// these loads.
 SmallVector<Value> amxZeroAccumulators(Emitter &e, const AmxBlockScratch &scratch);
 
 /// The loop the AMX gmm and tgmm share: `count` blocks of 2 x 2 accumulator

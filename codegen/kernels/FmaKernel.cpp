@@ -625,7 +625,8 @@ void FmaKernel::task(const GmmTask &gmmTask) {
   // Into L2 (prefetcht1), not L1, where the lines would wait a whole depth
   // block beside the panels in use: on a Sapphire Rapids (2 threads) top-2
   // 432-452 ms against prefetcht0's 450-465, top-8 1749-1756 against
-  // 1773-1781.
+  // 1773-1781. (On the Zen 5, 2026-11-29, top-8 1491 / 1541 against 1481 /
+  // 1530: the noise there; not measured again.)
   Value depth = e.index(p.depth);
   Value rowTiles = e.divs(e.add(e.sub(r1, r0), e.index(t.rows - 1)), e.index(t.rows));
   depthBlocks([&](Value pc, Value kLen) {
