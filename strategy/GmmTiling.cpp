@@ -176,7 +176,8 @@ GmmTiling mlir::moe::strategy::costModelTiling(const GmmShape &shape,
   // than 1 MiB of L2 (and a named --target-cpu's 2 MiB default) take the
   // cap too, measured only on the Sapphire Rapids.
   int64_t quarterColumns = std::max(nr, machine.l2Bytes / 4 / (t.depthBlock * 4) / nr * nr);
-  int64_t weightColumns = std::max(nr, std::min(quarterColumns, kMaxWeightBlockBytes / (t.depthBlock * 4)) / nr * nr);
+  int64_t capColumns = std::max(nr, kMaxWeightBlockBytes / (t.depthBlock * 4) / nr * nr);
+  int64_t weightColumns = std::min(quarterColumns, capColumns);
   int64_t outputPerPanel = shape.swiglu ? nr / 2 : nr;
   int64_t neededColumns = (shape.width + outputPerPanel - 1) / outputPerPanel * nr;
   t.columnBlock = std::max(nr, std::min(weightColumns, neededColumns));
