@@ -348,11 +348,19 @@ Activation routedActivation(const BlockShape &s) {
   return act;
 }
 
+/// What mlp() adds to its output: the values, or the squares of the terms
+/// each value sums (for blockTermScale()).
+enum class Sum { Values, SquaredTerms };
+
 /// scale * (act(x' @ gate + bias, x' @ up + bias) @ down + downBias) added
 /// to `out` for one row, x' = inScale * x; `gateUp(h, j, up)` gives column
 /// j of the gate (up = false) or of the up projection, `gateUpBias(j, up)`
-/// and `downBias(h)` the biases (0 when there are none).
-template <typename Real, typename GateUp, typename GateUpBias, typename Down, typename DownBias>
+/// and `downBias(h)` the biases (0 when there are none). With
+/// Sum::SquaredTerms, the squares of scale * a_j * down(j, h) and of
+/// scale * downBias(h) instead.
+
+template <Sum sum = Sum::Values, typename Real, typename GateUp, typename GateUpBias,
+          typename Down, typename DownBias>
 void mlp(const Real *x, double inScale, int64_t hidden, int64_t width, const Activation &act,
          GateUp gateUp, GateUpBias gateUpBias, Down down, DownBias downBias, double scale,
          double *out) {
@@ -370,6 +378,12 @@ void mlp(const Real *x, double inScale, int64_t hidden, int64_t width, const Act
   }
   for (int64_t h = 0; h < hidden; ++h) {
     double acc = 0;
+    if (sum == Sum::SquaredTerms) {
+      for (int64_t j = 0; j < width; ++j)
+        acc += (scale * a[j] * down(j, h)) * (scale * a[j] * down(j, h));
+      out[h] += acc + (scale * downBias(h)) * (scale * downBias(h));
+      continue;
+    }
     for (int64_t j = 0; j < width; ++j)
       acc += a[j] * down(j, h);
     acc += downBias(h);
@@ -499,7 +513,7 @@ double sharedGateOf(const Real *x, const Vec &swg, int64_t hidden) {
   return sigmoid(z);
 }
 
-template <typename Real, typename Weights>
+template <Sum sum = Sum::Values, typename Real, typename Weights>
 std::vector<double> blockImpl(const std::vector<Real> &x, const Routing &routing,
                               const BlockShape &s, const Weights &w, int64_t k) {
   int64_t H = s.hidden, M = s.mlp, E = s.experts, S = s.shared;
@@ -524,7 +538,7 @@ std::vector<double> blockImpl(const std::vector<Real> &x, const Routing &routing
       auto downBias = [&](int64_t h) -> double { return uses.b2 ? double(w.b2[e * H + h]) : 0.0; };
       double r = routing.weights[t * k + slot];
       // weight_input: the expert on r x, its output unweighted.
-      mlp(xt, s.weightInput ? r : 1.0, H, M, act, gateUp, gateUpBias, down, downBias,
+      mlp<sum>(xt, s.weightInput ? r : 1.0, H, M, act, gateUp, gateUpBias, down, downBias,
           s.weightInput ? 1.0 : r, yt);
     }
     if (S > 0) {
@@ -533,7 +547,7 @@ std::vector<double> blockImpl(const std::vector<Real> &x, const Routing &routing
       };
       auto down = [&](int64_t j, int64_t h) -> double { return w.sw2[j * H + h]; };
       double gate = uses.swg ? sharedGateOf(xt, w.swg, H) : 1.0;
-      mlp(xt, 1.0, H, S, kSwiGLU, gateUp, none, down, none, gate, yt);
+      mlp<sum>(xt, 1.0, H, S, kSwiGLU, gateUp, none, down, none, gate, yt);
     }
   }
   return y;
@@ -671,6 +685,16 @@ std::vector<double> moec::reference::block(const std::vector<double> &x,
                                            const BlockShape &s,
                                            const BlockWeightsF64 &w, int64_t k) {
   return blockImpl(x, routing, s, w, k);
+}
+
+std::vector<double> moec::reference::blockTermScale(const std::vector<float> &x,
+                                                    const Routing &routing,
+                                                    const BlockShape &s,
+                                                    const BlockWeights &w, int64_t k) {
+  std::vector<double> scale = blockImpl<Sum::SquaredTerms>(x, routing, s, w, k);
+  for (double &v : scale)
+    v = std::sqrt(v);
+  return scale;
 }
 
 const std::vector<double> &moec::reference::BlockGradients::of(

@@ -146,6 +146,16 @@ std::vector<double> block(const std::vector<double> &x, const Routing &routing,
                           const BlockShape &shape, const BlockWeightsF64 &w,
                           int64_t k);
 
+/// Per element of block()'s y, the root-sum-square of the terms it sums:
+/// each routed and shared expert's a_j * down(j, h) and down bias, times
+/// its routing weight or shared gate. Rounding each term by a relative u
+/// moves y by about u times this (the errors add as a random walk), however
+/// much the terms cancel: the scale a low-precision result's error is
+/// measured against where y is much smaller than its terms.
+std::vector<double> blockTermScale(const std::vector<float> &x, const Routing &routing,
+                                   const BlockShape &shape, const BlockWeights &w,
+                                   int64_t k);
+
 /// Which side of its clamps each routed pre-activation of the gpt_oss
 /// activation is on, per assignment and column: the gate above the limit
 /// (1) or not (0), then the up below -limit (-1), inside (0) or above (1).

@@ -884,6 +884,28 @@ TEST(ReferenceFamilies, SharedGateScalesTheSharedExpert) {
   EXPECT_NEAR(y[0], siluOf(g) * u, 1e-15);
 }
 
+TEST(ReferenceTermScale, RootSumSquareOfTheTermsWhereTheyCancel) {
+  // H = 1, M = 2, two experts, top-2; g = u = x w13. Expert 0's two
+  // columns give terms a w2 of +t and -t: y is 0, the scale sqrt(2) t (times
+  // the routing weight), plus expert 1's single nonzero term.
+  BlockShape shape{1, 1, 2, 2};
+  BlockWeights w;
+  w.w13 = {1.0f, 1.0f, 1.0f, 1.0f, 2.0f, 0.0f, 2.0f, 0.0f}; // [E, H, 2M]
+  w.w2 = {3.0f, -3.0f, 0.5f, 0.0f};                        // [E, M, H]
+  std::vector<float> x = {1.0f};
+  Routing routing{{0, 1}, {0.5, 0.25}};
+  double t0 = 0.5 * siluOf(1.0) * 1.0 * 3.0, t1 = 0.25 * siluOf(2.0) * 2.0 * 0.5;
+  std::vector<double> y = reference::block(x, routing, shape, w, 2);
+  std::vector<double> scale = reference::blockTermScale(x, routing, shape, w, 2);
+  ASSERT_EQ(scale.size(), 1u);
+  EXPECT_NEAR(y[0], t1, 1e-15);
+  EXPECT_NEAR(scale[0], std::sqrt(2 * t0 * t0 + t1 * t1), 1e-15);
+  // With one term it is |y|.
+  routing = {{1, 2}, {0.25, 0.5}}; // slot 1 null
+  EXPECT_NEAR(reference::blockTermScale(x, routing, shape, w, 2)[0],
+              std::fabs(reference::block(x, routing, shape, w, 2)[0]), 1e-15);
+}
+
 TEST(ReferenceFamilies, NewFieldsDefaultOff) {
   reference::RouteConfig c;
   EXPECT_TRUE(c.selectionBias.empty());
