@@ -358,7 +358,6 @@ enum class Sum { Values, SquaredTerms };
 /// and `downBias(h)` the biases (0 when there are none). With
 /// Sum::SquaredTerms, the squares of scale * a_j * down(j, h) and of
 /// scale * downBias(h) instead.
-
 template <Sum sum = Sum::Values, typename Real, typename GateUp, typename GateUpBias,
           typename Down, typename DownBias>
 void mlp(const Real *x, double inScale, int64_t hidden, int64_t width, const Activation &act,

@@ -886,8 +886,8 @@ TEST(ReferenceFamilies, SharedGateScalesTheSharedExpert) {
 
 TEST(ReferenceTermScale, RootSumSquareOfTheTermsWhereTheyCancel) {
   // H = 1, M = 2, two experts, top-2; g = u = x w13. Expert 0's two
-  // columns give terms a w2 of +t and -t: y is 0, the scale sqrt(2) t (times
-  // the routing weight), plus expert 1's single nonzero term.
+  // columns give terms r a w2 of +t0 and -t0, which cancel in y; expert 1
+  // has one nonzero term t1. y = t1, the scale sqrt(2 t0^2 + t1^2).
   BlockShape shape{1, 1, 2, 2};
   BlockWeights w;
   w.w13 = {1.0f, 1.0f, 1.0f, 1.0f, 2.0f, 0.0f, 2.0f, 0.0f}; // [E, H, 2M]
