@@ -75,6 +75,16 @@ public:
   std::optional<NextBlock> nextBlock(const GmmTask &task, Value steps);
   /// Depth step `step` of the task's: its part of the next block.
   void fetchNextBlock(const NextBlock &next, Value step);
+  /// Weights packed at load time, when `streams` (i1) holds: the task's
+  /// only pass over its block, read from DRAM (a task of fewer rows than
+  /// the kind's full tile, at decode sizes): fetches the lines of `tiles`
+  /// (tiles of the task's block) kStreamAheadSteps depth steps past
+  /// `step`, clamped to `lastStep`, ahead of the hardware prefetchers,
+  /// which start afresh on every task's block. Nothing without prepared
+  /// weights or `streams`. The VNNI kind calls it; the AVX512_BF16 dot
+  /// kind, whose blocks are twice the bytes, measured no faster with it
+  /// (Int8VnniKernel.cpp).
+  void fetchTilesAhead(Value streams, ArrayRef<Value> tiles, Value step, Value lastStep);
 
   /// Where the 16 weight columns of tile `half` of column pair `pair` are:
   /// the weight, the first column, the end of the columns that exist, and

@@ -66,7 +66,23 @@ func.func @dot_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x2x32x32xbf16>, %s: t
 // CHECK-NEXT:        %[[AT:.*]] = arith.muli %[[STEP]], %[[STRIDE]] : index
 // CHECK-NEXT:        %[[CLAMPED:.*]] = arith.minsi %[[AT]], %c2047 : index
 // CHECK-NEXT:        memref.prefetch %[[FLAT]][%[[CLAMPED]]]
+// CHECK-NOT:         memref.prefetch
 // CHECK:             func.call @llvm.x86.avx512.vpdpbusd.512
+// A decode tile (here the 1-row one) that is the task's first (a task of
+// 1 row, not a row past the full tiles of a larger one) also fetches its
+// own 4 tiles' lines 16 quads ahead, clamped to the last (15: 64 depth
+// values); the full 6-row tile above does not.
+// CHECK:         scf.index_switch
+// CHECK-NEXT:    case 1 {
+// CHECK:             %[[FIRSTTILE:.*]] = arith.cmpi eq, %{{.*}}, %c0{{(_[0-9]+)?}} : index
+// CHECK:             scf.for %[[KQ1:[^ ]*]] = {{.*}} iter_args({{[^,]*}}, {{[^,]*}}, {{[^,]*}}, {{[^,]*}}) ->
+// CHECK:               memref.prefetch %[[FLAT]]
+// CHECK-NEXT:          scf.if %[[FIRSTTILE]] {
+// CHECK:                 %[[PLUS16:.*]] = arith.addi %[[KQ1]], %c16{{(_[0-9]+)?}} : index
+// CHECK-NEXT:            %[[AHEADQ:.*]] = arith.minsi %[[PLUS16]], %c15{{(_[0-9]+)?}} : index
+// CHECK-COUNT-4:         memref.prefetch %{{.*}}[%{{.*}}, %[[AHEADQ]], %{{.*}}], read, locality<3>, data : memref<2x16x64xi8
+// CHECK-NOT:           memref.prefetch
+// CHECK:               func.call @llvm.x86.avx512.vpdpbusd.512
 func.func @vnni_prepared(%x: tensor<?x64xf32>, %p: tensor<2x2x16x64xi8>, %sc: tensor<2x32xf32>, %s: tensor<2xi32>) -> tensor<?x32xf32> {
   %w = tensor.empty() : tensor<2x64x32xi8>
   %y = moe.gmm %x, %w, %s scales(%sc : tensor<2x32xf32>) packed(%p : tensor<2x2x16x64xi8>) {moe.lowering = #moe.gmm_lowering<kernels = ["int8_vnni"], mr = 4, nv = 2, kc = 16, nc = 64, mc = 8, packed_columns = 32>} : tensor<?x64xf32>, tensor<2x64x32xi8>, tensor<2xi32>
