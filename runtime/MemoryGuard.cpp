@@ -122,9 +122,11 @@ std::vector<std::pair<const char *, void *>> moec::memoryGuardSymbols() {
 std::string moec::memoryShortfall(uint64_t bytes, const std::string &detail) {
   // The kernel's figure first: a request within it fits whatever malloc
   // holds free, which is slow to count (mallocFreeBytes).
-  if (std::optional<uint64_t> kernel = kernelAvailableBytes(); kernel && bytes <= *kernel)
+  std::optional<uint64_t> kernel = kernelAvailableBytes();
+  if (kernel && bytes <= *kernel)
     return "";
-  uint64_t available = availableMemoryBytes();
+  // availableMemoryBytes, from the figure just read.
+  uint64_t available = kernel ? *kernel + mallocFreeBytes() : physicalMemoryBytes();
   if (available == 0 || bytes <= available)
     return "";
   return memorySizeText(bytes) + detail + ", more than the " + memorySizeText(available) +

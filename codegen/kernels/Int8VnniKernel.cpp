@@ -47,7 +47,9 @@ public:
 private:
   /// The register tile of `m` rows (m <= kVnniRows) at task row `ir`. With
   /// `next`, the tile's depth steps (from the task's `firstStep`) fetch
-  /// their part of the next block (PackedOperands::nextBlock).
+  /// their part of the next block (PackedOperands::nextBlock); a decode
+  /// tile that is its task's first fetches its own tiles ahead too
+  /// (PackedOperands::fetchTilesAhead).
   void registerTile(int64_t m, Value r0, Value rows, Value ir, Value q, Value colPairs, Value c0, Value g,
                     const PackedOperands::NextBlock *next, Value firstStep);
 
@@ -91,12 +93,13 @@ void Int8VnniKernel::registerTile(int64_t m, Value r0, Value rows, Value ir, Val
 
   Value z = arith::ConstantOp::create(b, DenseElementsAttr::get(sumType, b.getI32IntegerAttr(0)));
   SmallVector<Value> init(m * kTiles, z);
-  Value lastQuad = e.index(ops.paddedDepth / 4 - 1);
   // A decode tile that is the task's first (a task of 1 to 4 rows), not
   // the rows past a larger task's full tiles, which find the block in L2.
-  Value streams;
-  if (m < kVnniRows)
+  Value streams, lastQuad;
+  if (m < kVnniRows) {
     streams = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, ir, zero);
+    lastQuad = e.index(ops.paddedDepth / 4 - 1);
+  }
   SmallVector<Value> acc = e.forLoop(
       zero, e.index(ops.paddedDepth / 4), init, [&](Value kq, ValueRange in) -> SmallVector<Value> {
         // The rows' broadcasts first, then one weight vector at a time

@@ -20,7 +20,8 @@
 //            (moe.gmm ... packed(%p), moe-prepare-weights), the task's block
 //            is a view of %p and nothing is packed per call, and each
 //            task fetches the block its worker likely takes next
-//            (nextBlock).
+//            (nextBlock), and a VNNI decode task its own tiles a few depth
+//            steps ahead (fetchTilesAhead).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +45,8 @@ constexpr int64_t kTileBytes = 64; // bytes of a tile row
 constexpr int64_t kLanes = PackedOperands::kLanes;
 constexpr int64_t kPrefetchRows = 16; // int8 weight rows fetched ahead of the packing
 // fetchTilesAhead: depth steps ahead (a step reads a 64-byte line of each
-// tile: 1 KiB ahead of each of the tile's streams). 32 measured no better.
+// tile: 1 KiB ahead on each tile's stream). 32 steps: int8 T 16 top-8 11.7
+// ms against 16's 10.4 and none's 12.7 (AMD EPYC znver5, six rounds).
 constexpr int64_t kStreamAheadSteps = 16;
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -254,7 +256,7 @@ void PackedOperands::fetchNextBlock(const NextBlock &next, Value step) {
 void PackedOperands::fetchTilesAhead(Value streams, ArrayRef<Value> tiles, Value step, Value lastStep) {
   if (!p.packedRhs || !streams)
     return;
-  // The same in every step of the loop: LLVM unswitches it.
+  // Loop-invariant: a branch predicted every step.
   e.ifThen(streams, [&] {
     Value ahead = e.min(e.add(step, e.index(kStreamAheadSteps)), lastStep);
     for (Value tile : tiles)

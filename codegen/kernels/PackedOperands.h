@@ -78,8 +78,9 @@ public:
   /// Weights packed at load time, when `streams` (i1) holds: the task's
   /// only pass over its block, read from DRAM (a task of fewer rows than
   /// the kind's full tile, at decode sizes): fetches the lines of `tiles`
-  /// (tiles of the task's block) kStreamAheadSteps depth steps past
-  /// `step`, clamped to `lastStep`, ahead of the hardware prefetchers,
+  /// (tiles of the task's block) 16 depth steps (kStreamAheadSteps,
+  /// PackedOperands.cpp) past `step`, clamped to `lastStep`, ahead of the
+  /// hardware prefetchers,
   /// which start afresh on every task's block. Nothing without prepared
   /// weights or `streams`. The VNNI kind calls it; the AVX512_BF16 dot
   /// kind, whose blocks are twice the bytes, measured no faster with it

@@ -7,6 +7,7 @@
 // kind; else the task's own block again. The fetch walks that block as one
 // run of values, `stride` values a depth step of the task's tiles (so it
 // spreads over the whole task, up to a line a step), clamped to its end.
+// VNNI's decode tasks also fetch their own tiles a few steps ahead.
 // RUN: moe-opt %s -moe-lower-to-loops -split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @dot_prepared
@@ -55,7 +56,7 @@ func.func @dot_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x2x32x32xbf16>, %s: t
 // bytes), up to a line (64 values) a depth step, before the rows'
 // broadcasts and the vpdpbusd.
 // CHECK-LABEL: func.func @vnni_prepared
-// CHECK:           memref.subview %{{.*}} [1, 2, 16, 64]
+// CHECK:           %[[OWNQ:.*]] = memref.subview %{{.*}} [1, 2, 16, 64]
 // CHECK:           %[[NEXTBLOCK:.*]] = memref.subview %{{.*}} [1, 2, 16, 64]
 // CHECK-NEXT:      %[[FLAT:.*]] = memref.collapse_shape %[[NEXTBLOCK]] {{\[\[}}0, 1, 2]] : {{.*}} into memref<2048xi8, {{.*}}>
 // CHECK:           %[[SHARE:.*]] = arith.divsi
@@ -74,13 +75,13 @@ func.func @dot_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x2x32x32xbf16>, %s: t
 // values); the full 6-row tile above does not.
 // CHECK:         scf.index_switch
 // CHECK-NEXT:    case 1 {
-// CHECK:             %[[FIRSTTILE:.*]] = arith.cmpi eq, %{{.*}}, %c0{{(_[0-9]+)?}} : index
+// CHECK:             %[[TASKSFIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0{{(_[0-9]+)?}} : index
 // CHECK:             scf.for %[[KQ1:[^ ]*]] = {{.*}} iter_args({{[^,]*}}, {{[^,]*}}, {{[^,]*}}, {{[^,]*}}) ->
 // CHECK:               memref.prefetch %[[FLAT]]
-// CHECK-NEXT:          scf.if %[[FIRSTTILE]] {
+// CHECK-NEXT:          scf.if %[[TASKSFIRST]] {
 // CHECK:                 %[[PLUS16:.*]] = arith.addi %[[KQ1]], %c16{{(_[0-9]+)?}} : index
 // CHECK-NEXT:            %[[AHEADQ:.*]] = arith.minsi %[[PLUS16]], %c15{{(_[0-9]+)?}} : index
-// CHECK-COUNT-4:         memref.prefetch %{{.*}}[%{{.*}}, %[[AHEADQ]], %{{.*}}], read, locality<3>, data : memref<2x16x64xi8
+// CHECK-COUNT-4:         memref.prefetch %[[OWNQ]][%{{.*}}, %[[AHEADQ]], %{{.*}}], read, locality<3>, data : memref<2x16x64xi8
 // CHECK-NOT:           memref.prefetch
 // CHECK:               func.call @llvm.x86.avx512.vpdpbusd.512
 func.func @vnni_prepared(%x: tensor<?x64xf32>, %p: tensor<2x2x16x64xi8>, %sc: tensor<2x32xf32>, %s: tensor<2xi32>) -> tensor<?x32xf32> {
