@@ -92,16 +92,18 @@ uint64_t mallocFreeBytes() {
 #endif
 }
 
-} // namespace
-
-uint64_t moec::availableMemoryBytes() {
-  std::optional<uint64_t> kernel = kernelAvailableBytes();
+/// availableMemoryBytes from the kernel's figure (kernelAvailableBytes).
+uint64_t availableFrom(std::optional<uint64_t> kernel) {
   if (!kernel)
     return physicalMemoryBytes();
   // Freed memory malloc keeps (moe-bench asks it to) serves the next
   // requests without the kernel: it is available too.
   return *kernel + mallocFreeBytes();
 }
+
+} // namespace
+
+uint64_t moec::availableMemoryBytes() { return availableFrom(kernelAvailableBytes()); }
 
 std::string moec::memorySizeText(uint64_t bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -125,8 +127,7 @@ std::string moec::memoryShortfall(uint64_t bytes, const std::string &detail) {
   std::optional<uint64_t> kernel = kernelAvailableBytes();
   if (kernel && bytes <= *kernel)
     return "";
-  // availableMemoryBytes, from the figure just read.
-  uint64_t available = kernel ? *kernel + mallocFreeBytes() : physicalMemoryBytes();
+  uint64_t available = availableFrom(kernel);
   if (available == 0 || bytes <= available)
     return "";
   return memorySizeText(bytes) + detail + ", more than the " + memorySizeText(available) +

@@ -80,11 +80,10 @@ public:
   /// the kind's full tile, at decode sizes): fetches the lines of `tiles`
   /// (tiles of the task's block) 16 depth steps (kStreamAheadSteps,
   /// PackedOperands.cpp) past `step`, clamped to `lastStep`, ahead of the
-  /// hardware prefetchers,
-  /// which start afresh on every task's block. Nothing without prepared
-  /// weights or `streams`. The VNNI kind calls it; the AVX512_BF16 dot
-  /// kind, whose blocks are twice the bytes, measured no faster with it
-  /// (Int8VnniKernel.cpp).
+  /// hardware prefetchers, which start afresh on every task's block.
+  /// Nothing without prepared weights or `streams`. The VNNI kind calls it;
+  /// the AVX512_BF16 dot kind, whose blocks are twice the bytes, measured no
+  /// faster with it (Int8VnniKernel.cpp).
   void fetchTilesAhead(Value streams, ArrayRef<Value> tiles, Value step, Value lastStep);
 
   /// Where the 16 weight columns of tile `half` of column pair `pair` are:
