@@ -195,7 +195,7 @@ std::mutex processMutex;
 bool weInitialized = false;
 int worldRankAtInit = -1;
 // The longest collective timeout asked for: finalize waits for every
-// process like a collective does.
+// process like a collective does (half as long again).
 std::chrono::milliseconds finalizeTimeout{0};
 
 void finalizeAtExit() { MpiComm::finalize(); }
@@ -337,8 +337,13 @@ void MpiComm::finalize() {
   std::lock_guard<std::mutex> lock(processMutex);
   if (!weInitialized || aborting || !mpiLive())
     return;
-  std::chrono::milliseconds limit =
-      finalizeTimeout.count() > 0 ? finalizeTimeout : std::chrono::milliseconds(60000);
+  // Half as long again as a collective: when a rank returns early, a peer
+  // still waiting in a collective runs out first and names it. Had both run
+  // out together, both would call MPI_Abort at once, and Open MPI 4.1's
+  // mpiexec can crash in its own teardown after that (PMIx_server_finalize).
+  std::chrono::milliseconds limit = finalizeTimeout.count() > 0
+                                        ? finalizeTimeout + finalizeTimeout / 2
+                                        : std::chrono::milliseconds(60000);
   Armed armed(worldRankAtInit, "MPI_Finalize", nullptr, limit);
   MPI_Finalize();
 }

@@ -18,8 +18,16 @@ message("-- exit status: ${status}, ${elapsed} s")
 if("${status}" STREQUAL "0")
   message(FATAL_ERROR "the run succeeded; it must fail")
 endif()
-if(NOT "${status}" MATCHES "^[0-9]+$")
+if("${status}" MATCHES "timeout")
   message(FATAL_ERROR "the run did not end by itself within ${MAX_SECONDS} s (${status})")
+endif()
+# Any other status that is not a number is a signal that ended the launcher
+# itself. Open MPI 4.1's mpiexec can crash in its own teardown
+# (PMIx_server_finalize) after two ranks call MPI_Abort at the same moment,
+# as in the return mode, where both ranks' 2 s waits run out together. The
+# run has then ended and failed as it must; the message decides.
+if(NOT "${status}" MATCHES "^[0-9]+$")
+  message("-- the launcher ended by a signal (${status}); the run failed, as it must")
 endif()
 if(NOT output MATCHES "${EXPECT}")
   message(FATAL_ERROR "the output does not match: ${EXPECT}")
