@@ -7,14 +7,21 @@
 # autograd) REMAT ("none"; forward_backward's --remat, e.g.
 # "none,expert_mlp,combine") ITERS (3) THREADS (2) PEERS ("torch onednn"; e.g.
 # "onednn" for bf16 on a CPU without AVX512_BF16, where PyTorch's bf16 matmul
-# takes minutes a call); LOG_DIR keeps the raw output (default: a temporary
-# directory).
+# takes minutes a call); ROUNDS (1) repeats the whole sequence, so that each
+# ratio is the median of ROUNDS ratios of runs minutes apart, with its range
+# (a shared host's speed drifts over minutes: one round's ratio moves with
+# it); LOG_DIR keeps the raw output (default: a temporary directory).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MOEC_BUILD_DIR:-$root/build}
 T=${TOKENS:-4096} H=${HIDDEN:-2048} M=${MLP:-1408} E=${EXPERTS:-60}
 TOPKS=${TOPKS:-"8 2"} DTYPES=${DTYPES:-"f32 bf16"} PASSES=${PASSES:-"forward"}
 ITERS=${ITERS:-3} THREADS=${THREADS:-2} REMAT=${REMAT:-none} PEERS=${PEERS:-"torch onednn"}
+ROUNDS=${ROUNDS:-1}
+if ! [[ $ROUNDS =~ ^[1-9][0-9]*$ ]]; then
+  echo "compare.sh: ROUNDS must be a whole number of 1 or more (got '$ROUNDS')" >&2
+  exit 2
+fi
 for peer in $PEERS; do
   if [[ $peer != torch && $peer != onednn ]]; then
     echo "compare.sh: PEERS names '$peer'; the peers are torch and onednn" >&2
@@ -51,35 +58,42 @@ if grep -qw avx512f /proc/cpuinfo; then blas_env+=(OPENBLAS_CORETYPE=SkylakeX); 
 
 ks=$(echo $TOPKS | tr ' ' ',')
 peer_runs=0 peer_failures=0
-for dt in $DTYPES; do
-  for p in $PASSES; do
-    # Stage timing is the forward's; forward_backward measures remat policies.
-    if [[ $p == forward ]]; then per_pass=(--stage-timing); else per_pass=(--remat "$REMAT"); fi
-    "$build/bin/moe-bench" --tokens "$T" --hidden "$H" --mlp-dim "$M" --experts "$E" \
-      --topk-list "$ks" --dtype "$dt" --bench-pass "$p" --iters "$ITERS" --warmup 1 \
-      --threads "$THREADS" "${per_pass[@]}" --dump-routing "$log/routing" \
-      --json "$log/moe-bench-$dt-$p.json" | tee -a "$log/run.txt"
-    for k in $TOPKS; do
-      common=(--routing "$log/routing/random-top$k" --hidden "$H" --mlp-dim "$M" --experts "$E"
-              --dtype "$dt" --iters "$ITERS" --warmup 1 --threads "$THREADS")
-      # A peer that fails (its error above) leaves its column empty; the
-      # other runs go on.
-      if runs_peer torch; then
-        peer_runs=$((peer_runs + 1))
-        if ! env "${blas_env[@]}" /usr/bin/python3 "$root/bench/peers/torch_moe.py" "${common[@]}" \
-            --pass "$p" | tee -a "$log/run.txt"; then
-          echo "compare.sh: the PyTorch peer failed ($dt $p top-$k): its column stays empty" >&2
-          peer_failures=$((peer_failures + 1))
+for ((round = 1; round <= ROUNDS; ++round)); do
+  suffix=""
+  if (( ROUNDS > 1 )); then
+    suffix="-round$round"
+    echo "ROUND $round of $ROUNDS" | tee -a "$log/run.txt"
+  fi
+  for dt in $DTYPES; do
+    for p in $PASSES; do
+      # Stage timing is the forward's; forward_backward measures remat policies.
+      if [[ $p == forward ]]; then per_pass=(--stage-timing); else per_pass=(--remat "$REMAT"); fi
+      "$build/bin/moe-bench" --tokens "$T" --hidden "$H" --mlp-dim "$M" --experts "$E" \
+        --topk-list "$ks" --dtype "$dt" --bench-pass "$p" --iters "$ITERS" --warmup 1 \
+        --threads "$THREADS" "${per_pass[@]}" --dump-routing "$log/routing" \
+        --json "$log/moe-bench-$dt-$p$suffix.json" | tee -a "$log/run.txt"
+      for k in $TOPKS; do
+        common=(--routing "$log/routing/random-top$k" --hidden "$H" --mlp-dim "$M" --experts "$E"
+                --dtype "$dt" --iters "$ITERS" --warmup 1 --threads "$THREADS")
+        # A peer that fails (its error above) leaves its column empty; the
+        # other runs go on.
+        if runs_peer torch; then
+          peer_runs=$((peer_runs + 1))
+          if ! env "${blas_env[@]}" /usr/bin/python3 "$root/bench/peers/torch_moe.py" "${common[@]}" \
+              --pass "$p" | tee -a "$log/run.txt"; then
+            echo "compare.sh: the PyTorch peer failed ($dt $p top-$k): its column stays empty" >&2
+            peer_failures=$((peer_failures + 1))
+          fi
         fi
-      fi
-      # oneDNN has no autograd: it is a forward peer only.
-      if [[ $p == forward ]] && runs_peer onednn; then
-        peer_runs=$((peer_runs + 1))
-        if ! "$build/bin/moe-peer-onednn" "${common[@]}" | tee -a "$log/run.txt"; then
-          echo "compare.sh: the oneDNN peer failed ($dt top-$k): its column stays empty" >&2
-          peer_failures=$((peer_failures + 1))
+        # oneDNN has no autograd: it is a forward peer only.
+        if [[ $p == forward ]] && runs_peer onednn; then
+          peer_runs=$((peer_runs + 1))
+          if ! "$build/bin/moe-peer-onednn" "${common[@]}" | tee -a "$log/run.txt"; then
+            echo "compare.sh: the oneDNN peer failed ($dt top-$k): its column stays empty" >&2
+            peer_failures=$((peer_failures + 1))
+          fi
         fi
-      fi
+      done
     done
   done
 done

@@ -7,8 +7,14 @@ A quoted peak must bound every rate measured against it: a row where moec runs
 faster than the best peak of its unit measured in the run gets a warning (the
 peak loop ran on a busy moment) and the exit code is 3; a peer above moec's
 unit's peak gets a warning only (it may run on another unit).
+A log of several rounds (compare.sh's ROUNDS: "ROUND r of n" lines) gives each
+row the median of its rounds' rates, and each ratio as the median of the
+rounds' ratios, each round's moec run against that round's peer run, with
+their range: on a shared host the speed drifts over minutes, so a ratio of one
+round moves with it.
 Usage: table.py LOG [--markdown]."""
 import re
+import statistics
 import sys
 
 
@@ -26,10 +32,15 @@ def main():
     # "peak: 266.7 GFLOP/s FP32 FMA, 2 threads (...)": the best of each kind,
     # and the kind in force for the RESULT lines that follow.
     peaks, kind = {}, None
+    # Per key, the run of each round: {round: fields}.
     ours, peers = {}, {}
+    rnd = 1
     for line in lines:
         m = re.match(r"peak: ([0-9.]+) G(?:FLOP|OP)/s ([^,]+),", line)
-        if m:
+        r = re.match(r"ROUND (\d+) of \d+$", line)
+        if r:
+            rnd = int(r.group(1))
+        elif m:
             kind = m.group(2)
             peaks[kind] = max(peaks.get(kind, 0.0), float(m.group(1)))
         elif line.startswith("RESULT ") and "mode=full" in line:
@@ -39,22 +50,40 @@ def main():
             ps = f.get("pass", "forward")
             if "remat" in f:
                 ps += f" remat={f['remat']}"
-            ours[(ps, f["dtype"], int(f["topk"]))] = f
+            ours.setdefault((ps, f["dtype"], int(f["topk"])), {})[rnd] = f
         elif line.startswith("PEER "):
             f = fields(line)
-            peers[(f.get("pass", "forward"), f["dtype"], int(f["topk"]), f["peer"])] = f
+            peers.setdefault((f.get("pass", "forward"), f["dtype"], int(f["topk"]), f["peer"]), {})[rnd] = f
+    rounds = max([max(v) for v in ours.values()] + [1])
     rows = []
     header = ["pass", "dtype", "top-k", "moec TF/s", "% peak", "of", "torch TF/s",
               "oneDNN TF/s", "moec/torch", "moec/oneDNN"]
-    for (ps, dt, k), f in sorted(ours.items()):
+    def median_of(runs, name):
+        return statistics.median(float(f[name]) for f in runs.values())
+
+    def ratio(mine, theirs):
+        # Each round's moec run against the same round's peer run.
+        both = sorted(set(mine) & set(theirs))
+        if not both:
+            return "-"
+        each = [float(mine[r]["tokens_per_s"]) / float(theirs[r]["tokens_per_s"]) for r in both]
+        text = f"{statistics.median(each):.2f}x"
+        if len(each) > 1:
+            text += f" ({min(each):.2f}-{max(each):.2f})"
+        return text
+
+    for (ps, dt, k), runs in sorted(ours.items()):
         peer_pass = ps.split(" ")[0]  # the peers have no remat policy
         t = peers.get((peer_pass, dt, k, "torch_eager"))
         o = peers.get((peer_pass, dt, k, "onednn"))
-        tps = float(f["tokens_per_s"])
-        ratio = lambda p: f"{tps / float(p['tokens_per_s']):.2f}x" if p else "-"
-        rows.append([ps, dt, str(k), f"{float(f['tflops']):.3f}", f.get("peak_pct", "-"), f["peak_kind"],
-                     f"{float(t['tflops']):.3f}" if t else "-",
-                     f"{float(o['tflops']):.3f}" if o else "-", ratio(t), ratio(o)])
+        pcts = [float(f["peak_pct"]) for f in runs.values() if "peak_pct" in f]
+        pct = f"{statistics.median(pcts):.1f}" if len(pcts) > 1 else next(
+            (f["peak_pct"] for f in runs.values() if "peak_pct" in f), "-")
+        kinds = sorted({f["peak_kind"] for f in runs.values()})
+        rows.append([ps, dt, str(k), f"{median_of(runs, 'tflops'):.3f}", pct, "/".join(kinds),
+                     f"{median_of(t, 'tflops'):.3f}" if t else "-",
+                     f"{median_of(o, 'tflops'):.3f}" if o else "-", ratio(runs, t or {}),
+                     ratio(runs, o or {})])
     if "--markdown" in sys.argv:
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
@@ -66,11 +95,14 @@ def main():
         print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
         for r in rows:
             print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+    if rounds > 1:
+        print(f"medians of {rounds} rounds; each ratio the median of the rounds' ratios (their range)")
     for name, value in sorted(peaks.items()):
         print(f"{name} peak measured in the run: {value:.1f} GFLOP/s")
-    # Honest peaks: nothing may run faster than the unit's peak.
+    # Honest peaks: nothing may run faster than the unit's peak, in any round.
     above, moec_above = [], False
-    for (ps, dt, k), f in sorted(ours.items()):
+    for (ps, dt, k), runs in sorted(ours.items()):
+        f = runs[max(runs, key=lambda r: float(runs[r]["tflops"]))]
         peak = peaks.get(f["peak_kind"])
         if not peak:
             continue
@@ -79,7 +111,7 @@ def main():
         for name in ("torch_eager", "onednn"):
             p = peers.get((peer_pass, dt, k, name))
             if p:
-                rates.append((name, float(p["tflops"])))
+                rates.append((name, max(float(g["tflops"]) for g in p.values())))
         for name, tflops in rates:
             if tflops * 1e3 > peak:
                 moec_above |= name == "moec"
