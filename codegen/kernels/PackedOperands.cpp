@@ -237,7 +237,8 @@ Value PackedOperands::columnPairs(Value cb) {
   return e.divs(e.add(e.sub(cEnd, c0), e.index(pairColumns - 1)), e.index(pairColumns));
 }
 
-std::optional<PackedOperands::NextBlock> PackedOperands::nextBlock(const GmmTask &task, Value steps) {
+std::optional<PackedOperands::NextBlock> PackedOperands::nextBlock(const GmmTask &task, Value steps,
+                                                                    Value when) {
   if (!p.packedRhs)
     return std::nullopt;
   int64_t tiles = physicalColumns / kTileCols;
@@ -245,12 +246,19 @@ std::optional<PackedOperands::NextBlock> PackedOperands::nextBlock(const GmmTask
   Value values = memref::CollapseShapeOp::create(e.b, weightBlock(task.nextGroup, task.nextColumnBlock),
                                                  SmallVector<ReassociationIndices>{{0, 1, 2}});
   int64_t blockValues = tiles * lanes * laneValues;
-  return NextBlock{values, e.index(blockValues - 1), fetchStride(e, values, e.index(blockValues), steps)};
+  return NextBlock{values, e.index(blockValues - 1), fetchStride(e, values, e.index(blockValues), steps),
+                   when};
 }
 
 void PackedOperands::fetchNextBlock(const NextBlock &next, Value step) {
-  memref::PrefetchOp::create(e.b, next.values, ValueRange{e.min(e.mul(step, next.stride), next.last)},
-                             /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+  auto fetch = [&] {
+    memref::PrefetchOp::create(e.b, next.values, ValueRange{e.min(e.mul(step, next.stride), next.last)},
+                               /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+  };
+  if (!next.when)
+    return fetch();
+  // Loop-invariant: a branch predicted every step.
+  e.ifThen(next.when, fetch);
 }
 
 void PackedOperands::fetchTilesAhead(Value streams, ArrayRef<Value> tiles, Value step, Value lastStep) {

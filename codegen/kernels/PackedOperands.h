@@ -68,11 +68,12 @@ public:
   /// step. A task's first tile of rows reads its block from DRAM (the
   /// others find it in L2); fetched ahead by the task before, it is in L2
   /// already. Nothing without prepared weights (the worker packs its
-  /// block, from the weights' rows).
+  /// block, from the weights' rows). With `when` (i1), only a task for
+  /// which it holds fetches.
   struct NextBlock {
-    Value values, last, stride;
+    Value values, last, stride, when;
   };
-  std::optional<NextBlock> nextBlock(const GmmTask &task, Value steps);
+  std::optional<NextBlock> nextBlock(const GmmTask &task, Value steps, Value when = {});
   /// Depth step `step` of the task's: its part of the next block.
   void fetchNextBlock(const NextBlock &next, Value step);
   /// Weights packed at load time, when `streams` (i1) holds: the task's

@@ -7,7 +7,9 @@
 // kind; else the task's own block again. The fetch walks that block as one
 // run of values, `stride` values a depth step of the task's tiles (so it
 // spreads over the whole task, up to a line a step), clamped to its end.
-// VNNI's decode tasks also fetch their own tiles a few steps ahead.
+// The dot kind's tasks of fewer rows than a full tile (decode sizes, bound
+// by the stream of their own block) fetch no next block. VNNI's decode
+// tasks fetch their own tiles a few steps ahead instead.
 // RUN: moe-opt %s -moe-lower-to-loops -split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @dot_prepared
@@ -28,6 +30,8 @@
 // The task's own block, then the next one: 2 tiles of 16 columns x 32
 // depth pairs, 2048 values.
 // CHECK:           %[[OWN:.*]] = memref.subview %{{.*}}[%[[GROUP]], %{{.*}}, %{{.*}}, %{{.*}}] [1, 2, 32, 32]
+// CHECK:           %[[ROWS:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK:           %[[FULL:.*]] = arith.cmpi sge, %[[ROWS]], %c6{{(_[0-9]+)?}} : index
 // CHECK:           %[[FIRSTTILE:.*]] = arith.muli %[[NCB]], %c2{{(_[0-9]+)?}} : index
 // CHECK:           %[[NEXTBLOCK:.*]] = memref.subview %{{.*}}[%[[NG]], %[[FIRSTTILE]], %{{.*}}, %{{.*}}] [1, 2, 32, 32]
 // CHECK-NEXT:      %[[FLAT:.*]] = memref.collapse_shape %[[NEXTBLOCK]] {{\[\[}}0, 1, 2]] : {{.*}} into memref<2048xbf16, {{.*}}>
@@ -39,9 +43,11 @@
 // CHECK-NEXT:      %[[STRIDE:.*]] = arith.minsi %[[ATLEAST1]], %c32{{(_[0-9]+)?}} : index
 // CHECK:           scf.for %[[KP:[^ ]*]] = {{.*}} iter_args
 // CHECK-NEXT:        %[[STEP:.*]] = arith.addi %{{.*}}, %[[KP]] : index
-// CHECK-NEXT:        %[[AT:.*]] = arith.muli %[[STEP]], %[[STRIDE]] : index
-// CHECK-NEXT:        %[[CLAMPED:.*]] = arith.minsi %[[AT]], %c2047 : index
-// CHECK-NEXT:        memref.prefetch %[[FLAT]][%[[CLAMPED]]]
+// CHECK-NEXT:        scf.if %[[FULL]] {
+// CHECK-NEXT:          %[[AT:.*]] = arith.muli %[[STEP]], %[[STRIDE]] : index
+// CHECK-NEXT:          %[[CLAMPED:.*]] = arith.minsi %[[AT]], %c2047 : index
+// CHECK-NEXT:          memref.prefetch %[[FLAT]][%[[CLAMPED]]]
+// CHECK-NEXT:        }
 // CHECK-NEXT:        vector.load %[[OWN]]{{.*}} vector<32xbf16>
 // CHECK-COUNT-24:    x86vector.avx512.dot
 func.func @dot_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x2x32x32xbf16>, %s: tensor<2xi32>) -> tensor<?x32xbf16> {
