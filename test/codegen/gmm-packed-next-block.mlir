@@ -7,9 +7,9 @@
 // kind; else the task's own block again. The fetch walks that block as one
 // run of values, `stride` values a depth step of the task's tiles (so it
 // spreads over the whole task, up to a line a step), clamped to its end.
-// The dot kind's tasks of fewer rows than a full tile (decode sizes, bound
-// by the stream of their own block) fetch no next block. VNNI's decode
-// tasks fetch their own tiles a few steps ahead instead.
+// Tasks of fewer rows than a full tile (decode sizes, bound by the stream
+// of their own block) fetch no next block. VNNI's decode tasks fetch their
+// own tiles a few steps ahead instead.
 // RUN: moe-opt %s -moe-lower-to-loops -split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @dot_prepared
@@ -60,9 +60,12 @@ func.func @dot_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x2x32x32xbf16>, %s: t
 
 // VNNI: the same fetch, of int8 quads (2 tiles x 16 depth quads x 64
 // bytes), up to a line (64 values) a depth step, before the rows'
-// broadcasts and the vpdpbusd.
+// broadcasts and the vpdpbusd; as in the dot kind, not by a task of fewer
+// rows than a full tile.
 // CHECK-LABEL: func.func @vnni_prepared
 // CHECK:           %[[OWNQ:.*]] = memref.subview %{{.*}} [1, 2, 16, 64]
+// CHECK:           %[[ROWSQ:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK:           %[[FULLQ:.*]] = arith.cmpi sge, %[[ROWSQ]], %c6{{(_[0-9]+)?}} : index
 // CHECK:           %[[NEXTBLOCK:.*]] = memref.subview %{{.*}} [1, 2, 16, 64]
 // CHECK-NEXT:      %[[FLAT:.*]] = memref.collapse_shape %[[NEXTBLOCK]] {{\[\[}}0, 1, 2]] : {{.*}} into memref<2048xi8, {{.*}}>
 // CHECK:           %[[SHARE:.*]] = arith.divsi
@@ -70,9 +73,11 @@ func.func @dot_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x2x32x32xbf16>, %s: t
 // CHECK-NEXT:      %[[STRIDE:.*]] = arith.minsi %[[ATLEAST1]], %c64{{(_[0-9]+)?}} : index
 // CHECK:           scf.for %[[KQ:[^ ]*]] = {{.*}} iter_args
 // CHECK-NEXT:        %[[STEP:.*]] = arith.addi %{{.*}}, %[[KQ]] : index
-// CHECK-NEXT:        %[[AT:.*]] = arith.muli %[[STEP]], %[[STRIDE]] : index
-// CHECK-NEXT:        %[[CLAMPED:.*]] = arith.minsi %[[AT]], %c2047 : index
-// CHECK-NEXT:        memref.prefetch %[[FLAT]][%[[CLAMPED]]]
+// CHECK-NEXT:        scf.if %[[FULLQ]] {
+// CHECK-NEXT:          %[[AT:.*]] = arith.muli %[[STEP]], %[[STRIDE]] : index
+// CHECK-NEXT:          %[[CLAMPED:.*]] = arith.minsi %[[AT]], %c2047 : index
+// CHECK-NEXT:          memref.prefetch %[[FLAT]][%[[CLAMPED]]]
+// CHECK-NEXT:        }
 // CHECK-NOT:         memref.prefetch
 // CHECK:             func.call @llvm.x86.avx512.vpdpbusd.512
 // A decode tile (here the 1-row one) that is the task's first (a task of
@@ -84,6 +89,7 @@ func.func @dot_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x2x32x32xbf16>, %s: t
 // CHECK:             %[[TASKSFIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0{{(_[0-9]+)?}} : index
 // CHECK:             scf.for %[[KQ1:[^ ]*]] = {{.*}} iter_args({{[^,]*}}, {{[^,]*}}, {{[^,]*}}, {{[^,]*}}) ->
 // CHECK:               memref.prefetch %[[FLAT]]
+// CHECK-NEXT:          }
 // CHECK-NEXT:          scf.if %[[TASKSFIRST]] {
 // CHECK:                 %[[PLUS16:.*]] = arith.addi %[[KQ1]], %c16{{(_[0-9]+)?}} : index
 // CHECK-NEXT:            %[[AHEADQ:.*]] = arith.minsi %[[PLUS16]], %c15{{(_[0-9]+)?}} : index
