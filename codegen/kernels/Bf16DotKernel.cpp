@@ -205,18 +205,20 @@ void Bf16DotKernel::emitTask(const GmmTask &task) {
   // an expert, three tasks a block; AMD EPYC znver5, 2 threads): the up
   // and down gmms 80% and 78% -> 92% and 94% of the AVX512_BF16 peak
   // (94-95% with the weights in L3); top-8 (12 tasks a block) unchanged.
-  // Not by a task of fewer rows than a full tile (decode sizes), which
-  // reads its block once, from DRAM, and is bound by that stream: its
-  // fetch of a quarter of a guessed next block (a line a step; a wrong
-  // guess is bandwidth lost) made the calls slower. T 16 top-8 (AMD EPYC
-  // znver5, 2 threads, alternating with the fetch; medians of 4-8 runs)
-  // 21.7 -> 19.6, 20.6 -> 19.3 and 21.6 -> 18.2 ms; T 4 8.6 -> 7.6 ms.
-  // Fetching the task's own tiles 16 steps ahead as well (the VNNI kind's
-  // fetchTilesAhead): T 16 17.9 ms, T 4 8.1: not kept.
+  // Not by a task of a group of fewer rows than a full tile (decode
+  // sizes), which reads its block once, from DRAM, and is bound by that
+  // stream: its fetch of a quarter of a guessed next block (a line a step;
+  // a wrong guess is bandwidth lost) made the calls slower. T 16 top-8 (AMD
+  // EPYC znver5, 2 threads, alternating with the fetch; medians of 4-8
+  // runs) 21.7 -> 19.6, 20.6 -> 19.3 and 21.6 -> 18.2 ms; T 4 9.0 -> 8.6
+  // and 8.6 -> 7.6 ms. Fetching the task's own tiles 16 steps ahead as
+  // well (the VNNI kind's fetchTilesAhead): T 16 17.9 ms against 18.2, T 4
+  // 8.1 against 7.6 (same rounds): not kept. The last few rows of a larger
+  // group, a task of their own, still fetch: skipping theirs too made T
+  // 4096 top-2 2% slower (212 against 208 ms, medians of four pairs).
   Value rowTiles = e.divs(e.add(rows, e.index(kTileRowCount - 1)), e.index(kTileRowCount));
-  Value fullTile = arith::CmpIOp::create(e.b, arith::CmpIPredicate::sge, rows, e.index(kTileRowCount));
   std::optional<PackedOperands::NextBlock> next =
-      ops.nextBlock(task, e.mul(e.mul(rowTiles, quads), depthPairs), fullTile);
+      ops.nextBlock(task, e.mul(e.mul(rowTiles, quads), depthPairs), ops.groupHasRows(g, kTileRowCount));
   // Row tiles outside: a tile's rows (packed or in place, their sources
   // looked up once) stay in L1 while the weight block streams from L2 under
   // it.

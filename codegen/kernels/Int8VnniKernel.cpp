@@ -159,14 +159,13 @@ void Int8VnniKernel::emitTask(const GmmTask &task) {
   Value pairGroups = e.divs(e.add(colPairs, e.index(kVnniPairs - 1)), e.index(kVnniPairs));
   Value depthQuads = e.index(ops.paddedDepth / 4);
   Value rowTiles = e.divs(e.add(rows, e.index(kVnniRows - 1)), e.index(kVnniRows));
-  // No next block fetched by a task of fewer rows than a full tile, as in
-  // the AVX512_BF16 dot kind (Bf16DotKernel.cpp): T 16 top-8 (AMD EPYC
-  // znver5, 2 threads, alternating; medians of 6 pairs each) 11.7 -> 10.8,
-  // 12.5 -> 11.2 ms (and 11.6 / 12.0 with none fetched by any task); T 4
-  // 5.1 -> 4.7, 4.9 -> 4.8 ms.
-  Value fullTile = arith::CmpIOp::create(e.b, arith::CmpIPredicate::sge, rows, e.index(kVnniRows));
+  // No next block fetched by a task of a group of fewer rows than a full
+  // tile, as in the AVX512_BF16 dot kind (Bf16DotKernel.cpp): T 16 top-8
+  // (AMD EPYC znver5, 2 threads, alternating; medians of 6 pairs each)
+  // 11.7 -> 10.8, 12.5 -> 11.2 ms; T 4 5.1 -> 4.7, 4.9 -> 4.8 ms. (A first
+  // set, with no task fetching: 11.6 ms with the fetch, 12.0 without.)
   std::optional<PackedOperands::NextBlock> next =
-      ops.nextBlock(task, e.mul(e.mul(rowTiles, pairGroups), depthQuads), fullTile);
+      ops.nextBlock(task, e.mul(e.mul(rowTiles, pairGroups), depthQuads), ops.groupHasRows(g, kVnniRows));
   // Row tiles outside: a tile's rows stay in L1 while the weight block
   // streams from L2 under it.
   auto tilesOf = [&](int64_t m, Value ir) {

@@ -19,9 +19,10 @@
 //            (packTransposedWeights). With weights packed at load time
 //            (moe.gmm ... packed(%p), moe-prepare-weights), the task's block
 //            is a view of %p and nothing is packed per call, and each
-//            task fetches the block its worker likely takes next
-//            (nextBlock), and a VNNI decode task its own tiles a few depth
-//            steps ahead (fetchTilesAhead).
+//            task of a group of a full tile of rows or more fetches the
+//            block its worker likely takes next (nextBlock), and a VNNI
+//            decode task its own tiles a few depth steps ahead
+//            (fetchTilesAhead).
 //
 //===----------------------------------------------------------------------===//
 
@@ -248,6 +249,11 @@ std::optional<PackedOperands::NextBlock> PackedOperands::nextBlock(const GmmTask
   int64_t blockValues = tiles * lanes * laneValues;
   return NextBlock{values, e.index(blockValues - 1), fetchStride(e, values, e.index(blockValues), steps),
                    when};
+}
+
+Value PackedOperands::groupHasRows(Value g, int64_t rows) {
+  Value groupRows = e.toIndex(e.load(p.sizes, {g}));
+  return arith::CmpIOp::create(e.b, arith::CmpIPredicate::sge, groupRows, e.index(rows));
 }
 
 void PackedOperands::fetchNextBlock(const NextBlock &next, Value step) {

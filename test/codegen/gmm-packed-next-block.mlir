@@ -7,8 +7,9 @@
 // kind; else the task's own block again. The fetch walks that block as one
 // run of values, `stride` values a depth step of the task's tiles (so it
 // spreads over the whole task, up to a line a step), clamped to its end.
-// Tasks of fewer rows than a full tile (decode sizes, bound by the stream
-// of their own block) fetch no next block. VNNI's decode tasks fetch their
+// Tasks of a group of fewer rows than a full tile (decode sizes, bound by
+// the stream of their own block) fetch no next block; a larger group's
+// last few rows, a task of their own, do. VNNI's decode tasks fetch their
 // own tiles a few steps ahead instead.
 // RUN: moe-opt %s -moe-lower-to-loops -split-input-file | FileCheck %s
 
@@ -30,8 +31,9 @@
 // The task's own block, then the next one: 2 tiles of 16 columns x 32
 // depth pairs, 2048 values.
 // CHECK:           %[[OWN:.*]] = memref.subview %{{.*}}[%[[GROUP]], %{{.*}}, %{{.*}}, %{{.*}}] [1, 2, 32, 32]
-// CHECK:           %[[ROWS:.*]] = arith.subi %{{.*}}, %{{.*}} : index
-// CHECK:           %[[FULL:.*]] = arith.cmpi sge, %[[ROWS]], %c6{{(_[0-9]+)?}} : index
+// CHECK:           %[[GROUPSIZE:.*]] = memref.load %{{.*}}[%[[GROUP]]] : memref<2xi32
+// CHECK-NEXT:      %[[GROUPROWS:.*]] = arith.index_cast %[[GROUPSIZE]] : i32 to index
+// CHECK:           %[[FULL:.*]] = arith.cmpi sge, %[[GROUPROWS]], %c6{{(_[0-9]+)?}} : index
 // CHECK:           %[[FIRSTTILE:.*]] = arith.muli %[[NCB]], %c2{{(_[0-9]+)?}} : index
 // CHECK:           %[[NEXTBLOCK:.*]] = memref.subview %{{.*}}[%[[NG]], %[[FIRSTTILE]], %{{.*}}, %{{.*}}] [1, 2, 32, 32]
 // CHECK-NEXT:      %[[FLAT:.*]] = memref.collapse_shape %[[NEXTBLOCK]] {{\[\[}}0, 1, 2]] : {{.*}} into memref<2048xbf16, {{.*}}>
@@ -60,12 +62,13 @@ func.func @dot_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x2x32x32xbf16>, %s: t
 
 // VNNI: the same fetch, of int8 quads (2 tiles x 16 depth quads x 64
 // bytes), up to a line (64 values) a depth step, before the rows'
-// broadcasts and the vpdpbusd; as in the dot kind, not by a task of fewer
-// rows than a full tile.
+// broadcasts and the vpdpbusd; as in the dot kind, not by a task of a group
+// of fewer rows than a full tile.
 // CHECK-LABEL: func.func @vnni_prepared
 // CHECK:           %[[OWNQ:.*]] = memref.subview %{{.*}} [1, 2, 16, 64]
-// CHECK:           %[[ROWSQ:.*]] = arith.subi %{{.*}}, %{{.*}} : index
-// CHECK:           %[[FULLQ:.*]] = arith.cmpi sge, %[[ROWSQ]], %c6{{(_[0-9]+)?}} : index
+// CHECK:           %[[GROUPSIZEQ:.*]] = memref.load %{{.*}} : memref<2xi32
+// CHECK-NEXT:      %[[GROUPROWSQ:.*]] = arith.index_cast %[[GROUPSIZEQ]] : i32 to index
+// CHECK:           %[[FULLQ:.*]] = arith.cmpi sge, %[[GROUPROWSQ]], %c6{{(_[0-9]+)?}} : index
 // CHECK:           %[[NEXTBLOCK:.*]] = memref.subview %{{.*}} [1, 2, 16, 64]
 // CHECK-NEXT:      %[[FLAT:.*]] = memref.collapse_shape %[[NEXTBLOCK]] {{\[\[}}0, 1, 2]] : {{.*}} into memref<2048xi8, {{.*}}>
 // CHECK:           %[[SHARE:.*]] = arith.divsi
