@@ -10,8 +10,9 @@ unit's peak gets a warning only (it may run on another unit).
 A log of several rounds (compare.sh's ROUNDS: "ROUND r of n" lines) gives each
 row the median of its rounds' rates, and each ratio as the median of the
 rounds' ratios, each round's moec run against that round's peer run, with
-their range: on a shared host the speed drifts over minutes, so a ratio of one
-round moves with it.
+their range (and how many rounds have one, when a peer run failed in some): on
+a shared host the speed drifts over minutes, so a ratio of one round moves
+with it. A rate above its unit's peak in any round gets the warning.
 Usage: table.py LOG [--markdown]."""
 import re
 import statistics
@@ -63,13 +64,18 @@ def main():
 
     def ratio(mine, theirs):
         # Each round's moec run against the same round's peer run.
-        both = sorted(set(mine) & set(theirs))
+        # A round whose peer run failed (or reported no rate) has no ratio:
+        # the count says how many of moec's rounds have one.
+        both = [r for r in sorted(set(mine) & set(theirs)) if float(theirs[r]["tokens_per_s"]) > 0]
         if not both:
             return "-"
         each = [float(mine[r]["tokens_per_s"]) / float(theirs[r]["tokens_per_s"]) for r in both]
         text = f"{statistics.median(each):.2f}x"
         if len(each) > 1:
-            text += f" ({min(each):.2f}-{max(each):.2f})"
+            text += f" ({min(each):.2f}-{max(each):.2f}"
+            text += f", {len(each)} of {len(mine)})" if len(each) < len(mine) else ")"
+        elif len(mine) > 1:
+            text += f" (1 of {len(mine)})"
         return text
 
     for (ps, dt, k), runs in sorted(ours.items()):

@@ -83,8 +83,9 @@ public:
   /// mesh before it makes one.
   static int64_t worldSize(std::string &error);
   /// MPI_Finalize, if create() or worldSize() initialized MPI and it is not
-  /// finalized yet; bounded by the watchdog like a collective (Open MPI's
-  /// finalize waits for every process). Also registered with atexit.
+  /// finalized yet; bounded by the watchdog at 1.5x the longest collective
+  /// timeout (Open MPI's finalize waits for every process). Also registered
+  /// with atexit.
   static void finalize();
 
   ~MpiComm() override;
