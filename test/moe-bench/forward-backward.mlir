@@ -46,7 +46,7 @@
 // STAGES: all stages {{[0-9.]+}} ms {{[0-9.]+}}% {{[0-9.]+}}x
 // STAGES-NEXT: outside the marks {{[0-9.]+}} ms {{[0-9.]+}}%
 // STAGES-NEXT: the call {{[0-9.]+}} ms 100.0% {{[0-9.]+}}x
-// STAGES-NEXT: threads: {{[0-9.]+}}% of the stages' time is threads left idle
+// STAGES-NEXT: threads: {{[0-9.]+}}% of the stages' time is lost to the split over the threads, idle or slowed by what they share
 // STAGES: RESULT {{.*}} remat=expert_mlp
 // Every stage in program order. expert_mlp keeps no h, so the forward's up
 // gmm fuses the gather and the SwiGLU (one stage); the backward recomputes

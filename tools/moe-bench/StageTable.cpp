@@ -115,7 +115,9 @@ void moebench::printStageTable(llvm::raw_ostream &os, const std::string &functio
   if (!speedUp)
     return;
   // Each stage's time beyond a perfect split over the threads: what idle
-  // threads cost it.
+  // threads cost it, or threads slowed by what they share (at decode sizes
+  // the memory: each thread streams its own weights, and one thread alone
+  // reads faster than half of two).
   auto lost = [&](const StageTime &s) {
     return std::max(0.0, s.seconds - s.oneThreadSeconds / threads);
   };
@@ -125,7 +127,9 @@ void moebench::printStageTable(llvm::raw_ostream &os, const std::string &functio
     lostTotal += lost(s), byLoss.push_back(&s);
   std::sort(byLoss.begin(), byLoss.end(),
             [&](const StageTime *a, const StageTime *b) { return lost(*a) > lost(*b); });
-  os << format("threads: %.1f%% of the stages' time is threads left idle", 100 * lostTotal / total);
+  os << format("threads: %.1f%% of the stages' time is lost to the split over the threads, idle or "
+               "slowed by what they share",
+               100 * lostTotal / total);
   if (lostTotal > 0) {
     os << " (most in";
     for (size_t i = 0; i < byLoss.size() && i < 3 && lost(*byLoss[i]) > 0; ++i)
