@@ -83,8 +83,7 @@ def main():
         t = peers.get((peer_pass, dt, k, "torch_eager"))
         o = peers.get((peer_pass, dt, k, "onednn"))
         pcts = [float(f["peak_pct"]) for f in runs.values() if "peak_pct" in f]
-        pct = f"{statistics.median(pcts):.1f}" if len(pcts) > 1 else next(
-            (f["peak_pct"] for f in runs.values() if "peak_pct" in f), "-")
+        pct = f"{statistics.median(pcts):.1f}" if pcts else "-"
         kinds = sorted({f["peak_kind"] for f in runs.values()})
         rows.append([ps, dt, str(k), f"{median_of(runs, 'tflops'):.3f}", pct, "/".join(kinds),
                      f"{median_of(t, 'tflops'):.3f}" if t else "-",

@@ -218,7 +218,7 @@ void Bf16DotKernel::emitTask(const GmmTask &task) {
   // 4096 top-2 2% slower (212 against 208 ms, medians of four pairs).
   Value rowTiles = e.divs(e.add(rows, e.index(kTileRowCount - 1)), e.index(kTileRowCount));
   std::optional<PackedOperands::NextBlock> next =
-      ops.nextBlock(task, e.mul(e.mul(rowTiles, quads), depthPairs), ops.groupHasRows(g, kTileRowCount));
+      ops.nextBlock(task, e.mul(e.mul(rowTiles, quads), depthPairs), kTileRowCount);
   // Row tiles outside: a tile's rows (packed or in place, their sources
   // looked up once) stay in L1 while the weight block streams from L2 under
   // it.

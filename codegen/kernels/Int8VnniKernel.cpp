@@ -165,7 +165,7 @@ void Int8VnniKernel::emitTask(const GmmTask &task) {
   // 11.7 -> 10.8, 12.5 -> 11.2 ms; T 4 5.1 -> 4.7, 4.9 -> 4.8 ms. (A first
   // set, with no task fetching: 11.6 ms with the fetch, 12.0 without.)
   std::optional<PackedOperands::NextBlock> next =
-      ops.nextBlock(task, e.mul(e.mul(rowTiles, pairGroups), depthQuads), ops.groupHasRows(g, kVnniRows));
+      ops.nextBlock(task, e.mul(e.mul(rowTiles, pairGroups), depthQuads), kVnniRows);
   // Row tiles outside: a tile's rows stay in L1 while the weight block
   // streams from L2 under it.
   auto tilesOf = [&](int64_t m, Value ir) {

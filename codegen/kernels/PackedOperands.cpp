@@ -239,32 +239,26 @@ Value PackedOperands::columnPairs(Value cb) {
 }
 
 std::optional<PackedOperands::NextBlock> PackedOperands::nextBlock(const GmmTask &task, Value steps,
-                                                                    Value when) {
+                                                                    int64_t fullTileRows) {
   if (!p.packedRhs)
     return std::nullopt;
+  Value groupRows = e.toIndex(e.load(p.sizes, {task.group}));
+  Value fetches = arith::CmpIOp::create(e.b, arith::CmpIPredicate::sge, groupRows, e.index(fullTileRows));
   int64_t tiles = physicalColumns / kTileCols;
   int64_t lanes = paddedDepth / depthPerLane, laneValues = depthPerLane * kTileCols;
   Value values = memref::CollapseShapeOp::create(e.b, weightBlock(task.nextGroup, task.nextColumnBlock),
                                                  SmallVector<ReassociationIndices>{{0, 1, 2}});
   int64_t blockValues = tiles * lanes * laneValues;
   return NextBlock{values, e.index(blockValues - 1), fetchStride(e, values, e.index(blockValues), steps),
-                   when};
-}
-
-Value PackedOperands::groupHasRows(Value g, int64_t rows) {
-  Value groupRows = e.toIndex(e.load(p.sizes, {g}));
-  return arith::CmpIOp::create(e.b, arith::CmpIPredicate::sge, groupRows, e.index(rows));
+                   fetches};
 }
 
 void PackedOperands::fetchNextBlock(const NextBlock &next, Value step) {
-  auto fetch = [&] {
+  // Loop-invariant: a branch predicted every step.
+  e.ifThen(next.fetches, [&] {
     memref::PrefetchOp::create(e.b, next.values, ValueRange{e.min(e.mul(step, next.stride), next.last)},
                                /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
-  };
-  if (!next.when)
-    return fetch();
-  // Loop-invariant: a branch predicted every step.
-  e.ifThen(next.when, fetch);
+  });
 }
 
 void PackedOperands::fetchTilesAhead(Value streams, ArrayRef<Value> tiles, Value step, Value lastStep) {

@@ -68,16 +68,14 @@ public:
   /// step. A task's first tile of rows reads its block from DRAM (the
   /// others find it in L2); fetched ahead by the task before (when that
   /// one fetched), it is in L2 already. Nothing without prepared weights
-  /// (the worker packs its block, from the weights' rows). With `when`
-  /// (i1), only a task for which it holds fetches (the dot and VNNI kinds:
-  /// not a task of a decode-sized group, bound by its own block's stream).
+  /// (the worker packs its block, from the weights' rows). Only a task of
+  /// a group of `fullTileRows` rows or more (the kind's full register
+  /// tile) fetches: a smaller group is decode-sized, each of its blocks
+  /// read once, from DRAM, and that stream bounds its tasks.
   struct NextBlock {
-    Value values, last, stride, when;
+    Value values, last, stride, fetches;
   };
-  std::optional<NextBlock> nextBlock(const GmmTask &task, Value steps, Value when = {});
-  /// Whether group `g` has `rows` rows or more (i1): a group of fewer is
-  /// decode-sized, each of its blocks read once, from DRAM.
-  Value groupHasRows(Value g, int64_t rows);
+  std::optional<NextBlock> nextBlock(const GmmTask &task, Value steps, int64_t fullTileRows);
   /// Depth step `step` of the task's: its part of the next block.
   void fetchNextBlock(const NextBlock &next, Value step);
   /// Weights packed at load time, when `streams` (i1) holds: the task's
