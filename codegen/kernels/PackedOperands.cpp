@@ -99,6 +99,18 @@ void PackedOperands::packTransposedWeights(Value g, Value c0, Value colPairs, Va
         Value d0 = e.mul(kb, e.index(2 * kLanes));
         // Depth past D (the padding) and weight rows past N: zeros.
         Value depthLanes = lanesBelow(e, d0, depth, 2 * kLanes);
+        // The next tile's 16 weight rows (clamped to the weight), fetched at
+        // this step's depth: on their way while this tile's are turned, as
+        // the f32 kind's transposed pack does (FmaKernel.cpp). Each tile
+        // starts 16 new streams, one a weight row, which the hardware
+        // prefetcher takes up only after their first misses. Measured (AMD EPYC znver5, 2
+        // threads, T 512 top-8 bf16 forward_backward, --stage-timing, 6
+        // alternating pairs): gmm^T 4096x2048 89.9 -> 81.4 ms, 4096x1408
+        // 43.8 -> 41.0 ms.
+        for (int64_t c = 0; c < kLanes; ++c)
+          memref::PrefetchOp::create(b, tc.weight,
+                                     ValueRange{g, e.min(e.add(tc.column, e.index(kLanes + c)), lastRow), d0},
+                                     /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
         SmallVector<Value> rows;
         for (int64_t c = 0; c < kLanes; ++c) {
           Value n = e.add(tc.column, e.index(c));

@@ -6,8 +6,10 @@
 // read zeros, the row clamped to N - 1), a 16 x 16 transpose of 32-bit
 // values in four rounds of 16 two-source shuffles (round s exchanges bit s
 // of the row and lane indices: the first pairs lanes one apart, the last
-// takes halves), and 16 stores of a packed row. Then the usual tiles:
-// vdpbf16ps on the packed rows.
+// takes halves), and 16 stores of a packed row. Each step first fetches
+// the next tile's 16 weight rows at its own depth (the hardware prefetcher
+// takes up a tile's 16 new streams only after their first misses). Then
+// the usual tiles: vdpbf16ps on the packed rows.
 // RUN: moe-opt %s -moe-lower-to-loops | FileCheck %s
 
 // CHECK-LABEL: func.func @dot_transposed
@@ -16,8 +18,12 @@
 // CHECK:         scf.for
 // CHECK:           %[[LAST:.*]] = arith.subi %{{.*}}, %c1{{(_[0-9]+)?}} : index
 // CHECK:           scf.for
+// CHECK:             %[[NEXT:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
+// CHECK-NEXT:        memref.prefetch %[[W]][%{{.*}}, %[[NEXT]], %[[D0:[0-9a-z_]+]]], read, locality<3>, data
+// CHECK-COUNT-15:    memref.prefetch %[[W]][%{{.*}}, %{{.*}}, %[[D0]]], read, locality<3>, data
+// CHECK-NOT:         memref.prefetch
 // CHECK:             %[[ROW:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
-// CHECK-NEXT:        %[[FIRST:.*]] = vector.maskedload %[[W]][%{{.*}}, %[[ROW]], %{{.*}}], %{{.*}} : memref<2x40x64xbf16, {{.*}}>, vector<32xi1>, vector<32xbf16> into vector<32xbf16>
+// CHECK-NEXT:        %[[FIRST:.*]] = vector.maskedload %[[W]][%{{.*}}, %[[ROW]], %[[D0]]], %{{.*}} : memref<2x40x64xbf16, {{.*}}>, vector<32xi1>, vector<32xbf16> into vector<32xbf16>
 // CHECK-NEXT:        %[[PAIRS:.*]] = vector.bitcast %[[FIRST]] : vector<32xbf16> to vector<16xi32>
 // CHECK-COUNT-15:    vector.maskedload %[[W]]
 // CHECK:             vector.shuffle %[[PAIRS]], %{{.*}} [0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30]
