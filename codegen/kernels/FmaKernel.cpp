@@ -307,7 +307,7 @@ void FmaKernel::packTransposedWeights(Value g, Value pc, Value kLen, Value c0, V
           // the next block's first: clamped to the weight): each depth step
           // fetches theirs at its own depth, so that they are on their way
           // while these eight are turned. Each row's part of the block is
-          // kc values (2 KiB at kc 512), too short a stream for the
+          // kc values (2 KiB of f32 at kc 512), too short a stream for the
           // hardware prefetcher to ramp up on. Measured (AMD EPYC znver5, 2
           // threads, T 512 top-8 f32 forward_backward, --stage-timing, 11
           // alternating pairs): the backward's gmm^T 4096x2048 190.8 ->

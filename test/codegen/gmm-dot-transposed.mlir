@@ -18,7 +18,8 @@
 // CHECK:         scf.for
 // CHECK:           %[[LAST:.*]] = arith.subi %{{.*}}, %c1{{(_[0-9]+)?}} : index
 // CHECK:           scf.for
-// CHECK:             %[[NEXT:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
+// CHECK:             %[[SEVENTEENTH:.*]] = arith.addi %[[COL:[0-9a-z_]+]], %c16{{(_[0-9]+)?}} : index
+// CHECK-NEXT:        %[[NEXT:.*]] = arith.minsi %[[SEVENTEENTH]], %[[LAST]] : index
 // CHECK-NEXT:        memref.prefetch %[[W]][%{{.*}}, %[[NEXT]], %[[D0:[0-9a-z_]+]]], read, locality<3>, data
 // CHECK-COUNT-15:    memref.prefetch %[[W]][%{{.*}}, %{{.*}}, %[[D0]]], read, locality<3>, data
 // CHECK-NOT:         memref.prefetch

@@ -31,6 +31,7 @@
 // Measured once, then again around each configuration's calls: a higher
 // figure only replaces it, as `measured again, higher`.
 // TWO: bandwidth: {{[0-9.]+}} GB/s DRAM read, 2 threads (measured now)
+// TWO-NEXT: run: {{.*}} topk=1
 // TWO: weights: {{.*}} of the DRAM read bandwidth
 // TWO: RESULT {{.*}} topk=1
 // TWO: weights: {{.*}} of the DRAM read bandwidth

@@ -1107,11 +1107,13 @@ int main(int argc, char **argv) {
                          peakUnitName, peakKind, unsigned(threads));
       }
     }
-    // So is the read bandwidth, for a forward whose weights, all of them
-    // used, would not fit in the last-level cache (the ones that report
-    // against it, below).
+    // So is the read bandwidth, for a forward that may report against it
+    // below: timed in full, its weights beyond the last-level cache (all
+    // its experts counted: which ones its routing uses is known only after
+    // the calls).
     bandwidthAfterCalls = false;
-    if (!isTraining() && !sharded && weightBytesRead(c, c.experts, quant) > cacheBytes)
+    if (!isTraining() && !sharded && llvm::is_contained(modes, std::string("full")) &&
+        weightBytesRead(c, c.experts, quant) > cacheBytes)
       measureBandwidth();
     for (const std::string &dist : dists) {
       pool["logits"] = makeLogits(dist, c.tokens, c.experts, seed, k);
