@@ -987,6 +987,9 @@ int main(int argc, char **argv) {
       !why.empty())
     return fail(why);
   bool sharded = plan.mode != "none";
+  // Which runs report their weights' rate (and the cache line when the
+  // weights fit): a forward on one device, timed in full.
+  auto reportsWeightRate = [&](llvm::StringRef mode) { return !isTraining() && !sharded && mode == "full"; };
   if (parallelMode == moec::ParallelMode::automatic || predictOnly) {
     moec::describePredictions(outs(), workloadFor(ks.front(), fractions.front()), machine,
                               meshDevices, plan);
@@ -1112,8 +1115,7 @@ int main(int argc, char **argv) {
     // its experts counted: which ones its routing uses is known only after
     // the calls).
     bandwidthAfterCalls = false;
-    if (!isTraining() && !sharded && llvm::is_contained(modes, std::string("full")) &&
-        weightBytesRead(c, c.experts, quant) > cacheBytes)
+    if (llvm::any_of(modes, reportsWeightRate) && weightBytesRead(c, c.experts, quant) > cacheBytes)
       measureBandwidth();
     for (const std::string &dist : dists) {
       pool["logits"] = makeLogits(dist, c.tokens, c.experts, seed, k);
@@ -1294,8 +1296,7 @@ int main(int argc, char **argv) {
         // Weights that fit in the last-level cache are not read from DRAM
         // again each call: no bound to report.
         double bytes = weightBytesRead(c, c.experts - load.empty, quant);
-        if (!training && !sharded && mode == "full" && bytes > cacheBytes &&
-            readBandwidth() > 0) {
+        if (reportsWeightRate(mode) && bytes > cacheBytes && readBandwidth() > 0) {
           r.weightGBps = bytes / med / 1e9;
           r.readBandwidthPct = 100 * r.weightGBps / *readGBps;
           outs() << format("weights: %.2f MiB read per call (%lld of %lld experts), %.1f GB/s, "
@@ -1311,7 +1312,7 @@ int main(int argc, char **argv) {
                              readGBpsOption > 0 ? "give the machine's real one to --read-gbps"
                                                 : "measure on a quiet host, or give --llc-mib if the "
                                                   "weights fit in a cache");
-        } else if (!training && !sharded && mode == "full" && bytes <= cacheBytes && cache.fromGlibc &&
+        } else if (reportsWeightRate(mode) && bytes <= cacheBytes && cache.fromGlibc &&
                    !saidGlibcCache) {
           saidGlibcCache = true;
           outs() << format("cache: weights of %.2f MiB a call fit in the %.0f MiB last-level "
