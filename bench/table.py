@@ -23,13 +23,10 @@ def fields(line):
     return dict(re.findall(r"(\w+)=(\S+)", line))
 
 
-def main():
-    if len(sys.argv) < 2:
-        sys.exit("usage: table.py LOG [--markdown]")
-    try:
-        lines = open(sys.argv[1]).read().splitlines()
-    except OSError as e:
-        sys.exit(f"table.py: cannot read {sys.argv[1]}: {e.strerror}")
+def parse_log(lines):
+    """The peaks (best of each unit), moe-bench's full-mode RESULT lines and the
+    peers' PEER lines of a compare.sh log: ours[(pass, dtype, topk)] and
+    peers[(pass, dtype, topk, peer)] map each round to its line's fields."""
     # "peak: 266.7 GFLOP/s FP32 FMA, 2 threads (...)": the best of each kind,
     # and the kind in force for the RESULT lines that follow.
     peaks, kind = {}, None
@@ -55,6 +52,24 @@ def main():
         elif line.startswith("PEER "):
             f = fields(line)
             peers.setdefault((f.get("pass", "forward"), f["dtype"], int(f["topk"]), f["peer"]), {})[rnd] = f
+    return peaks, ours, peers
+
+
+def round_ratios(mine, theirs):
+    """Each round's moec tokens/s over the same round's peer run. A round
+    whose peer run failed (or reported no rate) has no ratio."""
+    both = [r for r in sorted(set(mine) & set(theirs)) if float(theirs[r]["tokens_per_s"]) > 0]
+    return [float(mine[r]["tokens_per_s"]) / float(theirs[r]["tokens_per_s"]) for r in both]
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit("usage: table.py LOG [--markdown]")
+    try:
+        lines = open(sys.argv[1]).read().splitlines()
+    except OSError as e:
+        sys.exit(f"table.py: cannot read {sys.argv[1]}: {e.strerror}")
+    peaks, ours, peers = parse_log(lines)
     rounds = max([max(v) for v in ours.values()] + [1])
     rows = []
     header = ["pass", "dtype", "top-k", "moec TF/s", "% peak", "of", "torch TF/s",
@@ -66,10 +81,9 @@ def main():
         # Each round's moec run against the same round's peer run.
         # A round whose peer run failed (or reported no rate) has no ratio:
         # the count says how many of moec's rounds have one.
-        both = [r for r in sorted(set(mine) & set(theirs)) if float(theirs[r]["tokens_per_s"]) > 0]
-        if not both:
+        each = round_ratios(mine, theirs)
+        if not each:
             return "-"
-        each = [float(mine[r]["tokens_per_s"]) / float(theirs[r]["tokens_per_s"]) for r in both]
         text = f"{statistics.median(each):.2f}x"
         if len(each) > 1:
             text += f" ({min(each):.2f}-{max(each):.2f}"

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""The targets of issue 26 against what bench/targets.sh measured: one row per
+target, its measured figure, what it needs and whether this run meets it.
+Reads LOG_DIR/forward/run.txt (compare.sh: the forward against the oneDNN
+loop), LOG_DIR/training/run.txt (compare.sh: the f32 step against PyTorch
+autograd) and LOG_DIR/targets.txt (targets.sh's own runs, each after a
+"TARGET key=value ..." line). A ratio over compare.sh's rounds is the median
+of the rounds' ratios (bench/table.py); the others are of one pair of runs
+made back to back. A target whose runs are missing (a failed run, a log cut
+short) reads "not measured". The AMX rows appear when the forward ran its
+bf16 groups on AMX tiles (its peak is the AMX one).
+Usage: targets.py LOG_DIR [--markdown]."""
+import os
+import re
+import statistics
+import sys
+
+from table import fields, parse_log, round_ratios
+
+
+def read_lines(path):
+    try:
+        with open(path) as f:
+            return f.read().splitlines()
+    except OSError:
+        return []
+
+
+def parse_targets(lines):
+    """targets.txt: [(marker fields, [RESULT or PEER fields])], in order."""
+    runs = []
+    for line in lines:
+        if line.startswith("TARGET "):
+            runs.append((fields(line), []))
+        elif runs and (line.startswith("RESULT ") and "mode=full" in line or line.startswith("PEER ")):
+            runs[-1][1].append(fields(line))
+    return runs
+
+
+def find(runs, **want):
+    """The lines of the first run whose marker has every key=value of want."""
+    for marker, lines in runs:
+        if all(marker.get(k) == str(v) for k, v in want.items()):
+            return lines
+    return []
+
+
+def tps(lines, **want):
+    """tokens/s of the first line with every key=value of want, or None."""
+    for f in lines:
+        if all(f.get(k) == str(v) for k, v in want.items()) and "tokens_per_s" in f:
+            return float(f["tokens_per_s"])
+    return None
+
+
+def share(a, b):
+    return a / b if a is not None and b else None
+
+
+class Table:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, name, value, need, unit="x"):
+        """A target met at value >= need (a ratio "x" or a share "%");
+        a row with need None gives a figure only. A list of values (one a
+        round) is judged by its median and shows its range."""
+        rounds = value if isinstance(value, list) else None
+        if rounds is not None:
+            value = statistics.median(rounds) if rounds else None
+        show = (lambda v: f"{v:.2f}x") if unit == "x" else (lambda v: f"{v:.1f}%")
+        if value is None:
+            text, verdict = "-", "not measured"
+        else:
+            text = show(value)
+            if rounds and len(rounds) > 1:
+                text += f" ({show(min(rounds))[:-1]}-{show(max(rounds))})"
+            verdict = "met" if need is not None and value >= need else "not met"
+        if need is None:
+            verdict = ""
+        needed = "" if need is None else (f">= {need:.2f}x" if unit == "x" else f">= {need:.0f}%")
+        self.rows.append([name, text, needed, verdict])
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit("usage: targets.py LOG_DIR [--markdown]")
+    log = sys.argv[1]
+    if not os.path.isdir(log):
+        sys.exit(f"targets.py: {log} is not a directory (targets.sh's LOG_DIR)")
+    peaks, fwd, fwd_peers = parse_log(read_lines(os.path.join(log, "forward", "run.txt")))
+    _, train, train_peers = parse_log(read_lines(os.path.join(log, "training", "run.txt")))
+    runs = parse_targets(read_lines(os.path.join(log, "targets.txt")))
+    t = Table()
+
+    def each_round(rounds, name):
+        return [float(f[name]) for f in rounds.values() if name in f]
+
+    # The forward, T 4096, against the oneDNN loop (compare.sh's rounds).
+    amx = any(f["peak_kind"].startswith("AMX") for (ps, dt, k), r in fwd.items() for f in r.values())
+    for k in (8, 2):
+        f32 = fwd.get(("forward", "f32", k), {})
+        bf16 = fwd.get(("forward", "bf16", k), {})
+        t.add(f"f32 forward top-{k}: moec / oneDNN loop",
+              round_ratios(f32, fwd_peers.get(("forward", "f32", k, "onednn"), {})), 1.03)
+        t.add(f"f32 forward top-{k}: share of the FP32 FMA peak", each_round(f32, "peak_pct"), 94, "%")
+        t.add(f"bf16 forward top-{k}: moec / oneDNN loop",
+              round_ratios(bf16, fwd_peers.get(("forward", "bf16", k, "onednn"), {})), 1.05)
+        t.add(f"bf16 forward top-{k}: moec bf16 / moec f32", round_ratios(bf16, f32), 1.9)
+        if amx and k == 8:
+            t.add("AMX: bf16 forward top-8: moec / oneDNN loop",
+                  round_ratios(bf16, fwd_peers.get(("forward", "bf16", 8, "onednn"), {})), 1.5)
+            t.add("AMX: bf16 forward top-8: share of the AMX BF16 peak", each_round(bf16, "peak_pct"), 40, "%")
+
+    # Training, T 4096 top-8.
+    step = train.get(("forward_backward remat=none", "f32", 8), {})
+    t.add("f32 forward_backward top-8: moec / PyTorch autograd",
+          round_ratios(step, train_peers.get(("forward_backward", "f32", 8, "torch_eager"), {})), 2.0)
+    t.add("f32 forward_backward top-8: share of the FP32 FMA peak (info; the issue: about 80%)",
+          each_round(step, "peak_pct"), None, "%")
+    t.add("bf16 forward_backward / f32 forward_backward, top-8",
+          share(tps(find(runs, section="step", dtype="bf16")), tps(find(runs, section="step", dtype="f32"))), 1.7)
+
+    # 1 -> N threads.
+    many = max([int(m["threads"]) for m, _ in runs if m.get("section") == "threads"] + [2])
+    for tokens in (4096, 512):
+        for ps in ("forward", "forward_backward"):
+            for dt in ("f32", "bf16"):
+                key = {"section": "threads", "tokens": tokens, "pass": ps, "dtype": dt}
+                one = tps(find(runs, threads=1, **key))
+                n = tps(find(runs, threads=many, **key))
+                t.add(f"1 -> {many} threads: T {tokens} {ps} {dt}", share(n, one), 1.9)
+
+    # Decode sizes, T 16 top-8.
+    bf16 = find(runs, section="decode", quant="none")
+    int8 = find(runs, section="decode", quant="int8")
+    onednn = tps(find(runs, section="decode", peer="onednn"))
+    for name, lines in (("bf16", bf16), ("int8", int8)):
+        pct = next((float(f["read_bandwidth_pct"]) for f in lines if "read_bandwidth_pct" in f), None)
+        t.add(f"T 16 top-8 {name}: weights' rate, share of the DRAM read bandwidth", pct, 70, "%")
+    t.add("T 16 top-8 bf16: moec / oneDNN bf16 loop", share(tps(bf16), onednn), 1.0)
+    t.add("T 16 top-8 int8: moec / oneDNN bf16 loop", share(tps(int8), onednn), 1.0)
+
+    # The gains kept, T 4096 top-8.
+    null = find(runs, section="null")
+    t.add("null routing f 0.5 / f 0 (bf16, take_until_null)", share(tps(null, null_target=0.5), tps(null, null_target=0)), 1.8)
+    t.add("int8 / bf16", share(tps(find(runs, section="int8", quant="int8")),
+                                tps(find(runs, section="int8", quant="none"))), 2.0)
+    t.add("compact EP / dense EP (2 in-process shards)",
+          share(tps(find(runs, section="ep", dispatch="compact")), tps(find(runs, section="ep", dispatch="dense"))), 1.5)
+
+    header = ["target", "measured", "needed", ""]
+    if "--markdown" in sys.argv:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for r in t.rows:
+            print("| " + " | ".join(r) + " |")
+    else:
+        widths = [max(len(h), *(len(r[i]) for r in t.rows)) for i, h in enumerate(header)]
+        for r in [header] + t.rows:
+            print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    for name, value in sorted(peaks.items()):
+        print(f"{name} peak measured in the run: {value:.1f} GFLOP/s")
+    verdicts = [r[3] for r in t.rows if r[3]]
+    print(f"{verdicts.count('met')} of {len(verdicts)} targets met, {verdicts.count('not met')} not met, "
+          f"{verdicts.count('not measured')} not measured"
+          + (" (bf16 ran without AMX tiles: the AMX targets need an AMX host)" if fwd and not amx else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+// bench/targets.py, the table of bench/targets.sh: each target of issue 26
+// against its figure from the run's logs (compare.sh's forward and training
+// logs, targets.sh's own marked runs): met at or above what it needs, not met
+// below, not measured when its runs are missing; the AMX rows only when the
+// bf16 forward ran on AMX tiles.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python -c "import os, sys; os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True); open(sys.argv[1], 'w').write(sys.argv[2].replace('|', '\n'))" %t/ok/forward/run.txt "peak: 400.0 GFLOP/s FP32 FMA, 2 threads (measured now)|RESULT distribution=random mode=full pass=forward topk=8 tflops=0.3800 tokens_per_s=1000.0 dtype=f32 peak_pct=95.0|RESULT distribution=random mode=full pass=forward topk=2 tflops=0.3000 tokens_per_s=4000.0 dtype=f32 peak_pct=75.0|PEER peer=onednn pass=forward dtype=f32 topk=8 tflops=0.3610 tokens_per_s=950.0|PEER peer=onednn pass=forward dtype=f32 topk=2 tflops=0.3000 tokens_per_s=4000.0|peak: 800.0 GFLOP/s AVX512_BF16, 2 threads (measured now)|RESULT distribution=random mode=full pass=forward topk=8 tflops=0.7600 tokens_per_s=2000.0 dtype=bf16 peak_pct=95.0|RESULT distribution=random mode=full pass=forward topk=2 tflops=0.5250 tokens_per_s=7000.0 dtype=bf16 peak_pct=65.6|PEER peer=onednn pass=forward dtype=bf16 topk=8 tflops=0.6840 tokens_per_s=1800.0|PEER peer=onednn pass=forward dtype=bf16 topk=2 tflops=0.5625 tokens_per_s=7500.0"
+// RUN: %python -c "import os, sys; os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True); open(sys.argv[1], 'w').write(sys.argv[2].replace('|', '\n'))" %t/ok/training/run.txt "peak: 400.0 GFLOP/s FP32 FMA, 2 threads (measured now)|RESULT distribution=random mode=full pass=forward_backward topk=8 tflops=0.3000 tokens_per_s=600.0 dtype=f32 peak_pct=75.0 remat=none|PEER peer=torch_eager pass=forward_backward dtype=f32 topk=8 tflops=0.0600 tokens_per_s=120.0"
+// RUN: %python -c "import os, sys; os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True); open(sys.argv[1], 'w').write(sys.argv[2].replace('|', '\n'))" %t/ok/targets.txt "TARGET section=step dtype=f32|RESULT distribution=random mode=full pass=forward_backward topk=8 tokens_per_s=600.0 dtype=f32|TARGET section=step dtype=bf16|RESULT distribution=random mode=full pass=forward_backward topk=8 tokens_per_s=1200.0 dtype=bf16|TARGET section=threads tokens=4096 pass=forward dtype=f32 threads=1|RESULT distribution=random mode=full pass=forward topk=8 tokens_per_s=500.0 dtype=f32|TARGET section=threads tokens=4096 pass=forward dtype=f32 threads=2|RESULT distribution=random mode=full pass=forward topk=8 tokens_per_s=990.0 dtype=f32|TARGET section=threads tokens=4096 pass=forward dtype=bf16 threads=1|RESULT distribution=random mode=full pass=forward topk=8 tokens_per_s=1000.0 dtype=bf16|TARGET section=threads tokens=4096 pass=forward dtype=bf16 threads=2|RESULT distribution=random mode=full pass=forward topk=8 tokens_per_s=1800.0 dtype=bf16|TARGET section=decode quant=none|RESULT distribution=random mode=full pass=forward topk=8 tokens_per_s=800.0 dtype=bf16 read_bandwidth_pct=65.0|TARGET section=decode quant=int8|RESULT distribution=random mode=full pass=forward topk=8 tokens_per_s=1400.0 dtype=bf16 quant=int8 read_bandwidth_pct=72.0|TARGET section=decode peer=onednn|PEER peer=onednn dtype=bf16 tokens=16 topk=8 tokens_per_s=700.0|TARGET section=null|RESULT distribution=random mode=full pass=forward topk=8 null_target=0 tokens_per_s=2000.0 dtype=bf16|RESULT distribution=random mode=full pass=forward topk=8 null_target=0.5 tokens_per_s=3800.0 dtype=bf16|TARGET section=int8 quant=none|RESULT distribution=random mode=full pass=forward topk=8 tokens_per_s=2000.0 dtype=bf16|TARGET section=int8 quant=int8|RESULT distribution=random mode=full pass=forward topk=8 tokens_per_s=3800.0 dtype=bf16 quant=int8"
+// RUN: %python %moe_src_root/bench/targets.py %t/ok | FileCheck %s --check-prefix=OK --implicit-check-not=AMX:
+
+// Two rounds on an AMX host: the bf16 ratio and share are the medians of the
+// rounds' (2.00x and 1.40x; 50% and 35%); nothing else was measured.
+// RUN: %python -c "import os, sys; os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True); open(sys.argv[1], 'w').write(sys.argv[2].replace('|', '\n'))" %t/amx/forward/run.txt "ROUND 1 of 2|peak: 6000.0 GFLOP/s AMX BF16, 2 threads (measured now)|RESULT distribution=random mode=full pass=forward topk=8 tflops=3.0000 tokens_per_s=8000.0 dtype=bf16 peak_pct=50.0|PEER peer=onednn pass=forward dtype=bf16 topk=8 tflops=1.5000 tokens_per_s=4000.0|ROUND 2 of 2|RESULT distribution=random mode=full pass=forward topk=8 tflops=2.1000 tokens_per_s=5600.0 dtype=bf16 peak_pct=35.0|PEER peer=onednn pass=forward dtype=bf16 topk=8 tflops=1.5000 tokens_per_s=4000.0"
+// RUN: %python %moe_src_root/bench/targets.py %t/amx --markdown | FileCheck %s --check-prefix=AMX
+
+// Not a log directory: exit code 1 and a message.
+// RUN: not %python %moe_src_root/bench/targets.py %t/none 2>&1 | FileCheck %s --check-prefix=NODIR
+
+// 950 tokens/s of oneDNN against moec's 1000: 1.05x, met; 4000 against 4000: not met.
+// OK:      f32 forward top-8: moec / oneDNN loop 1.05x >= 1.03x met
+// OK-NEXT: f32 forward top-8: share of the FP32 FMA peak 95.0% >= 94% met
+// OK-NEXT: bf16 forward top-8: moec / oneDNN loop 1.11x >= 1.05x met
+// OK-NEXT: bf16 forward top-8: moec bf16 / moec f32 2.00x >= 1.90x met
+// OK-NEXT: f32 forward top-2: moec / oneDNN loop 1.00x >= 1.03x not met
+// OK-NEXT: f32 forward top-2: share of the FP32 FMA peak 75.0% >= 94% not met
+// OK-NEXT: bf16 forward top-2: moec / oneDNN loop 0.93x >= 1.05x not met
+// OK-NEXT: bf16 forward top-2: moec bf16 / moec f32 1.75x >= 1.90x not met
+// OK-NEXT: f32 forward_backward top-8: moec / PyTorch autograd 5.00x >= 2.00x met
+// OK-NEXT: f32 forward_backward top-8: share of the FP32 FMA peak (info; the issue: about 80%) 75.0%{{$}}
+// OK-NEXT: bf16 forward_backward / f32 forward_backward, top-8 2.00x >= 1.70x met
+// OK-NEXT: 1 -> 2 threads: T 4096 forward f32 1.98x >= 1.90x met
+// OK-NEXT: 1 -> 2 threads: T 4096 forward bf16 1.80x >= 1.90x not met
+// OK-NEXT: 1 -> 2 threads: T 4096 forward_backward f32 - >= 1.90x not measured
+// OK:      T 16 top-8 bf16: weights' rate, share of the DRAM read bandwidth 65.0% >= 70% not met
+// OK-NEXT: T 16 top-8 int8: weights' rate, share of the DRAM read bandwidth 72.0% >= 70% met
+// OK-NEXT: T 16 top-8 bf16: moec / oneDNN bf16 loop 1.14x >= 1.00x met
+// OK-NEXT: T 16 top-8 int8: moec / oneDNN bf16 loop 2.00x >= 1.00x met
+// OK-NEXT: null routing f 0.5 / f 0 (bf16, take_until_null) 1.90x >= 1.80x met
+// OK-NEXT: int8 / bf16 1.90x >= 2.00x not met
+// OK-NEXT: compact EP / dense EP (2 in-process shards) - >= 1.50x not measured
+// OK-NEXT: AVX512_BF16 peak measured in the run: 800.0 GFLOP/s
+// OK-NEXT: FP32 FMA peak measured in the run: 400.0 GFLOP/s
+// OK-NEXT: 11 of 25 targets met, 7 not met, 7 not measured (bf16 ran without AMX tiles: the AMX targets need an AMX host)
+
+// AMX: | AMX: bf16 forward top-8: moec / oneDNN loop | 1.70x (1.40-2.00x) | >= 1.50x | met |
+// AMX: | AMX: bf16 forward top-8: share of the AMX BF16 peak | 42.5% (35.0-50.0%) | >= 40% | met |
+// AMX: 3 of 27 targets met, 0 not met, 24 not measured{{$}}
+
+// NODIR: targets.py: {{.*}}none is not a directory (targets.sh's LOG_DIR)
