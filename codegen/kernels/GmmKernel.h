@@ -120,6 +120,13 @@ public:
   /// depth block (fma) or reads the weights in place gains nothing from
   /// coarser tasks and keeps one row block a task.
   virtual bool keepsWeightBlock() const { return false; }
+  /// Whether the scheduler gives a task a range of row blocks of one weight
+  /// block, which its worker runs one after another (GmmScheduler.cpp): a
+  /// kind that keeps its weight block packs it once for all of them; one
+  /// reading weights packed at load time reads the block from DRAM once
+  /// and then from its L2 (Bf16DotKernel.cpp), where two workers taking
+  /// the block's row blocks side by side would each read it from DRAM.
+  virtual bool runsRowBlocksTogether() const { return keepsWeightBlock(); }
 
   /// Whether the kind loads int8 rows as tiles of consecutive quantized
   /// rows (AMX), which a token quantized once for its K gathered rows

@@ -1,11 +1,13 @@
 //===- GmmScheduler.cpp - the fast gmm's tasks over the threads ------------===//
 //
 //   tasks  = for each group, column block, range of row blocks: a kind
-//            that keeps its weight block across tasks (weights packed per
-//            call: keepsWeightBlock) runs a range's row blocks one after
-//            another on the weight block its worker packed once, the ranges
-//            cut so that each worker has about kMinTasksPerWorker tasks'
-//            work or more; for the other kinds a range is one row block. A
+//            whose runsRowBlocksTogether says so runs a range's row blocks
+//            one after another on one weight block (packed once by its
+//            worker when the kind keeps it, keepsWeightBlock; read from DRAM
+//            once and then from L2 when packed at load time: the bf16 dot
+//            kind), the ranges cut so that each worker has about
+//            kMinTasksPerWorker tasks' work or more; for the other kinds a
+//            range is one row block. A
 //            kind whose wholeRowBlocks says so takes, for each group, a row
 //            block and all its column blocks instead: AMX with prepared
 //            weights packs a task's rows once for all its column blocks
@@ -202,14 +204,14 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
     auto columnBlocks = [&](GmmKernel &kernel) { return e.index(llvm::divideCeil(p.width, kernel.columnBlock())); };
     GmmKernel &first = *kernels.front();
     GroupPlan plan{e.index(0),          first.rowBlock(rows),         Value(),
-                   columnBlocks(first), flag(first.wholeRowBlocks()), flag(first.keepsWeightBlock())};
+                   columnBlocks(first), flag(first.wholeRowBlocks()), flag(first.runsRowBlocksTogether())};
     for (size_t k = 1; k < kernels.size(); ++k) {
       Value takes = kernels[k]->takesGroup(rows);
       plan.kind = e.select(takes, e.index(k), plan.kind);
       plan.rowBlock = e.select(takes, kernels[k]->rowBlock(rows), plan.rowBlock);
       plan.columnBlocks = e.select(takes, columnBlocks(*kernels[k]), plan.columnBlocks);
       plan.whole = e.select(takes, flag(kernels[k]->wholeRowBlocks()), plan.whole);
-      plan.keeps = e.select(takes, flag(kernels[k]->keepsWeightBlock()), plan.keeps);
+      plan.keeps = e.select(takes, flag(kernels[k]->runsRowBlocksTogether()), plan.keeps);
     }
     plan.rowBlocks = e.divs(e.add(rows, e.sub(plan.rowBlock, one)), plan.rowBlock);
     return plan;
@@ -224,18 +226,19 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
   // then each goes into ranges of column blocks, so that there are about
   // two tasks a worker.
   //
-  // A kind that keeps the worker's weight block (weights packed per call,
-  // GmmKernel::keepsWeightBlock): with one row block a task, the row
+  // A kind that runs a weight block's row blocks together
+  // (GmmKernel::runsRowBlocksTogether): with one row block a task, the row
   // blocks of one weight block consecutive, the workers alternated on them
   // and each packed every weight block the other packed too (bf16 on AMX,
   // the training step, T 4096 top-8: the forward's up gmm 372-417 ms, 324-339
-  // as ranges, against ~200 with weights packed at load time). A task is a
+  // as ranges, against ~200 with weights packed at load time), or read it
+  // from DRAM (the dot kind with prepared weights). A task is a
   // range of row blocks of one weight block of at most `taskRowsCap` rows
   // (at least one row block): the work (rows x column blocks) over
   // kMinTasksPerWorker tasks a worker, so that a hot expert still spreads.
   Value threads = workerCount(e, anchor), splits = one, taskRowsCap = one;
   bool anyWhole = llvm::any_of(kernels, [](auto &kernel) { return kernel->wholeRowBlocks(); });
-  bool anyKeeps = llvm::any_of(kernels, [](auto &kernel) { return kernel->keepsWeightBlock(); });
+  bool anyKeeps = llvm::any_of(kernels, [](auto &kernel) { return kernel->runsRowBlocksTogether(); });
   if (anyWhole || anyKeeps) {
     // Over the groups: the whole row blocks and the work.
     SmallVector<Value> sums = e.forLoop(
@@ -313,7 +316,7 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
     // of row blocks runs it once per row block, the weight block packed by
     // the first.
     auto emitTask = [&](GmmKernel &kernel) {
-      if (!kernel.keepsWeightBlock())
+      if (!kernel.runsRowBlocksTogether())
         return kernel.emitTask(task);
       e.forLoop(task.firstRow, task.endRow, fields[6], ValueRange{}, [&](Value r, ValueRange) {
         GmmTask rowBlock = task;
