@@ -77,7 +77,9 @@ def Moe_GmmLoweringAttr : Moe_Attr<"GmmLowering", "gmm_lowering"> {
     8-15 up, or 8 gate/up pairs when interleaved) and its depth, column and
     row blocks (a group split evenly into row blocks of at most mc rows);
     `packed_columns` the weight columns of a packed (bf16/int8) task;
-    `dot_rows` the rows of an AVX512_BF16 dot task. `fuse` names what the
+    `dot_rows` the rows of an AVX512_BF16 dot row block (with weights
+    prepared at load time; a task runs a weight block's row blocks
+    together). `fuse` names what the
     kernel does in the same pass over the rows: `gather` (reads the pack's
     rows through its permutation), `swiglu` (the activation in the
     epilogue; on a SwiGLU's gate and up gmms both).

@@ -136,7 +136,7 @@ public:
   /// with consecutive tasks sharing a row block, each worker packed the
   /// rows the other had packed, a tenth.)
   bool wholeRowBlocks() const override { return p.packedRhs && !p.int8; }
-  bool keepsWeightBlock() const override { return !p.packedRhs; }
+  bool runsRowBlocksTogether() const override { return !p.packedRhs; }
   bool loadsQuantizedRowTiles() const override { return p.int8; }
   void prepare() override {
     if (p.int8)

@@ -76,16 +76,19 @@ public:
     return evenRowBlock(e, groupRows, taskRowsCap(), kTileRowCount);
   }
   int64_t columnBlock() const override { return ops.columnBlock(); }
-  bool keepsWeightBlock() const override { return !p.packedRhs; }
-  /// Weights packed at load time too: one worker runs a weight block's row
-  /// blocks one after another, the first reading the block from DRAM and
-  /// the others from its L2. As one task each, the two workers took the 48-
+  /// Weights packed per call: one worker packs a block for all its row
+  /// blocks. Packed at load time too: the first row block reads the block
+  /// from DRAM and the others from the worker's L2. As one task each, the two workers took the 48-
   /// and 20-row tasks of a 68-row expert (T 512 top-8) side by side, each
   /// reading the block: twice the weights' traffic of one thread, and the
   /// gmms 1.72-1.80x from 1 to 2 threads. AMD EPYC znver5, T 512 top-8,
   /// alternating (medians of 15 calls): 120.8 / 120.4 / 126.9 / 116.6 ms
   /// -> 112.0 / 104.8 / 97.6 / 112.5; T 4096 top-8 819 / 760 / 803 -> 756
   /// / 777 / 777, top-2 unchanged (215 / 199 / 233 -> 214 / 207 / 228).
+  /// With only a range's last row block fetching the next block
+  /// (GmmScheduler.cpp), six more pairs at T 512: 102-140 ms (median 119)
+  /// -> 105-125 (110); null routing f 0.5 (about 274 rows an expert) 431 /
+  /// 399 / 396 -> 392 / 380 / 385 ms, f 0 unchanged.
   bool runsRowBlocksTogether() const override { return true; }
   void allocScratch() override {
     ops.allocWeightCache();
@@ -213,9 +216,9 @@ void Bf16DotKernel::emitTask(const GmmTask &task) {
   // block from DRAM (later tiles find it in L2). Fetching the block of the
   // worker's next task meanwhile, spread over the task's depth steps at up
   // to a line a step, hides that for the next one. T 4096 top-2 (136 rows
-  // an expert, three tasks a block; AMD EPYC znver5, 2 threads): the up
+  // an expert, three row blocks a block; AMD EPYC znver5, 2 threads): the up
   // and down gmms 80% and 78% -> 92% and 94% of the AVX512_BF16 peak
-  // (94-95% with the weights in L3); top-8 (12 tasks a block) unchanged.
+  // (94-95% with the weights in L3); top-8 (12 row blocks a block) unchanged.
   // Not by a task of a group of fewer rows than a full tile (decode
   // sizes), which reads its block once, from DRAM, and is bound by that
   // stream: its fetch of a quarter of a guessed next block (a line a step;

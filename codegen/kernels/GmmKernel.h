@@ -4,10 +4,11 @@
 // worker per thread taking tasks from an atomic counter) running tasks of
 // the kinds #moe.gmm_lowering lists. A task is rows [firstRow, endRow) of one
 // group times one block of output columns (or, for a kind of whole row
-// blocks, a range of them), over the whole depth. (With weights packed per
-// call the scheduler's task is a range of row blocks of one column block,
-// which it runs as the kind's tasks one after another on one worker: a kind
-// sees one row block a task.) Each kind is a GmmKernel in a file of its own:
+// blocks, a range of them), over the whole depth. (For a kind that runs a
+// weight block's row blocks together the scheduler's task is a range of row
+// blocks of one column block, which it runs as the kind's tasks one after
+// another on one worker: a kind sees one row block a task.) Each kind is a
+// GmmKernel in a file of its own:
 //
 //   fma              FmaKernel.cpp        AVX-512 FMA register tiles (f32, bf16 widened)
 //   avx512bf16_dot   Bf16DotKernel.cpp    vdpbf16ps register tiles
@@ -47,8 +48,10 @@ class PackedOperands;
 /// weight block its worker will likely multiply next: the task `workers`
 /// on in the table (the last task past the table's end), as tasks of about
 /// equal size alternate between the workers; its own block when that task
-/// is of another kind. A kind reading weights packed at load time fetches that
-/// block while the task runs, so its first rows do not wait on DRAM.
+/// is of another kind, and for the row blocks of a range but its last (the
+/// worker's next row block is of the same block). A kind reading weights
+/// packed at load time fetches that block while the task runs, so its
+/// first rows do not wait on DRAM.
 struct GmmTask {
   Value firstRow, endRow, group, columnBlock;
   /// The end of the task's column blocks: columnBlock + 1, or for a kind of
@@ -107,26 +110,22 @@ public:
   virtual int64_t columnBlock() const = 0;
   /// Whether a task is a whole row block, every column block of it (the
   /// kind runs the column blocks [columnBlock, columnBlockEnd) itself, its
-  /// rows packed once), instead of one column block of it (a kind that
-  /// keeps a weight block across tasks). A whole row block goes into
+  /// rows packed once), instead of one column block of it (or a range of
+  /// row blocks of one: runsRowBlocksTogether). A whole row block goes into
   /// ranges of column blocks when there are fewer than two such tasks a
   /// worker.
   virtual bool wholeRowBlocks() const { return false; }
-  /// Whether the kind packs a task's weight block into a per-worker cache
-  /// that the worker's next task of the same (group, column block) reuses
-  /// (PackedOperands::ensureWeights). With weights packed per call the
-  /// scheduler then gives a task a range of row blocks of one weight block,
-  /// so that one worker packs it (GmmScheduler.cpp); a kind that packs per
-  /// depth block (fma) or reads the weights in place gains nothing from
-  /// coarser tasks and keeps one row block a task.
-  virtual bool keepsWeightBlock() const { return false; }
   /// Whether the scheduler gives a task a range of row blocks of one weight
-  /// block, which its worker runs one after another (GmmScheduler.cpp): a
-  /// kind that keeps its weight block packs it once for all of them; one
-  /// reading weights packed at load time reads the block from DRAM once
-  /// and then from its L2 (Bf16DotKernel.cpp), where two workers taking
-  /// the block's row blocks side by side would each read it from DRAM.
-  virtual bool runsRowBlocksTogether() const { return keepsWeightBlock(); }
+  /// block, which its worker runs one after another (GmmScheduler.cpp). A
+  /// kind that packs a task's weight block per call into a per-worker cache
+  /// (PackedOperands::ensureWeights) packs it once for all of them; the dot
+  /// kind reading weights packed at load time reads the block from DRAM
+  /// once and then from its L2, where two workers taking the block's row
+  /// blocks side by side would each read it from DRAM (Bf16DotKernel.cpp).
+  /// A kind that packs per depth block (fma) gains nothing from coarser
+  /// tasks, and the int8 kinds' prepared tasks hold a group's rows already
+  /// (up to PackedOperands::kMaxInt8Rows).
+  virtual bool runsRowBlocksTogether() const { return false; }
 
   /// Whether the kind loads int8 rows as tiles of consecutive quantized
   /// rows (AMX), which a token quantized once for its K gathered rows

@@ -42,7 +42,7 @@ struct GmmKernelPlan {
   strategy::GmmTiling tiling; // the fma kind's tiles
   int64_t packedColumns = 0;  // weight columns of a packed kind's task
   int64_t amxMinRows = 0;     // AMX for groups of at least as many rows
-  int64_t dotRows = 0;        // rows of an avx512bf16_dot task
+  int64_t dotRows = 0;        // rows of an avx512bf16_dot row block (weights packed at load time)
   // int8 weights (moe.gmm with scales): the rows are quantized per row
   // (PackedOperands.h); the scales are [E] or [E, N] (`perChannel`).
   bool int8 = false;

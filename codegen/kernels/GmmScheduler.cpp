@@ -3,11 +3,10 @@
 //   tasks  = for each group, column block, range of row blocks: a kind
 //            whose runsRowBlocksTogether says so runs a range's row blocks
 //            one after another on one weight block (packed once by its
-//            worker when the kind keeps it, keepsWeightBlock; read from DRAM
-//            once and then from L2 when packed at load time: the bf16 dot
-//            kind), the ranges cut so that each worker has about
-//            kMinTasksPerWorker tasks' work or more; for the other kinds a
-//            range is one row block. A
+//            worker when packed per call; read from DRAM once and then from
+//            L2 when packed at load time: the bf16 dot kind), the ranges
+//            cut so that each worker has about kMinTasksPerWorker tasks'
+//            work or more; for the other kinds a range is one row block. A
 //            kind whose wholeRowBlocks says so takes, for each group, a row
 //            block and all its column blocks instead: AMX with prepared
 //            weights packs a task's rows once for all its column blocks
@@ -50,9 +49,9 @@ namespace {
 // first row, end row, group, column block, kind, column block end, rows of
 // one of its row blocks
 constexpr int64_t kTaskFields = 7;
-/// A kind that keeps its weight block: a task is a range of row blocks of
-/// one weight block, so that one worker packs the block for all of them;
-/// a range holds at most the rows x column blocks of all groups over this
+/// A kind that runs a weight block's row blocks together: a task is a range
+/// of row blocks of one weight block, so that one worker packs (or reads
+/// from DRAM) the block for all of them; a range holds at most the rows x column blocks of all groups over this
 /// many tasks a worker (a hot expert's rows still spread over the workers).
 constexpr int64_t kMinTasksPerWorker = 8;
 } // namespace
@@ -193,11 +192,11 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
                          e.index(maxColumnBlocks));
   Value tasks = e.alloc({ShapedType::kDynamic, kTaskFields}, indexType, {maxTasks});
   // A group's kind, its rows per task, its column blocks, whether its tasks
-  // are whole row blocks and whether its kind keeps a weight block across
-  // tasks; `splits`: into how many ranges of column blocks a whole row
+  // are whole row blocks and whether its kind runs a weight block's row
+  // blocks together; `splits`: into how many ranges of column blocks a whole row
   // block goes.
   struct GroupPlan {
-    Value kind, rowBlock, rowBlocks, columnBlocks, whole, keeps;
+    Value kind, rowBlock, rowBlocks, columnBlocks, whole, together;
   };
   auto planGroup = [&](Value rows) {
     auto flag = [&](bool v) -> Value { return arith::ConstantOp::create(b, b.getBoolAttr(v)); };
@@ -211,7 +210,7 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
       plan.rowBlock = e.select(takes, kernels[k]->rowBlock(rows), plan.rowBlock);
       plan.columnBlocks = e.select(takes, columnBlocks(*kernels[k]), plan.columnBlocks);
       plan.whole = e.select(takes, flag(kernels[k]->wholeRowBlocks()), plan.whole);
-      plan.keeps = e.select(takes, flag(kernels[k]->runsRowBlocksTogether()), plan.keeps);
+      plan.together = e.select(takes, flag(kernels[k]->runsRowBlocksTogether()), plan.together);
     }
     plan.rowBlocks = e.divs(e.add(rows, e.sub(plan.rowBlock, one)), plan.rowBlock);
     return plan;
@@ -238,8 +237,8 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
   // kMinTasksPerWorker tasks a worker, so that a hot expert still spreads.
   Value threads = workerCount(e, anchor), splits = one, taskRowsCap = one;
   bool anyWhole = llvm::any_of(kernels, [](auto &kernel) { return kernel->wholeRowBlocks(); });
-  bool anyKeeps = llvm::any_of(kernels, [](auto &kernel) { return kernel->runsRowBlocksTogether(); });
-  if (anyWhole || anyKeeps) {
+  bool anyTogether = llvm::any_of(kernels, [](auto &kernel) { return kernel->runsRowBlocksTogether(); });
+  if (anyWhole || anyTogether) {
     // Over the groups: the whole row blocks and the work.
     SmallVector<Value> sums = e.forLoop(
         zero, groups, ValueRange{zero, zero, zero}, [&](Value g, ValueRange acc) -> SmallVector<Value> {
@@ -253,7 +252,7 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
       Value wholeTasks = e.max(sums[1], one);
       splits = e.divs(e.add(e.mul(threads, e.index(2)), e.sub(wholeTasks, one)), wholeTasks);
     }
-    if (anyKeeps)
+    if (anyTogether)
       taskRowsCap = e.max(e.divs(sums[2], e.mul(threads, e.index(kMinTasksPerWorker))), one);
   }
 
@@ -266,11 +265,11 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
         Value blocks = plan.columnBlocks;
         Value span = e.select(plan.whole, e.divs(e.add(blocks, e.sub(splits, one)), splits), one);
         Value ranges = e.divs(e.add(blocks, e.sub(span, one)), span);
-        // Row blocks a task: for a kind that keeps its weight block, as
+        // Row blocks a task: for a kind that runs them together, as
         // many as taskRowsCap rows hold, at least 1 (also for an empty
         // group, whose row blocks are 0); else 1.
         Value fitting = e.min(e.divs(taskRowsCap, plan.rowBlock), plan.rowBlocks);
-        Value rowSpan = e.select(plan.keeps, e.max(fitting, one), one);
+        Value rowSpan = e.select(plan.together, e.max(fitting, one), one);
         Value rowRanges = e.divs(e.add(plan.rowBlocks, e.sub(rowSpan, one)), rowSpan);
         Value taskRows = e.mul(rowSpan, plan.rowBlock);
         // The group's tasks, t = 0 .. rowRanges x ranges: the row ranges of
@@ -312,9 +311,12 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
     Value nextGroup = e.select(sameKind, e.load(tasks, {next, e.index(2)}), fields[2]);
     Value nextBlock = e.select(sameKind, e.load(tasks, {next, e.index(3)}), fields[3]);
     GmmTask task{fields[0], fields[1], fields[2], fields[3], fields[5], nextGroup, nextBlock};
-    // A kind's task code; for a kind that keeps its weight block, a range
-    // of row blocks runs it once per row block, the weight block packed by
-    // the first.
+    // A kind's task code; for a kind that runs a weight block's row blocks
+    // together, a range of row blocks runs it once per row block (the
+    // weight block packed by the first, or read from DRAM by it). Until the
+    // range's last row block the worker's next block is this one: the next
+    // task's block, fetched by each row block, would take half of L2 from
+    // the block the range reads (12 row blocks at T 4096 top-8).
     auto emitTask = [&](GmmKernel &kernel) {
       if (!kernel.runsRowBlocksTogether())
         return kernel.emitTask(task);
@@ -322,6 +324,9 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
         GmmTask rowBlock = task;
         rowBlock.firstRow = r;
         rowBlock.endRow = e.min(e.add(r, fields[6]), task.endRow);
+        Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::sge, rowBlock.endRow, task.endRow);
+        rowBlock.nextGroup = e.select(last, task.nextGroup, task.group);
+        rowBlock.nextColumnBlock = e.select(last, task.nextColumnBlock, task.columnBlock);
         kernel.emitTask(rowBlock);
         return SmallVector<Value>{};
       });

@@ -63,7 +63,7 @@ class Int8Avx2Kernel final : public Int8Kernel {
 public:
   using Int8Kernel::Int8Kernel;
 
-  bool keepsWeightBlock() const override { return !p.packedRhs; }
+  bool runsRowBlocksTogether() const override { return !p.packedRhs; }
   void allocScratch() override {
     ops.allocWeightCache();
     firstSums = e.alloc({kAvx2Rows, kLanes}, e.b.getI32Type(), {});

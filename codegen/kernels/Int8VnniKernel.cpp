@@ -41,7 +41,7 @@ public:
   using Int8Kernel::Int8Kernel;
 
   void allocScratch() override { ops.allocWeightCache(); }
-  bool keepsWeightBlock() const override { return !p.packedRhs; }
+  bool runsRowBlocksTogether() const override { return !p.packedRhs; }
   void emitTask(const GmmTask &task) override;
 
 private:

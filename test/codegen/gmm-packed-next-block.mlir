@@ -4,7 +4,8 @@
 // find it in L2), so each task fetches the block its worker likely takes
 // next while it runs. That is the task `workers` on in the table (tasks of
 // about equal size alternate between the workers), if it is of the same
-// kind; else the task's own block again. The fetch walks that block as one
+// kind; else the task's own block again (and the dot kind's row blocks of
+// a range but its last fetch their own block). The fetch walks that block as one
 // run of values, `stride` values a depth step of the task's tiles (so it
 // spreads over the whole task, up to a line a step), clamped to its end.
 // Tasks of a group of fewer rows than a full tile (decode sizes, bound by
@@ -28,14 +29,23 @@
 // CHECK-NEXT:      %[[NG:.*]] = arith.select %[[SAME]], %[[G]], %[[GROUP]] : index
 // CHECK:           %[[CB:.*]] = memref.load %[[TABLE]][%[[NEXT]], %c3{{(_[0-9]+)?}}]
 // CHECK-NEXT:      %[[NCB:.*]] = arith.select %[[SAME]], %[[CB]], %[[BLOCK]] : index
+// A task is a range of row blocks of one weight block (runsRowBlocksTogether:
+// one worker reads the block from DRAM, its other row blocks find it in L2),
+// run one after another; until the last, the next block is the task's own.
+// CHECK:           scf.for %[[R:.*]] = %[[FIRST:.*]] to %[[END:.*]] step %[[ROWBLOCK:[^ ]*]] {
+// CHECK-NEXT:        %[[PAST:.*]] = arith.addi %[[R]], %[[ROWBLOCK]] : index
+// CHECK-NEXT:        %[[RBEND:.*]] = arith.minsi %[[PAST]], %[[END]] : index
+// CHECK-NEXT:        %[[LAST:.*]] = arith.cmpi sge, %[[RBEND]], %[[END]] : index
+// CHECK-NEXT:        %[[RNG:.*]] = arith.select %[[LAST]], %[[NG]], %[[GROUP]] : index
+// CHECK-NEXT:        %[[RNCB:.*]] = arith.select %[[LAST]], %[[NCB]], %[[BLOCK]] : index
 // The task's own block, then the next one: 2 tiles of 16 columns x 32
 // depth pairs, 2048 values.
 // CHECK:           %[[OWN:.*]] = memref.subview %{{.*}}[%[[GROUP]], %{{.*}}, %{{.*}}, %{{.*}}] [1, 2, 32, 32]
 // CHECK:           %[[GROUPSIZE:.*]] = memref.load %{{.*}}[%[[GROUP]]] : memref<2xi32
 // CHECK-NEXT:      %[[GROUPROWS:.*]] = arith.index_cast %[[GROUPSIZE]] : i32 to index
 // CHECK:           %[[FULL:.*]] = arith.cmpi sge, %[[GROUPROWS]], %c6{{(_[0-9]+)?}} : index
-// CHECK:           %[[FIRSTTILE:.*]] = arith.muli %[[NCB]], %c2{{(_[0-9]+)?}} : index
-// CHECK:           %[[NEXTBLOCK:.*]] = memref.subview %{{.*}}[%[[NG]], %[[FIRSTTILE]], %{{.*}}, %{{.*}}] [1, 2, 32, 32]
+// CHECK:           %[[FIRSTTILE:.*]] = arith.muli %[[RNCB]], %c2{{(_[0-9]+)?}} : index
+// CHECK:           %[[NEXTBLOCK:.*]] = memref.subview %{{.*}}[%[[RNG]], %[[FIRSTTILE]], %{{.*}}, %{{.*}}] [1, 2, 32, 32]
 // CHECK-NEXT:      %[[FLAT:.*]] = memref.collapse_shape %[[NEXTBLOCK]] {{\[\[}}0, 1, 2]] : {{.*}} into memref<2048xbf16, {{.*}}>
 // The stride: the block's values over the task's depth steps (its tiles
 // of 6 rows x column quads x 32 depth pairs), 1 to 32 (a line).
