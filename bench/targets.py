@@ -5,8 +5,9 @@ Reads LOG_DIR/forward/run.txt (compare.sh: the forward against the oneDNN
 loop), LOG_DIR/training/run.txt (compare.sh: the f32 step against PyTorch
 autograd) and LOG_DIR/targets.txt (targets.sh's own runs, each after a
 "TARGET key=value ..." line). A ratio over compare.sh's rounds is the median
-of the rounds' ratios (bench/table.py); the others are of one pair of runs
-made back to back. A target whose runs are missing (a failed run, a log cut
+of the rounds' ratios (bench/table.py); a thread ratio is of the means of
+each thread count's runs (1, N, N, 1: every one of them must have a figure);
+the others are of one pair of runs made back to back. A target whose runs are missing (a failed run, a log cut
 short) reads "not measured". The AMX rows appear when the forward ran its
 bf16 groups on AMX tiles (its peak is the AMX one).
 Usage: targets.py LOG_DIR [--markdown]."""
@@ -52,8 +53,11 @@ def find_all(runs, **want):
 def mean_tps(runs, **want):
     """The mean tokens/s of every run with every key=value of want, or None
     (targets.sh runs each thread count twice, in the order 1, N, N, 1)."""
-    each = [v for v in (tps(lines) for lines in find_all(runs, **want)) if v is not None]
-    return sum(each) / len(each) if each else None
+    each = [tps(lines) for lines in find_all(runs, **want)]
+    # A failed run leaves the other alone, whose drift nothing cancels.
+    if not each or None in each:
+        return None
+    return sum(each) / len(each)
 
 
 def tps(lines, **want):

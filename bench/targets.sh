@@ -15,11 +15,10 @@
 # reach it): T 4096 (512 and 16 where it says), H 2048, M 1408, E 60. Each
 # 1 -> THREADS pair runs in the order 1, THREADS, THREADS, 1 and gives the
 # ratio of the means, the host's drift over the four runs cancelled to first
-# order. Exit code: 2 for a
-# bad environment, 3 when a rate beat its unit's peak measured in the run
-# (compare.sh's or moe-bench's warning), 4 when a run failed (its targets
-# read "not measured"; its error above), else 0 whether the targets are met
-# or not.
+# order. Exit code: 2 for a bad environment, 3 when a rate beat its unit's
+# peak or the read bandwidth measured in the run (compare.sh's or
+# moe-bench's warning), 4 when a run failed (its targets read "not
+# measured"; its error above), else 0 whether the targets are met or not.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MOEC_BUILD_DIR:-$root/build}

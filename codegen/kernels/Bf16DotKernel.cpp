@@ -228,8 +228,9 @@ void Bf16DotKernel::emitTask(const GmmTask &task) {
   // and 8.6 -> 7.6 ms. Fetching the task's own tiles 16 steps ahead as
   // well (the VNNI kind's fetchTilesAhead): T 16 17.9 ms against 18.2, T 4
   // 8.1 against 7.6 (same rounds): not kept. The last few rows of a larger
-  // group, a task of their own, still fetch: skipping theirs too made T
-  // 4096 top-2 2% slower (212 against 208 ms, medians of four pairs).
+  // group still fetch: skipping theirs too made T 4096 top-2 2% slower (212
+  // against 208 ms, medians of four pairs; then a task of their own, now a
+  // range's last row block, the one that fetches the next task's block).
   Value rowTiles = e.divs(e.add(rows, e.index(kTileRowCount - 1)), e.index(kTileRowCount));
   std::optional<PackedOperands::NextBlock> next =
       ops.nextBlock(task, e.mul(e.mul(rowTiles, quads), depthPairs), kTileRowCount);

@@ -51,8 +51,9 @@ namespace {
 constexpr int64_t kTaskFields = 7;
 /// A kind that runs a weight block's row blocks together: a task is a range
 /// of row blocks of one weight block, so that one worker packs (or reads
-/// from DRAM) the block for all of them; a range holds at most the rows x column blocks of all groups over this
-/// many tasks a worker (a hot expert's rows still spread over the workers).
+/// from DRAM) the block for all of them; a range holds at most the rows x
+/// column blocks of all groups over this many tasks a worker (a hot
+/// expert's rows still spread over the workers).
 constexpr int64_t kMinTasksPerWorker = 8;
 } // namespace
 
