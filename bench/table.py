@@ -62,6 +62,19 @@ def round_ratios(mine, theirs):
     return [float(mine[r]["tokens_per_s"]) / float(theirs[r]["tokens_per_s"]) for r in both]
 
 
+def print_table(header, rows, markdown):
+    """Rows under their header, as a markdown table or in aligned columns."""
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for r in rows:
+            print("| " + " | ".join(r) + " |")
+        return
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    for r in [header] + rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit("usage: table.py LOG [--markdown]")
@@ -103,17 +116,7 @@ def main():
                      f"{median_of(t, 'tflops'):.3f}" if t else "-",
                      f"{median_of(o, 'tflops'):.3f}" if o else "-", ratio(runs, t or {}),
                      ratio(runs, o or {})])
-    if "--markdown" in sys.argv:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for r in rows:
-            print("| " + " | ".join(r) + " |")
-    else:
-        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-                  for i, h in enumerate(header)]
-        print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
-        for r in rows:
-            print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+    print_table(header, rows, "--markdown" in sys.argv)
     if rounds > 1:
         print(f"medians of {rounds} rounds; each ratio the median of the rounds' ratios (their range)")
     for name, value in sorted(peaks.items()):

@@ -15,7 +15,7 @@ import os
 import statistics
 import sys
 
-from table import fields, parse_log, round_ratios
+from table import fields, parse_log, print_table, round_ratios
 
 
 def read_lines(path):
@@ -37,17 +37,14 @@ def parse_targets(lines):
     return runs
 
 
-def find(runs, **want):
-    """The lines of the first run whose marker has every key=value of want."""
-    for marker, lines in runs:
-        if all(marker.get(k) == str(v) for k, v in want.items()):
-            return lines
-    return []
-
-
 def find_all(runs, **want):
     """The lines of every run whose marker has every key=value of want."""
     return [lines for marker, lines in runs if all(marker.get(k) == str(v) for k, v in want.items())]
+
+
+def find(runs, **want):
+    """The lines of the first such run, or none."""
+    return next(iter(find_all(runs, **want)), [])
 
 
 def mean_tps(runs, **want):
@@ -94,7 +91,7 @@ class Table:
             shown = round(value, 2 if unit == "x" else 1)
             verdict = "met" if need is not None and (shown > need if ahead else shown >= need) else "not met"
         if need is None:
-            verdict = ""
+            verdict = ""  # a figure, no target
         sign = "> " if ahead else ">= "
         needed = "" if need is None else sign + (f"{need:.2f}x" if unit == "x" else f"{need:.0f}%")
         self.rows.append([name, text, needed, verdict])
@@ -122,12 +119,11 @@ def main():
         t.add(f"f32 forward top-{k}: moec / oneDNN loop",
               round_ratios(f32, fwd_peers.get(("forward", "f32", k, "onednn"), {})), 1.03)
         t.add(f"f32 forward top-{k}: share of the FP32 FMA peak", each_round(f32, "peak_pct"), 94, "%")
-        t.add(f"bf16 forward top-{k}: moec / oneDNN loop",
-              round_ratios(bf16, fwd_peers.get(("forward", "bf16", k, "onednn"), {})), 1.05)
+        bf16_onednn = round_ratios(bf16, fwd_peers.get(("forward", "bf16", k, "onednn"), {}))
+        t.add(f"bf16 forward top-{k}: moec / oneDNN loop", bf16_onednn, 1.05)
         t.add(f"bf16 forward top-{k}: moec bf16 / moec f32", round_ratios(bf16, f32), 1.9)
         if amx and k == 8:
-            t.add("AMX: bf16 forward top-8: moec / oneDNN loop",
-                  round_ratios(bf16, fwd_peers.get(("forward", "bf16", 8, "onednn"), {})), 1.5)
+            t.add("AMX: bf16 forward top-8: moec / oneDNN loop", bf16_onednn, 1.5)
             t.add("AMX: bf16 forward top-8: share of the AMX BF16 peak", each_round(bf16, "peak_pct"), 40, "%")
 
     # Training, T 4096 top-8.
@@ -167,16 +163,7 @@ def main():
     t.add("compact EP / dense EP (2 in-process shards)",
           share(tps(find(runs, section="ep", dispatch="compact")), tps(find(runs, section="ep", dispatch="dense"))), 1.5)
 
-    header = ["target", "measured", "needed", ""]
-    if "--markdown" in sys.argv:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for r in t.rows:
-            print("| " + " | ".join(r) + " |")
-    else:
-        widths = [max(len(h), *(len(r[i]) for r in t.rows)) for i, h in enumerate(header)]
-        for r in [header] + t.rows:
-            print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    print_table(["target", "measured", "needed", ""], t.rows, "--markdown" in sys.argv)
     for name, value in sorted(peaks.items()):
         print(f"{name} peak measured in the run: {value:.1f} GFLOP/s")
     verdicts = [r[3] for r in t.rows if r[3]]
