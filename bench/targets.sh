@@ -6,7 +6,7 @@
 # against the DRAM read bandwidth and the oneDNN loop, and the gains kept
 # (null routing, int8, compact EP). About 17 minutes on 2 cores of the
 # Zen 5 VM with ROUNDS=2. Run it on a quiet host: nothing else running.
-# Environment: ROUNDS (2: the forward's rounds), THREADS (2), LLC_MIB (32:
+# Environment: ROUNDS (2: the forward's and the decode runs' rounds), THREADS (2), LLC_MIB (32:
 # the last-level cache the decode runs assume, so that their weights, 874 MiB
 # in bf16 and 437 in int8, are read from DRAM and measured against its
 # bandwidth even where a VM describes a larger cache), LOG_DIR keeps the raw
@@ -99,13 +99,17 @@ done
 # Decode sizes: the weights' rate against the read bandwidth, and tokens/s
 # against the oneDNN bf16 loop on the same routing (the peer has no int8
 # loop: int8 is set against its bf16 one, the fastest oneDNN form here).
+# ROUNDS rounds of the three (targets.py: the medians): one run's share
+# moves with the host's memory.
 mkdir -p "$log/decode"
-measure "section=decode quant=none" bench --tokens 16 --topk 8 --dtype bf16 --iters 31 \
-  --threads "$THREADS" --llc-mib "$LLC_MIB" --dump-routing "$log/decode"
-measure "section=decode quant=int8" bench --tokens 16 --topk 8 --dtype bf16 --quant-mode int8 \
-  --iters 31 --threads "$THREADS" --llc-mib "$LLC_MIB"
-measure "section=decode peer=onednn" "$build/bin/moe-peer-onednn" --routing "$log/decode/random-top8" \
-  "${shape[@]}" --dtype bf16 --iters 31 --warmup 1 --threads "$THREADS"
+for r in $(seq 1 "$ROUNDS"); do
+  measure "section=decode quant=none round=$r" bench --tokens 16 --topk 8 --dtype bf16 --iters 31 \
+    --threads "$THREADS" --llc-mib "$LLC_MIB" --dump-routing "$log/decode"
+  measure "section=decode quant=int8 round=$r" bench --tokens 16 --topk 8 --dtype bf16 --quant-mode int8 \
+    --iters 31 --threads "$THREADS" --llc-mib "$LLC_MIB"
+  measure "section=decode peer=onednn round=$r" "$build/bin/moe-peer-onednn" --routing "$log/decode/random-top8" \
+    "${shape[@]}" --dtype bf16 --iters 31 --warmup 1 --threads "$THREADS"
+done
 
 # The gains to keep: null routing (f 0.5 against 0), int8 against bf16,
 # compact expert parallelism against dense (2 in-process shards).
