@@ -32,9 +32,20 @@
 // A task is a range of row blocks of one weight block (runsRowBlocksTogether:
 // one worker reads the block from DRAM, its other row blocks find it in L2),
 // run one after another; until the last, the next block is the task's own.
-// CHECK:           scf.for %[[R:.*]] = %[[FIRST:.*]] to %[[END:.*]] step %[[ROWBLOCK:[^ ]*]] {
-// CHECK-NEXT:        %[[PAST:.*]] = arith.addi %[[R]], %[[ROWBLOCK]] : index
-// CHECK-NEXT:        %[[RBEND:.*]] = arith.minsi %[[PAST]], %[[END]] : index
+// The short row block (rows mod the row block, 1 to a whole one) first: the
+// loop starts a row block before the range's first row plus it, the first
+// row block clamped to the range's first row; the last, the one that
+// fetches, is whole.
+// CHECK:           %[[ROWS:.*]] = arith.subi %[[END:.*]], %[[FIRST:.*]] : index
+// CHECK-NEXT:      %[[RBLESS1:.*]] = arith.subi %[[ROWBLOCK:.*]], %c1{{(_[0-9]+)?}} : index
+// CHECK-NEXT:      %[[ROUNDUP:.*]] = arith.addi %[[ROWS]], %[[RBLESS1]] : index
+// CHECK-NEXT:      %[[REM:.*]] = arith.remsi %[[ROUNDUP]], %[[ROWBLOCK]] : index
+// CHECK-NEXT:      %[[HEAD:.*]] = arith.addi %[[REM]], %c1{{(_[0-9]+)?}} : index
+// CHECK-NEXT:      %[[HEADEND:.*]] = arith.addi %[[FIRST]], %[[HEAD]] : index
+// CHECK-NEXT:      %[[START:.*]] = arith.subi %[[HEADEND]], %[[ROWBLOCK]] : index
+// CHECK-NEXT:      scf.for %[[R:.*]] = %[[START]] to %[[END]] step %[[ROWBLOCK]] {
+// CHECK-NEXT:        %[[RBFIRST:.*]] = arith.maxsi %[[R]], %[[FIRST]] : index
+// CHECK-NEXT:        %[[RBEND:.*]] = arith.addi %[[R]], %[[ROWBLOCK]] : index
 // CHECK-NEXT:        %[[LAST:.*]] = arith.cmpi sge, %[[RBEND]], %[[END]] : index
 // CHECK-NEXT:        %[[RNG:.*]] = arith.select %[[LAST]], %[[NG]], %[[GROUP]] : index
 // CHECK-NEXT:        %[[RNCB:.*]] = arith.select %[[LAST]], %[[NCB]], %[[BLOCK]] : index
