@@ -4,7 +4,7 @@
 # the oneDNN loop (bench/compare.sh, ROUNDS rounds), the training step against
 # PyTorch autograd, bf16's step against f32's, 1 -> 2 threads, decode sizes
 # against the DRAM read bandwidth and the oneDNN loop, and the gains kept
-# (null routing, int8, compact EP). About 17 minutes on 2 cores of the
+# (null routing, int8, compact EP). About 18 minutes on 2 cores of the
 # Zen 5 VM with ROUNDS=2. Run it on a quiet host: nothing else running.
 # Environment: ROUNDS (2: the forward's and the decode runs' rounds), THREADS (2), LLC_MIB (32:
 # the last-level cache the decode runs assume, so that their weights, 874 MiB
