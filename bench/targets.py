@@ -7,8 +7,8 @@ autograd) and LOG_DIR/targets.txt (targets.sh's own runs, each after a
 "TARGET key=value ..." line). A ratio over compare.sh's rounds is the median
 of the rounds' ratios (bench/table.py); a thread ratio is of the means of
 each thread count's runs (1, N, N, 1: every one of them must have a figure);
-a decode figure is the median of its rounds' (the oneDNN ratio of runs of the
-same round); the others are of one pair of runs made back to back. A target whose runs are missing (a failed run, a log cut
+a decode figure is the median of its rounds' (the oneDNN ratio of runs
+of the same round); the others are of one pair of runs made back to back. A target whose runs are missing (a failed run, a log cut
 short) reads "not measured". The AMX rows appear when the forward ran its
 bf16 groups on AMX tiles (its peak is the AMX one).
 Usage: targets.py LOG_DIR [--markdown]."""
@@ -149,8 +149,8 @@ def main():
     # Decode sizes, T 16 top-8: targets.sh runs bf16, int8 and the oneDNN
     # loop once a round (its ROUNDS); each figure is the median of the
     # rounds', a ratio of runs of the same round. One round's share moves
-    # with the host's memory: in one run the bandwidth measured 43.5 GB/s,
-    # in the next 74.7, while the weights' rate moved from 46.3 to 36.9.
+    # with the host's memory: in one run the bandwidth measured 74.7 GB/s
+    # and the weights' rate 46.3, in the next 43.5 and 36.9.
     bf16 = find_all(runs, section="decode", quant="none")
     int8 = find_all(runs, section="decode", quant="int8")
     onednn = [tps(lines) for lines in find_all(runs, section="decode", peer="onednn")]

@@ -333,8 +333,8 @@ void AmxKernel::emitTask(const GmmTask &task) {
   Value rowPairs = e.divs(e.add(e.sub(r1, r0), e.index(pairRows - 1)), e.index(pairRows));
   if (p.int8) {
     // The tiles read the quantized rows from r0 on: rows past r1 are the
-    // next group's (or the zero padding past the last row), computed and
-    // never stored.
+    // range's next row block's, the next group's or the zero padding past
+    // the last row, computed and never stored.
     Value colPairs = ops.ensureWeights(g, task.columnBlock);
     Value next = p.packedRhs ? ops.weightBlock(task.nextGroup, task.nextColumnBlock) : Value();
     emitColumnBlock(task, task.columnBlock, colPairs, rowPairs, r0, next);

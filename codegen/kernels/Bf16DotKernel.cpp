@@ -230,7 +230,7 @@ void Bf16DotKernel::emitTask(const GmmTask &task) {
   // 8.1 against 7.6 (same rounds): not kept. The last few rows of a larger
   // group still fetch: skipping theirs too made T 4096 top-2 2% slower (212
   // against 208 ms, medians of four pairs; then a task of their own, now a
-  // range's last row block, the one that fetches the next task's block).
+  // range's first row block, which fetches its own block: GmmScheduler.cpp).
   Value rowTiles = e.divs(e.add(rows, e.index(kTileRowCount - 1)), e.index(kTileRowCount));
   std::optional<PackedOperands::NextBlock> next =
       ops.nextBlock(task, e.mul(e.mul(rowTiles, quads), depthPairs), kTileRowCount);

@@ -321,13 +321,14 @@ void mlir::moe::codegen::emitGmmTasks(Emitter &e, const GmmKernelPlan &p, ArrayR
     auto emitTask = [&](GmmKernel &kernel) {
       if (!kernel.runsRowBlocksTogether())
         return kernel.emitTask(task);
-      // The range's short row block (rows mod the row block) runs first, so
-      // the last, which fetches the next task's block at up to a line a
-      // depth step, is a whole row block: a last block of 1-18 rows (1-3
-      // tiles of 6) had too few steps to fetch more than 25-75% of it. AMD
-      // EPYC znver5, 2 threads, bf16 prepared, alternating, medians of 14
-      // calls' medians: T 4096 top-8 781 -> 754 ms, T 512 top-8 (48 + 20
-      // rows an expert) 110.8 -> 105.2 ms.
+      // The range's short row block (1 to a whole row block: what the
+      // whole ones leave) runs first, so the last, which fetches the next
+      // task's block at up to a line a depth step, is a whole row block: a
+      // last block of 1-18 rows (1-3 tiles of 6) had too few steps to fetch
+      // more than 25-75% of it. AMD EPYC znver5, 2 threads, bf16 prepared,
+      // alternating, medians of 14 runs' medians: T 4096 top-8 781 -> 754
+      // ms, T 512 top-8 (68 rows an expert on average, many 49-66)
+      // 110.8 -> 105.2 ms.
       Value rowBlockRows = fields[6];
       Value rows = e.sub(task.endRow, task.firstRow);
       Value headRows = e.add(e.rems(e.add(rows, e.sub(rowBlockRows, one)), rowBlockRows), one);

@@ -10,8 +10,8 @@
 // spreads over the whole task, up to a line a step), clamped to its end.
 // Tasks of a group of fewer rows than a full tile (decode sizes, bound by
 // the stream of their own block) fetch no next block; a larger group's
-// last few rows, a task of their own, do. VNNI's decode tasks fetch their
-// own tiles a few steps ahead instead.
+// tasks do, whatever their own rows. VNNI's decode tasks fetch their own
+// tiles a few steps ahead instead.
 // RUN: moe-opt %s -moe-lower-to-loops -split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @dot_prepared
