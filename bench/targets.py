@@ -8,8 +8,9 @@ autograd) and LOG_DIR/targets.txt (targets.sh's own runs, each after a
 of the rounds' ratios (bench/table.py); a thread ratio is of the means of
 each thread count's runs (1, N, N, 1: every one of them must have a figure);
 a decode figure is the median of its rounds' (the oneDNN ratio of runs
-of the same round); the others are of one pair of runs made back to back. A target whose runs are missing (a failed run, a log cut
-short) reads "not measured". The AMX rows appear when the forward ran its
+of the same round); the others are of one pair of runs made back to back.
+A target whose runs are missing (a failed run, a log cut short) reads "not
+measured". The AMX rows appear when the forward ran its
 bf16 groups on AMX tiles (its peak is the AMX one).
 Usage: targets.py LOG_DIR [--markdown]."""
 import os

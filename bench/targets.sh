@@ -6,19 +6,20 @@
 # against the DRAM read bandwidth and the oneDNN loop, and the gains kept
 # (null routing, int8, compact EP). About 18 minutes on 2 cores of the
 # Zen 5 VM with ROUNDS=2. Run it on a quiet host: nothing else running.
-# Environment: ROUNDS (2: the forward's and the decode runs' rounds), THREADS (2), LLC_MIB (32:
-# the last-level cache the decode runs assume, so that their weights, 874 MiB
-# in bf16 and 437 in int8, are read from DRAM and measured against its
-# bandwidth even where a VM describes a larger cache), LOG_DIR keeps the raw
-# output (default: a temporary directory). The shapes are the issue's, pinned
-# here (compare.sh's own variables in the caller's environment do not
-# reach it): T 4096 (512 and 16 where it says), H 2048, M 1408, E 60. Each
-# 1 -> THREADS pair runs in the order 1, THREADS, THREADS, 1 and gives the
-# ratio of the means, the host's drift over the four runs cancelled to first
-# order. Exit code: 2 for a bad environment, 3 when a rate beat its unit's
-# peak or the read bandwidth measured in the run (compare.sh's or
-# moe-bench's warning), 4 when a run failed (its targets read "not
-# measured"; its error above), else 0 whether the targets are met or not.
+# Environment: ROUNDS (2: the forward's and the decode runs' rounds),
+# THREADS (2), LLC_MIB (32: the last-level cache the decode runs assume, so
+# that their weights, 874 MiB in bf16 and 437 in int8, are read from DRAM and
+# measured against its bandwidth even where a VM describes a larger cache),
+# LOG_DIR keeps the raw output (default: a temporary directory). The shapes
+# are the issue's, pinned here (compare.sh's own variables in the caller's
+# environment do not reach it): T 4096 (512 and 16 where it says), H 2048,
+# M 1408, E 60. Each 1 -> THREADS pair runs in the order 1, THREADS,
+# THREADS, 1 and gives the ratio of the means, the host's drift over the four
+# runs cancelled to first order. Exit code: 2 for a bad environment, 3 when a
+# rate beat its unit's peak or the read bandwidth measured in the run
+# (compare.sh's or moe-bench's warning), 4 when a run failed (its targets
+# read "not measured"; its error above), else 0 whether the targets are met
+# or not.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MOEC_BUILD_DIR:-$root/build}

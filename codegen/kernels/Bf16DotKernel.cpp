@@ -78,10 +78,10 @@ public:
   int64_t columnBlock() const override { return ops.columnBlock(); }
   /// Weights packed per call: one worker packs a block for all its row
   /// blocks. Packed at load time too: the first row block reads the block
-  /// from DRAM and the others from the worker's L2. As one task each, the two workers took the 48-
-  /// and 20-row tasks of a 68-row expert (T 512 top-8) side by side, each
-  /// reading the block: twice the weights' traffic of one thread, and the
-  /// gmms 1.72-1.80x from 1 to 2 threads. AMD EPYC znver5, T 512 top-8,
+  /// from DRAM and the others from the worker's L2. As one task each, the
+  /// two workers took the 48- and 20-row tasks of a 68-row expert (T 512
+  /// top-8) side by side, each reading the block: twice the weights'
+  /// traffic of one thread, and the gmms 1.72-1.80x from 1 to 2 threads. AMD EPYC znver5, T 512 top-8,
   /// alternating (medians of 15 calls): 120.8 / 120.4 / 126.9 / 116.6 ms
   /// -> 112.0 / 104.8 / 97.6 / 112.5; T 4096 top-8 819 / 760 / 803 -> 756
   /// / 777 / 777, top-2 unchanged (215 / 199 / 233 -> 214 / 207 / 228).

@@ -82,8 +82,9 @@ std::vector<Case> cases() {
     c.shape.groupSizes = {150, 3, 47};
   });
   // Weights packed per call: a kind that runs a weight block's row blocks
-  // together (runsRowBlocksTogether) takes ranges of row blocks of one weight block (GmmScheduler.cpp), of at most
-  // the work (2400 rows x 12 column blocks) over 8 tasks a worker. At 2
+  // together (runsRowBlocksTogether) takes ranges of row blocks of one
+  // weight block (GmmScheduler.cpp), of at most the work (2400 rows x 12
+  // column blocks) over 8 tasks a worker. At 2
   // threads (1800 rows) the hot group is two ranges of each kind's blocks:
   // AMX 7 + 2 of 256 rows, int8 2 + 1 of 768, the dot kind 150 + 42 of 12;
   // at 5 (720 rows) AMX 2 + 2 + 2 + 2 + 1, int8 single blocks.
