@@ -102,6 +102,28 @@ bool moec::setGeneratedCodeThreads(int threads) {
   return true;
 }
 
+namespace {
+/// libomp's source location (kmp.h's ident_t): the fields a fork reads.
+struct OmpIdent {
+  int32_t reserved1 = 0, flags = 0x2 /* KMP_IDENT_KMPC */, reserved2 = 0, reserved3 = 0;
+  const char *source = ";moec;wakeGeneratedCodeThreads;0;0;;";
+};
+void emptyMicrotask(int32_t *, int32_t *) {}
+} // namespace
+
+bool moec::wakeGeneratedCodeThreads() {
+  // __kmpc_fork_call is the entry every compiled `omp parallel` calls (the
+  // generated code's included): an empty region is a fork and a join.
+  using Microtask = void (*)(int32_t *, int32_t *, ...);
+  auto fork = reinterpret_cast<void (*)(OmpIdent *, int32_t, Microtask, ...)>(
+      libompSymbol("__kmpc_fork_call"));
+  if (!fork)
+    return false;
+  static OmpIdent ident;
+  fork(&ident, 0, reinterpret_cast<Microtask>(&emptyMicrotask));
+  return true;
+}
+
 std::string moec::compilerRtBuiltins() {
   return llvm::sys::fs::exists(MOEC_COMPILER_RT_BUILTINS) ? MOEC_COMPILER_RT_BUILTINS : "";
 }

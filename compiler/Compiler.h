@@ -108,6 +108,16 @@ std::vector<std::string> stageNames(mlir::ModuleOp module, const std::string &na
 /// next calls). False when libomp is not loaded (no JIT program yet).
 bool setGeneratedCodeThreads(int threads);
 
+/// Runs an empty parallel region on that runtime at this thread's worker
+/// count: workers asleep (libomp puts them to sleep after its block time,
+/// 200 ms idle) wake and spin for the next region, as they do between calls
+/// made back to back. A stage-timed call after a long one-thread call would
+/// otherwise time their wake-up in its first parallel stage (T 512 f32
+/// forward on the 2-core AMD EPYC VM: the route 1.8 ms at two threads, 0.61x
+/// its one-thread time; under 1.2 ms with KMP_BLOCKTIME=infinite). False
+/// when libomp is not loaded.
+bool wakeGeneratedCodeThreads();
+
 /// Function f's prepared form (moe-quantize's or moe-prepare-weights';
 /// runtime/PreparedWeights.h) and its halves' signatures, checked against
 /// f's (PreparedForm::mismatch). nullopt with `error` empty when `module`

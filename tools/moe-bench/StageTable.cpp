@@ -1,6 +1,7 @@
 //===- StageTable.cpp - the timed function's stages, timed inside it ------===//
 
 #include "StageTable.h"
+#include "StageOrder.h"
 
 #include "compiler/Compiler.h"
 #include "runtime/Buffer.h"
@@ -14,31 +15,25 @@ using namespace moebench;
 using llvm::format;
 
 namespace {
-/// Medians per stage, and of the call, over `iters` calls after `warmup`.
-bool timeAt(Compiled &staged, const std::string &function,
-            std::map<std::string, moec::Buffer> &pool, const std::vector<std::string> &args,
-            const std::vector<std::string> &results, int warmup, int iters,
-            std::vector<double> &medians, double &callMedian, std::string &error) {
+/// A thread count's kept calls: seconds per stage and of the whole call.
+struct Samples {
   std::vector<std::vector<double>> perStage;
   std::vector<double> calls;
-  for (int i = 0; i < warmup + iters; ++i) {
-    std::vector<double> seconds;
-    double s = staged.callStaged(function, pool, args, results, seconds, error);
-    if (s < 0)
-      return false;
-    if (i < warmup)
-      continue;
-    calls.push_back(s);
+
+  void add(double call, const std::vector<double> &seconds) {
+    calls.push_back(call);
     perStage.resize(seconds.size());
     for (size_t k = 0; k < seconds.size(); ++k)
       perStage[k].push_back(seconds[k]);
   }
-  medians.clear();
-  for (std::vector<double> &times : perStage)
-    medians.push_back(moec::medianOf(times));
-  callMedian = moec::medianOf(calls);
-  return true;
-}
+  /// Medians per stage into `medians`, of the call into `callMedian`.
+  void medians(std::vector<double> &medians, double &callMedian) {
+    medians.clear();
+    for (std::vector<double> &times : perStage)
+      medians.push_back(moec::medianOf(times));
+    callMedian = moec::medianOf(calls);
+  }
+};
 
 void row(llvm::raw_ostream &os, const std::string &name, double seconds, double oneThread,
          double total, bool speedUp) {
@@ -60,24 +55,45 @@ bool moebench::timeStagesInside(Compiled &staged, const std::string &function,
     error = "@" + function + " has no stages marked";
     return false;
   }
-  std::vector<double> many, one;
-  call = {"call", 0, 0};
-  if (!timeAt(staged, function, pool, args, results, warmup, iters, many, call.seconds, error))
-    return false;
-  if (threads > 1) {
-    if (!moec::setGeneratedCodeThreads(1)) {
-      error = "cannot set the generated code's threads: libomp is not loaded";
-      return false;
+  // The two thread counts take turns (StageOrder.h): the host's drift
+  // enters both columns alike.
+  Samples many, one;
+  unsigned current = threads;
+  bool ok = true;
+  for (const StagedCall &c : stagedCallOrder(warmup, iters, threads)) {
+    if (c.threads != current) {
+      if (!moec::setGeneratedCodeThreads(int(c.threads))) {
+        error = "cannot set the generated code's threads: libomp is not loaded";
+        ok = false;
+        break;
+      }
+      current = c.threads;
     }
-    bool ok = timeAt(staged, function, pool, args, results, warmup, iters, one,
-                     call.oneThreadSeconds, error);
-    moec::setGeneratedCodeThreads(int(threads));
-    if (!ok)
-      return false;
+    // Workers that slept through a one-thread call (or the results' release
+    // after the last) wake before the call, not in its first stage.
+    if (c.threads > 1)
+      moec::wakeGeneratedCodeThreads();
+    std::vector<double> seconds;
+    double s = staged.callStaged(function, pool, args, results, seconds, error);
+    if (s < 0) {
+      ok = false;
+      break;
+    }
+    if (c.kept)
+      (c.threads == threads ? many : one).add(s, seconds);
   }
+  if (current != threads)
+    moec::setGeneratedCodeThreads(int(threads));
+  if (!ok)
+    return false;
+  std::vector<double> manyMedians, oneMedians;
+  call = {"call", 0, 0};
+  many.medians(manyMedians, call.seconds);
+  if (threads > 1)
+    one.medians(oneMedians, call.oneThreadSeconds);
   stages.clear();
   for (size_t s = 0; s < names.size(); ++s)
-    stages.push_back({names[s], many[s], threads > 1 ? one[s] : 0.0});
+    stages.push_back({names[s], manyMedians[s], threads > 1 ? oneMedians[s] : 0.0});
   return true;
 }
 

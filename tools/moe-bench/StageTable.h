@@ -22,8 +22,9 @@
 namespace moebench {
 
 /// Calls `function` of `staged` (compiled with stage timers) `warmup` +
-/// `iters` times at `threads` threads, then as many at one thread (when
-/// `threads` > 1), on the pool's buffers `args`; each stage's medians into
+/// `iters` times at `threads` threads and, when `threads` > 1, as many at
+/// one thread, the two taking turns (stagedCallOrder, StageOrder.h), on the
+/// pool's buffers `args`; each stage's medians into
 /// `stages` (one-thread times 0 at one thread), and the call's own medians
 /// (its entry and exit, the arena's allocation and the frees are outside
 /// the marks) into `call`. Its results go to the pool as `results` (the
