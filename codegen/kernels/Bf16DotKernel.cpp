@@ -50,6 +50,20 @@ using namespace mlir::moe::codegen;
 
 namespace {
 constexpr int64_t kTileRowCount = 6; // rows of a register tile
+// A decode task of 2 to 4 rows fetches its own tiles this many depth steps
+// ahead (2 KiB of each tile's stream; PackedOperands::fetchTilesAhead); a
+// task of one row fetches none. AMD EPYC znver5, 2 threads, T 16 top-8
+// (experts of 0-5 rows), alternating, medians of 8-12 runs in four sets:
+// none 20.60 / 22.26 / 18.58 / 19.11 ms, 32 steps in every tile of 1-4 rows
+// 17.92 / 19.84 / 16.80 / 16.65; 16 steps 18.55 (first set), 48 and 64
+// slower than 32 (20.73 and 21.41 against 19.02). At T 4 (about one row
+// an expert) the one-row tiles ran slower with it (7.20 / 8.18 / 7.87 ms
+// none against 8.15 / 8.59 / 8.46), and with tiles of 2-4 rows only
+// fetching, T 16 17.25 / 17.02 ms and T 4 8.37 / 8.02 (those sets' none:
+// 18.58 / 19.11 and 8.18 / 7.87). (Measured earlier at 16 steps in every
+// decode tile, in fewer runs: T 16 17.9 against 18.2 ms, T 4 8.1 against
+// 7.6.)
+constexpr int64_t kDotStreamAheadSteps = 32;
 constexpr int64_t kTilesPerRow = 4;  // zmm accumulators per row: 2 column pairs
 constexpr int64_t kLanes = 16;
 constexpr int64_t kDepthStep = 32;   // bf16 elements a row pack loads at once
@@ -174,10 +188,19 @@ void Bf16DotKernel::registerTile(int64_t m, Value r0, Value rows, Value ir, Arra
   };
   // In place, the loop stops at D: the packed weights past it are zeros.
   Value depthPairs = e.index(rowsInPlace ? p.depth / 2 : ops.paddedDepth / 2);
+  // A task of 2 to 4 rows (its first tile: not the rows past a larger
+  // task's full tiles, which find the block in L2) streams its block from
+  // DRAM and fetches its own tiles ahead (kDotStreamAheadSteps).
+  Value ownStream, lastPair;
+  if (m >= 2 && m < kTileRowCount) {
+    ownStream = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, ir, zero);
+    lastPair = e.sub(depthPairs, one);
+  }
   SmallVector<Value> acc = e.forLoop(
       zero, depthPairs, init, [&](Value kp, ValueRange in) -> SmallVector<Value> {
         if (next)
           ops.fetchNextBlock(*next, e.add(firstStep, kp));
+        ops.fetchTilesAhead(ownStream, tiles, kp, lastPair, kDotStreamAheadSteps);
         Value w[kTilesPerRow];
         for (int64_t j = 0; j < kTilesPerRow; ++j)
           w[j] = vector::LoadOp::create(b, operandType, ops.packedWeights(), ValueRange{tiles[j], kp, zero});
@@ -225,12 +248,12 @@ void Bf16DotKernel::emitTask(const GmmTask &task) {
   // a wrong guess is bandwidth lost) made the calls slower. T 16 top-8 (AMD
   // EPYC znver5, 2 threads, alternating with the fetch; medians of 4-8
   // runs) 21.7 -> 19.6, 20.6 -> 19.3 and 21.6 -> 18.2 ms; T 4 9.0 -> 8.6
-  // and 8.6 -> 7.6 ms. Fetching the task's own tiles 16 steps ahead as
-  // well (the VNNI kind's fetchTilesAhead): T 16 17.9 ms against 18.2, T 4
-  // 8.1 against 7.6 (same rounds): not kept. The last few rows of a larger
-  // group still fetch: skipping theirs too made T 4096 top-2 2% slower (212
-  // against 208 ms, medians of four pairs; then a task of their own, now a
-  // range's first row block, which fetches its own block: GmmScheduler.cpp).
+  // and 8.6 -> 7.6 ms. Its own tiles it fetches ahead instead, in tiles
+  // of 2 to 4 rows (registerTile, kDotStreamAheadSteps). The last few rows
+  // of a larger group still fetch: skipping theirs too made T 4096 top-2 2%
+  // slower (212 against 208 ms, medians of four pairs; then a task of their
+  // own, now a range's first row block, which fetches its own block:
+  // GmmScheduler.cpp).
   Value rowTiles = e.divs(e.add(rows, e.index(kTileRowCount - 1)), e.index(kTileRowCount));
   std::optional<PackedOperands::NextBlock> next =
       ops.nextBlock(task, e.mul(e.mul(rowTiles, quads), depthPairs), kTileRowCount);

@@ -35,6 +35,12 @@ constexpr int64_t kLanes = PackedOperands::kLanes;
 constexpr int64_t kVnniRows = 6;
 constexpr int64_t kVnniPairs = 2;
 static_assert(kVnniRows == PackedOperands::kInt8RowGranule, "a task's rows are whole register tiles");
+// A decode task's own tiles, fetched this many depth steps ahead (1 KiB of
+// each tile's stream; PackedOperands::fetchTilesAhead). AMD EPYC znver5,
+// int8 T 16 top-8, 2 threads, alternating: 32 steps 11.7 ms against 16's
+// 10.4 and none's 12.7 (six rounds); again (medians of 8 runs) 16 steps
+// 11.4 ms, 24 11.5, 32 12.3.
+constexpr int64_t kVnniStreamAheadSteps = 16;
 
 class Int8VnniKernel final : public Int8Kernel {
 public:
@@ -111,9 +117,9 @@ void Int8VnniKernel::registerTile(int64_t m, Value r0, Value rows, Value ir, Val
         // 13.2 -> 11.8 ms and 12.7 -> 10.4 ms, T 4 5.0 -> 4.8 ms. Fetched
         // by the rows past a larger task's full tiles too, T 4096 top-8
         // ran 5% slower (397 -> 415 ms, medians of five pairs); not by them,
-        // unchanged. The AVX512_BF16 dot kind with the same fetch: T 16
-        // 20.8 ms against 20.2 without, T 4 10.1 against 8.6: not there.
-        ops.fetchTilesAhead(streams, tiles, kq, lastQuad);
+        // unchanged. The AVX512_BF16 dot kind fetches 32 steps ahead, in
+        // tiles of 2 to 4 rows only (Bf16DotKernel.cpp).
+        ops.fetchTilesAhead(streams, tiles, kq, lastQuad, kVnniStreamAheadSteps);
         Value depth = e.mul(kq, e.index(4));
         Value a[kVnniRows];
         for (int64_t i = 0; i < m; ++i) {

@@ -20,7 +20,7 @@
 //            (moe.gmm ... packed(%p), moe-prepare-weights), the task's block
 //            is a view of %p and nothing is packed per call, and each
 //            task of a group of a full tile of rows or more fetches the
-//            block its worker likely takes next (nextBlock), and a VNNI
+//            block its worker likely takes next (nextBlock), and a
 //            decode task its own tiles a few depth steps ahead
 //            (fetchTilesAhead).
 //
@@ -45,10 +45,6 @@ constexpr int64_t kTileCols = PackedOperands::kTileCols;
 constexpr int64_t kTileBytes = 64; // bytes of a tile row
 constexpr int64_t kLanes = PackedOperands::kLanes;
 constexpr int64_t kPrefetchRows = 16; // int8 weight rows fetched ahead of the packing
-// fetchTilesAhead: depth steps ahead (a step reads a 64-byte line of each
-// tile: 1 KiB ahead on each tile's stream). 32 steps: int8 T 16 top-8 11.7
-// ms against 16's 10.4 and none's 12.7 (AMD EPYC znver5, six rounds).
-constexpr int64_t kStreamAheadSteps = 16;
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 } // namespace
@@ -273,12 +269,13 @@ void PackedOperands::fetchNextBlock(const NextBlock &next, Value step) {
   });
 }
 
-void PackedOperands::fetchTilesAhead(Value streams, ArrayRef<Value> tiles, Value step, Value lastStep) {
+void PackedOperands::fetchTilesAhead(Value streams, ArrayRef<Value> tiles, Value step, Value lastStep,
+                                     int64_t aheadSteps) {
   if (!p.packedRhs || !streams)
     return;
   // Loop-invariant: a branch predicted every step.
   e.ifThen(streams, [&] {
-    Value ahead = e.min(e.add(step, e.index(kStreamAheadSteps)), lastStep);
+    Value ahead = e.min(e.add(step, e.index(aheadSteps)), lastStep);
     for (Value tile : tiles)
       memref::PrefetchOp::create(e.b, weights, ValueRange{tile, ahead, e.index(0)},
                                  /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);

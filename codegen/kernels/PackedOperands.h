@@ -81,13 +81,14 @@ public:
   /// Weights packed at load time, when `streams` (i1) holds: the task's
   /// only pass over its block, read from DRAM (a task of fewer rows than
   /// the kind's full tile, at decode sizes): fetches the lines of `tiles`
-  /// (tiles of the task's block) 16 depth steps (kStreamAheadSteps,
-  /// PackedOperands.cpp) past `step`, clamped to `lastStep`, ahead of the
-  /// hardware prefetchers, which start afresh on every task's block.
-  /// Nothing without prepared weights or `streams`. The VNNI kind calls it;
-  /// the AVX512_BF16 dot kind, whose blocks are twice the bytes, measured no
-  /// faster with it (Int8VnniKernel.cpp).
-  void fetchTilesAhead(Value streams, ArrayRef<Value> tiles, Value step, Value lastStep);
+  /// (tiles of the task's block) `aheadSteps` depth steps past `step` (a
+  /// step reads a 64-byte line of each tile), clamped to `lastStep`, ahead
+  /// of the hardware prefetchers, which start afresh on every task's block.
+  /// Nothing without prepared weights or `streams`. The kinds' distances
+  /// are measured: kVnniStreamAheadSteps (Int8VnniKernel.cpp) and
+  /// kDotStreamAheadSteps (Bf16DotKernel.cpp).
+  void fetchTilesAhead(Value streams, ArrayRef<Value> tiles, Value step, Value lastStep,
+                       int64_t aheadSteps);
 
   /// Where the 16 weight columns of tile `half` of column pair `pair` are:
   /// the weight, the first column, the end of the columns that exist, and

@@ -10,8 +10,9 @@
 // spreads over the whole task, up to a line a step), clamped to its end.
 // Tasks of a group of fewer rows than a full tile (decode sizes, bound by
 // the stream of their own block) fetch no next block; a larger group's
-// tasks do, whatever their own rows. VNNI's decode tasks fetch their own
-// tiles a few steps ahead instead.
+// tasks do, whatever their own rows. Decode tasks fetch their own tiles a
+// few steps ahead instead: VNNI's 16 depth quads, the dot kind's (of 2 to 4
+// rows) 32 depth pairs.
 // RUN: moe-opt %s -moe-lower-to-loops -split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @dot_prepared
@@ -73,6 +74,28 @@
 // CHECK-NEXT:        }
 // CHECK-NEXT:        vector.load %[[OWN]]{{.*}} vector<32xbf16>
 // CHECK-COUNT-24:    x86vector.avx512.dot
+// A decode tile of one row fetches no tiles of its own (a task of one row
+// streamed faster without: Bf16DotKernel.cpp); one of 2 to 4 rows that is
+// its task's first fetches its 4 tiles' lines 32 depth pairs ahead,
+// clamped to the last.
+// CHECK:         scf.index_switch
+// CHECK-NEXT:    case 1 {
+// CHECK:             scf.for {{.*}} iter_args({{[^,]*}}, {{[^,]*}}, {{[^,]*}}, {{[^,]*}}) ->
+// CHECK:               memref.prefetch %[[FLAT]]
+// CHECK-NEXT:          }
+// CHECK-NOT:           memref.prefetch
+// CHECK:               x86vector.avx512.dot
+// CHECK:         case 2 {
+// CHECK:             %[[TASKSFIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0{{(_[0-9]+)?}} : index
+// CHECK:             scf.for %[[KP2:[^ ]*]] = {{.*}} iter_args
+// CHECK:               memref.prefetch %[[FLAT]]
+// CHECK-NEXT:          }
+// CHECK-NEXT:          scf.if %[[TASKSFIRST]] {
+// CHECK:                 %[[PLUS32:.*]] = arith.addi %[[KP2]], %c32{{(_[0-9]+)?}} : index
+// CHECK-NEXT:            %[[AHEADP:.*]] = arith.minsi %[[PLUS32]], %{{.*}} : index
+// CHECK-COUNT-4:         memref.prefetch %[[OWN]][%{{.*}}, %[[AHEADP]], %{{.*}}], read, locality<3>, data : memref<2x32x32xbf16
+// CHECK-NOT:           memref.prefetch
+// CHECK:               x86vector.avx512.dot
 func.func @dot_prepared(%x: tensor<?x64xbf16>, %p: tensor<2x2x32x32xbf16>, %s: tensor<2xi32>) -> tensor<?x32xbf16> {
   %w = tensor.empty() : tensor<2x64x32xbf16>
   %y = moe.gmm %x, %w, %s packed(%p : tensor<2x2x32x32xbf16>) {moe.lowering = #moe.gmm_lowering<kernels = ["avx512bf16_dot"], mr = 2, nv = 2, kc = 16, nc = 64, mc = 4, packed_columns = 32, dot_rows = 12>} : tensor<?x64xbf16>, tensor<2x64x32xbf16>, tensor<2xi32>
