@@ -108,7 +108,9 @@ struct OmpIdent {
   int32_t reserved1 = 0, flags = 0x2 /* KMP_IDENT_KMPC */, reserved2 = 0, reserved3 = 0;
   const char *source = ";moec;wakeGeneratedCodeThreads;0;0;;";
 };
-void emptyMicrotask(int32_t *, int32_t *) {}
+// libomp's microtask type (kmpc_micro) is variadic; so is this one, so it is
+// called through its own type.
+void emptyMicrotask(int32_t *, int32_t *, ...) {}
 } // namespace
 
 bool moec::wakeGeneratedCodeThreads() {
@@ -120,7 +122,7 @@ bool moec::wakeGeneratedCodeThreads() {
   if (!fork)
     return false;
   static OmpIdent ident;
-  fork(&ident, 0, reinterpret_cast<Microtask>(&emptyMicrotask));
+  fork(&ident, 0, &emptyMicrotask);
   return true;
 }
 

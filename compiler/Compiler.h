@@ -114,8 +114,10 @@ bool setGeneratedCodeThreads(int threads);
 /// made back to back. A stage-timed call after a long one-thread call would
 /// otherwise time their wake-up in its first parallel stage (T 512 f32
 /// forward on the 2-core AMD EPYC VM: the route 1.8 ms at two threads, 0.61x
-/// its one-thread time; under 1.2 ms with KMP_BLOCKTIME=infinite). False
-/// when libomp is not loaded.
+/// its one-thread time; under 1.2 ms with KMP_BLOCKTIME=infinite). The
+/// woken workers spin for the block time after the next region too, into
+/// what runs after it (on its own cores here: a host whose threads share
+/// cores would see the spin). False when libomp is not loaded.
 bool wakeGeneratedCodeThreads();
 
 /// Function f's prepared form (moe-quantize's or moe-prepare-weights';

@@ -50,19 +50,23 @@ using namespace mlir::moe::codegen;
 
 namespace {
 constexpr int64_t kTileRowCount = 6; // rows of a register tile
-// A decode task of 2 to 4 rows fetches its own tiles this many depth steps
-// ahead (2 KiB of each tile's stream; PackedOperands::fetchTilesAhead); a
-// task of one row fetches none. AMD EPYC znver5, 2 threads, T 16 top-8
-// (experts of 0-5 rows), alternating, medians of 8-12 runs in four sets:
-// none 20.60 / 22.26 / 18.58 / 19.11 ms, 32 steps in every tile of 1-4 rows
-// 17.92 / 19.84 / 16.80 / 16.65; 16 steps 18.55 (first set), 48 and 64
-// slower than 32 (20.73 and 21.41 against 19.02). At T 4 (about one row
-// an expert) the one-row tiles ran slower with it (7.20 / 8.18 / 7.87 ms
-// none against 8.15 / 8.59 / 8.46), and with tiles of 2-4 rows only
-// fetching, T 16 17.25 / 17.02 ms and T 4 8.37 / 8.02 (those sets' none:
-// 18.58 / 19.11 and 8.18 / 7.87). (Measured earlier at 16 steps in every
-// decode tile, in fewer runs: T 16 17.9 against 18.2 ms, T 4 8.1 against
-// 7.6.)
+// A decode task of 2 to 4 rows fetches its own tiles this many depth pairs
+// (depth loop steps, a 64-byte line of each tile; not kDepthStep's 32
+// values) ahead: 2 KiB of each tile's stream (PackedOperands::
+// fetchTilesAhead). AMD EPYC znver5, 2 threads, T 16 top-8 (experts of
+// 0-5 rows), alternating, medians of 6-12 runs in four sets: none 20.60 /
+// 22.26 / 18.58 / 19.11 ms, 32 steps in every tile of 1-4 rows 17.92 /
+// 19.84 / 16.80 / 16.65; 16 steps 18.55 (first set), 48 and 64 slower than
+// 32 (20.73 and 21.41 against 19.02). At T 4 (about one row an expert)
+// fetching in the one-row tiles too ran 4-13% slower (7.20 / 8.18 / 7.87 ms
+// none against 8.15 / 8.59 / 8.46), so a task of one row fetches none.
+// Tiles of 2-4 rows only: T 16 17.25 / 17.02 ms, T 4 8.37 / 8.02 (those
+// sets' none: 18.58 / 19.11 and 8.18 / 7.87), and the builds before and
+// after, T 16 20.20 -> 17.22 ms, T 4 7.49 -> 7.78: T 4 stays 2-4% slower
+// (at the noise of a 8 ms call here), taken for T 16's 11-15%. A task of 5
+// rows takes the 6-row tile, which fetches nothing of its own (not
+// measured with it). (Measured earlier at 16 steps in every decode tile,
+// in fewer runs: T 16 17.9 against 18.2 ms, T 4 8.1 against 7.6.)
 constexpr int64_t kDotStreamAheadSteps = 32;
 constexpr int64_t kTilesPerRow = 4;  // zmm accumulators per row: 2 column pairs
 constexpr int64_t kLanes = 16;

@@ -7,7 +7,9 @@
 // showed 2.2-2.4x in one run and 1.77-1.84x an hour later (AMD EPYC
 // znver5, 2 threads). So the two thread counts take turns, call by call,
 // each pair in the other order from the last (N 1, 1 N, N 1, ...), and a
-// drift that runs the length of the table enters both columns alike.
+// drift that runs the length of the table enters both columns alike (an
+// even number of kept pairs exactly; an odd one, moe-bench's default 5,
+// has one more pair one way round than the other).
 //
 // Header-only: the order is a plain function, tested alone
 // (test/unit/StageOrderTest.cpp) without the compiler behind moe-bench.

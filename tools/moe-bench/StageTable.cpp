@@ -50,6 +50,7 @@ bool moebench::timeStagesInside(Compiled &staged, const std::string &function,
                                 const std::vector<std::string> &results, int warmup, int iters,
                                 unsigned threads, std::vector<StageTime> &stages,
                                 StageTime &call, std::string &error) {
+  threads = std::max(1u, threads);
   std::vector<std::string> names = staged.stages(function);
   if (names.empty()) {
     error = "@" + function + " has no stages marked";
