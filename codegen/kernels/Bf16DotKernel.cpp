@@ -126,6 +126,9 @@ private:
   void registerTile(int64_t m, Value r0, Value rows, Value ir, ArrayRef<Value> tileRow, Value q, Value g,
                     Value colPairs, Value c0, const PackedOperands::NextBlock *next, Value firstStep);
 
+  /// The depth pairs a register tile's loop runs over: in place it stops at
+  /// D (the packed weights past it are zeros).
+  int64_t depthPairCount() const { return rowsInPlace ? p.depth / 2 : ops.paddedDepth / 2; }
   /// The most rows a task gets.
   int64_t taskRowsCap() const { return p.packedRhs ? p.dotRows : kPackedCallRows * p.dotRows; }
 
@@ -190,15 +193,14 @@ void Bf16DotKernel::registerTile(int64_t m, Value r0, Value rows, Value ir, Arra
     Value bits = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), two);
     return vector::ExtractOp::create(b, bits, ArrayRef<int64_t>{0});
   };
-  // In place, the loop stops at D: the packed weights past it are zeros.
-  Value depthPairs = e.index(rowsInPlace ? p.depth / 2 : ops.paddedDepth / 2);
+  Value depthPairs = e.index(depthPairCount());
   // A task of 2 to 4 rows (its first tile: not the rows past a larger
   // task's full tiles, which find the block in L2) streams its block from
   // DRAM and fetches its own tiles ahead (kDotStreamAheadSteps).
   Value ownStream, lastPair;
   if (m >= 2 && m < kTileRowCount) {
     ownStream = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, ir, zero);
-    lastPair = e.sub(depthPairs, one);
+    lastPair = e.index(depthPairCount() - 1);
   }
   SmallVector<Value> acc = e.forLoop(
       zero, depthPairs, init, [&](Value kp, ValueRange in) -> SmallVector<Value> {
@@ -238,7 +240,7 @@ void Bf16DotKernel::emitTask(const GmmTask &task) {
   if (!rowsInPlace)
     packRows(r0, r1);
   Value quads = e.divs(e.add(colPairs, e.index(1)), e.index(2));
-  Value depthPairs = e.index(rowsInPlace ? p.depth / 2 : ops.paddedDepth / 2);
+  Value depthPairs = e.index(depthPairCount());
   // Weights packed at load time: the first tile of rows reads the task's
   // block from DRAM (later tiles find it in L2). Fetching the block of the
   // worker's next task meanwhile, spread over the task's depth steps at up

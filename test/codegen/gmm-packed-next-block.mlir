@@ -90,25 +90,23 @@
 // CHECK:               x86vector.avx512.dot
 // CHECK:         case 2 {
 // CHECK:             %[[TASKSFIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0{{(_[0-9]+)?}} : index
-// CHECK-NEXT:        %[[LASTP:.*]] = arith.subi %c32{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}} : index
 // CHECK:             scf.for %[[KP2:[^ ]*]] = {{.*}} iter_args
 // CHECK:               memref.prefetch %[[FLAT]]
 // CHECK-NEXT:          }
 // CHECK-NEXT:          scf.if %[[TASKSFIRST]] {
 // CHECK:                 %[[PLUS32:.*]] = arith.addi %[[KP2]], %c32{{(_[0-9]+)?}} : index
-// CHECK-NEXT:            %[[AHEADP:.*]] = arith.minsi %[[PLUS32]], %[[LASTP]] : index
+// CHECK-NEXT:            %[[AHEADP:.*]] = arith.minsi %[[PLUS32]], %c31{{(_[0-9]+)?}} : index
 // CHECK-COUNT-4:         memref.prefetch %[[OWN]][%{{.*}}, %[[AHEADP]], %{{.*}}], read, locality<3>, data : memref<2x32x32xbf16
 // CHECK-NOT:           memref.prefetch
 // CHECK:               x86vector.avx512.dot
 // CHECK:         case 3 {
 // CHECK:             %[[TASKSFIRST4:.*]] = arith.cmpi eq, %{{.*}}, %c0{{(_[0-9]+)?}} : index
-// CHECK-NEXT:        %[[LASTP4:.*]] = arith.subi %c32{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}} : index
 // CHECK:             scf.for %[[KP4:[^ ]*]] = {{.*}} iter_args
 // CHECK:               memref.prefetch %[[FLAT]]
 // CHECK-NEXT:          }
 // CHECK-NEXT:          scf.if %[[TASKSFIRST4]] {
 // CHECK:                 %[[PLUS32B:.*]] = arith.addi %[[KP4]], %c32{{(_[0-9]+)?}} : index
-// CHECK-NEXT:            %[[AHEADP4:.*]] = arith.minsi %[[PLUS32B]], %[[LASTP4]] : index
+// CHECK-NEXT:            %[[AHEADP4:.*]] = arith.minsi %[[PLUS32B]], %c31{{(_[0-9]+)?}} : index
 // CHECK-COUNT-4:         memref.prefetch %[[OWN]][%{{.*}}, %[[AHEADP4]], %{{.*}}], read, locality<3>, data : memref<2x32x32xbf16
 // CHECK-NOT:           memref.prefetch
 // CHECK:               x86vector.avx512.dot
