@@ -1,9 +1,10 @@
 //===- RouteLowering.cpp - moe.route to loops -----------------------------===//
 //
-// Per token: K rounds of selection over the E + N logits (a strict greater-
-// than scan in ascending id order, so ties go to the lower id), then the
-// scoring function, null handling and renormalisation. O(K * (E + N)) per
-// token, which for K <= 8 beats a sort. Both orders select by logit: softmax
+// Per token: K rounds of selection over the E + N logits (what a strict
+// greater-than scan in ascending id order picks, so ties go to the lower id;
+// 16 columns at a time, selectTopK), then the scoring function, null
+// handling and renormalisation. O(K * (E + N)) per token, which for K <= 8
+// beats a sort. Both orders select by logit: softmax
 // and sigmoid are monotonic, so the top-K scores are the top-K logits; the
 // order only changes the softmax denominator (the K chosen or all columns).
 //
@@ -17,7 +18,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <cstdint>
+#include <limits>
 #include <tuple>
 
 using namespace mlir;
@@ -25,34 +29,92 @@ using namespace mlir::moe;
 using namespace mlir::moe::codegen;
 
 namespace {
+constexpr int64_t kLanes = 16; // f32 lanes of a selection vector (a zmm; two ymm on AVX2)
+
 /// The K chosen columns of token `t` (into per-token stack scratch): ids
 /// and the values `valueAt(c)` they were chosen by, largest first, ties to
 /// the lower id.
+///
+/// What each round picks is the reference scan's (test/reference: over the
+/// columns not yet taken in ascending id order, the first one, replaced by
+/// any later one strictly greater), computed 16 columns at a time: the
+/// first free column f if its value is NaN (no value is greater than a
+/// NaN, so the scan keeps it), else the lowest free column holding the
+/// largest of the free non-NaN values (f among them; -0 and +0 tie as `>`
+/// ties them). The values are copied once into a row of whole vectors, and
+/// a free column holds its own id in `freeId`, a taken or padding one
+/// INT32_MAX, so that the lowest free id is a vector min. Scalar, the scan
+/// was one compare-and-select chain of K * columns steps. Measured (AMD
+/// EPYC znver4, 2 threads, E 60, T 4096, `moe-bench --stage-timing`, the
+/// two builds in the order after, before, before, after): the route stage
+/// at top-8 4.42-4.43 ms scalar, 0.99-1.02 ms so; top-2 1.07-1.12 and 0.27.
 std::pair<Value, Value> selectTopK(Emitter &e, function_ref<Value(Value)> valueAt,
                                    int64_t columns, int64_t k) {
   auto &b = e.b;
-  Value cColumns = e.index(columns), cK = e.index(k), zero = e.index(0);
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  int64_t chunks = llvm::divideCeil(columns, kLanes);
+  auto valueVec = VectorType::get({kLanes}, f32);
+  auto idVec = VectorType::get({kLanes}, i32);
+  Value zero = e.index(0), cK = e.index(k), cChunks = e.index(chunks), cLanes = e.index(kLanes);
   Value negInf = e.f32(-std::numeric_limits<float>::infinity());
-  Value taken = e.allocaScratch({columns}, b.getI1Type());
+  Value none = e.i32(std::numeric_limits<int32_t>::max());
+  Value negInfVec = vector::BroadcastOp::create(b, valueVec, negInf);
+  Value noneVec = vector::BroadcastOp::create(b, idVec, none);
+  SmallVector<int32_t> lanes(kLanes);
+  for (int64_t i = 0; i < kLanes; ++i)
+    lanes[i] = static_cast<int32_t>(i);
+  Value laneIds = arith::ConstantOp::create(b, DenseIntElementsAttr::get(idVec, ArrayRef(lanes)));
+
+  Value values = e.allocaScratch({chunks * kLanes}, f32);
+  Value freeId = e.allocaScratch({chunks * kLanes}, i32);
   Value chosenId = e.allocaScratch({k}, b.getIndexType());
-  Value chosenLogit = e.allocaScratch({k}, b.getF32Type());
-  e.fill(taken, arith::ConstantOp::create(b, b.getBoolAttr(false)));
+  Value chosenLogit = e.allocaScratch({k}, f32);
+  e.fill(values, negInf);
+  e.forLoop(zero, e.index(columns), [&](Value c) { e.store(valueAt(c), values, {c}); });
+  Value cColumns = vector::BroadcastOp::create(b, idVec, e.i32(columns));
+  e.forLoop(zero, cChunks, [&](Value j) {
+    Value first = e.mul(j, cLanes);
+    Value ids = arith::AddIOp::create(b, laneIds, vector::BroadcastOp::create(b, idVec, e.toI32(first)));
+    Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, ids, cColumns);
+    vector::StoreOp::create(b, arith::SelectOp::create(b, inside, ids, noneVec), freeId, ValueRange{first});
+  });
+
+  auto loadChunk = [&](Value j) {
+    Value first = e.mul(j, cLanes);
+    Value v = vector::LoadOp::create(b, valueVec, values, ValueRange{first});
+    Value id = vector::LoadOp::create(b, idVec, freeId, ValueRange{first});
+    Value free = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, id, noneVec);
+    return std::make_tuple(v, id, free);
+  };
   e.forLoop(zero, cK, [&](Value slot) {
-    SmallVector<Value> best = e.forLoop(
-        zero, cColumns, ValueRange{negInf, e.index(-1)},
-        [&](Value c, ValueRange acc) -> SmallVector<Value> {
-          Value v = valueAt(c);
-          Value free = arith::XOrIOp::create(
-              b, e.load(taken, {c}), arith::ConstantOp::create(b, b.getBoolAttr(true)));
-          Value better = arith::OrIOp::create(
-              b, e.lt(acc[1], zero),
-              arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, v, acc[0]));
-          Value pick = e.andI(free, better);
-          return {e.select(pick, v, acc[0]), e.select(pick, c, acc[1])};
+    // The largest free non-NaN value and the lowest free id.
+    SmallVector<Value> firstPass = e.forLoop(
+        zero, cChunks, ValueRange{negInfVec, noneVec},
+        [&](Value j, ValueRange acc) -> SmallVector<Value> {
+          auto [v, id, free] = loadChunk(j);
+          Value number = arith::CmpFOp::create(b, arith::CmpFPredicate::ORD, v, v);
+          Value counted = arith::AndIOp::create(b, free, number);
+          return {arith::MaxNumFOp::create(b, acc[0], arith::SelectOp::create(b, counted, v, negInfVec)),
+                  arith::MinSIOp::create(b, acc[1], id)};
         });
-    e.store(arith::ConstantOp::create(b, b.getBoolAttr(true)), taken, {best[1]});
-    e.store(best[1], chosenId, {slot});
-    e.store(best[0], chosenLogit, {slot});
+    Value largest = vector::ReductionOp::create(b, vector::CombiningKind::MAXNUMF, firstPass[0]);
+    Value firstFree = e.toIndex(vector::ReductionOp::create(b, vector::CombiningKind::MINSI, firstPass[1]));
+    Value largestVec = vector::BroadcastOp::create(b, valueVec, largest);
+    // The lowest free id holding it.
+    Value holders = e.forLoop(zero, cChunks, ValueRange{noneVec},
+                              [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                                auto [v, id, free] = loadChunk(j);
+                                Value equal = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, v, largestVec);
+                                Value holds = arith::AndIOp::create(b, free, equal);
+                                return {arith::MinSIOp::create(b, acc[0], arith::SelectOp::create(b, holds, id, noneVec))};
+                              })[0];
+    Value lowestHolder = e.toIndex(vector::ReductionOp::create(b, vector::CombiningKind::MINSI, holders));
+    Value firstValue = e.load(values, {firstFree});
+    Value firstIsNaN = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, firstValue, firstValue);
+    Value pick = e.select(firstIsNaN, firstFree, lowestHolder);
+    e.store(none, freeId, {pick});
+    e.store(pick, chosenId, {slot});
+    e.store(e.load(values, {pick}), chosenLogit, {slot});
   });
   return {chosenId, chosenLogit};
 }

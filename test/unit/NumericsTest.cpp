@@ -20,6 +20,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -616,6 +618,53 @@ TEST(RouteNumerics, IdsAndWeightsMatchReference) {
       ASSERT_EQ((*results)[0].as<int32_t>()[i], expected.ids[i]) << "slot " << i;
       ASSERT_NEAR((*results)[1].as<float>()[i], expected.weights[i], 1e-6) << "slot " << i;
     }
+  }
+}
+
+// The selection's edge values against the reference scan (ties to the
+// lower id, strictly greater replaces): logits drawn from a few values with
+// ties, -0 beside +0, -inf and NaN, and tokens of all -inf, all NaN, a NaN
+// first, all equal; column counts around the 16 columns the route selects
+// from at once. Ids only: a NaN logit makes the weights NaN.
+TEST(RouteNumerics, SelectionOfTiesInfinitiesAndNaNsMatchesTheScan) {
+  uint64_t seed = baseSeed() + 3000;
+  std::mt19937_64 rng(seed);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  const float palette[] = {1.0f, 1.0f, 0.0f, -0.0f, -inf, nan, 2.5f, -3.0f, 2.5f};
+  struct Case {
+    int64_t columns, k;
+  };
+  for (Case c : std::vector<Case>{{5, 3}, {16, 16}, {17, 8}, {33, 6}, {60, 8}}) {
+    int64_t T = 24;
+    std::ostringstream src;
+    std::string lt = tensorType({-1, c.columns}, "f32");
+    src << "func.func @route(%l: " << lt << ") -> (" << tensorType({-1, c.k}, "i32") << ", "
+        << tensorType({-1, c.k}, "f32") << ") {\n  %i, %w = moe.route %l top " << c.k << " : "
+        << lt << "\n  return %i, %w : " << tensorType({-1, c.k}, "i32") << ", "
+        << tensorType({-1, c.k}, "f32") << "\n}\n";
+    SCOPED_TRACE(src.str() + "seed " + std::to_string(seed));
+    Tensor logits = randomTensor(rng, DType::F32, {T, c.columns}, 1.0f);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t j = 0; j < c.columns; ++j) {
+        float v = palette[rng() % std::size(palette)];
+        if (t == 0) v = -inf;               // all -inf: the first columns, in order
+        if (t == 1) v = nan;                // all NaN: the same
+        if (t == 2) v = j == 0 ? nan : v;   // a NaN first: kept by the scan
+        if (t == 3) v = 0.5f;               // all equal
+        if (t == 4) v = j % 2 ? -0.0f : 0.0f;
+        logits.values[t * c.columns + j] = v;
+        logits.buffer.as<float>()[t * c.columns + j] = v;
+      }
+    reference::RouteConfig rc{c.k, false, false, false, 0, false};
+    reference::Routing expected = reference::route(logits.values, T, c.columns, rc);
+
+    std::vector<Buffer> inputs;
+    inputs.push_back(std::move(logits.buffer));
+    std::string error;
+    std::optional<std::vector<Buffer>> results = compileAndRun(src.str(), inputs, error);
+    ASSERT_TRUE(results) << error;
+    for (int64_t i = 0; i < T * c.k; ++i)
+      ASSERT_EQ((*results)[0].as<int32_t>()[i], expected.ids[i]) << "token " << i / c.k << ", slot " << i % c.k;
   }
 }
 
