@@ -1,12 +1,12 @@
 //===- RouteLowering.cpp - moe.route to loops -----------------------------===//
 //
 // Per token: K rounds of selection over the E + N logits (what a strict
-// greater-than scan in ascending id order picks, so ties go to the lower id;
-// 16 columns at a time, selectTopK), then the scoring function, null
+// greater-than scan in ascending id order picks, so ties go to the lower
+// id; 16 columns at a time, selectTopK), then the scoring function, null
 // handling and renormalisation. O(K * (E + N)) per token, which for K <= 8
-// beats a sort. Both orders select by logit: softmax
-// and sigmoid are monotonic, so the top-K scores are the top-K logits; the
-// order only changes the softmax denominator (the K chosen or all columns).
+// beats a sort. Both orders select by logit: softmax and sigmoid are
+// monotonic, so the top-K scores are the top-K logits; the order only
+// changes the softmax denominator (the K chosen or all columns).
 //
 // moe.route_grad makes the same selection again (one helper for both, so
 // they cannot disagree) and runs the chain rule backwards per token.
@@ -31,7 +31,7 @@ using namespace mlir::moe::codegen;
 namespace {
 constexpr int64_t kLanes = 16; // f32 lanes of a selection vector (a zmm; two ymm on AVX2)
 
-/// The K chosen columns of token `t` (into per-token stack scratch): ids
+/// The K chosen of `columns` values (into per-token stack scratch): ids
 /// and the values `valueAt(c)` they were chosen by, largest first, ties to
 /// the lower id.
 ///
@@ -47,7 +47,8 @@ constexpr int64_t kLanes = 16; // f32 lanes of a selection vector (a zmm; two ym
 /// was one compare-and-select chain of K * columns steps. Measured (AMD
 /// EPYC znver4, 2 threads, E 60, T 4096, `moe-bench --stage-timing`, the
 /// two builds in the order after, before, before, after): the route stage
-/// at top-8 4.42-4.43 ms scalar, 0.99-1.02 ms so; top-2 1.07-1.12 and 0.27.
+/// at top-8 4.42-4.43 ms scalar, 0.99-1.02 ms in vectors; top-2 1.07-1.12
+/// and 0.27.
 std::pair<Value, Value> selectTopK(Emitter &e, function_ref<Value(Value)> valueAt,
                                    int64_t columns, int64_t k) {
   auto &b = e.b;
@@ -92,6 +93,8 @@ std::pair<Value, Value> selectTopK(Emitter &e, function_ref<Value(Value)> valueA
         zero, cChunks, ValueRange{negInfVec, noneVec},
         [&](Value j, ValueRange acc) -> SmallVector<Value> {
           auto [v, id, free] = loadChunk(j);
+          // NaNs left out explicitly, though maxnumf ignores them already:
+          // the rule must not hang on which max op this is.
           Value number = arith::CmpFOp::create(b, arith::CmpFPredicate::ORD, v, v);
           Value counted = arith::AndIOp::create(b, free, number);
           return {arith::MaxNumFOp::create(b, acc[0], arith::SelectOp::create(b, counted, v, negInfVec)),

@@ -17,8 +17,8 @@
 // CHECK: vector.store %{{.*}}, %[[FREE_ID]]
 // CHECK: scf.for
 // CHECK:   scf.for
-// CHECK:     vector.load %[[VALUES]]
-// CHECK:     vector.load %[[FREE_ID]]
+// CHECK:     vector.load %[[VALUES]][
+// CHECK:     vector.load %[[FREE_ID]][
 // CHECK:     arith.cmpf ord
 // CHECK:     arith.maxnumf %{{.*}} : vector<16xf32>
 // CHECK:     arith.minsi %{{.*}} : vector<16xi32>
@@ -27,8 +27,10 @@
 // CHECK:   scf.for
 // CHECK:     arith.cmpf oeq
 // CHECK:   vector.reduction <minsi>
+// CHECK:   memref.load %[[VALUES]][
 // CHECK:   arith.cmpf uno
-// CHECK:   memref.store %[[NONE]], %[[FREE_ID]]
+// CHECK:   arith.select
+// CHECK:   memref.store %[[NONE]], %[[FREE_ID]][
 func.func @route_60(%l: tensor<?x60xf32>) -> (tensor<?x8xi32>, tensor<?x8xf32>) {
   %ids, %w = moe.route %l top 8 : tensor<?x60xf32>
   return %ids, %w : tensor<?x8xi32>, tensor<?x8xf32>

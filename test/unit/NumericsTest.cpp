@@ -625,7 +625,8 @@ TEST(RouteNumerics, IdsAndWeightsMatchReference) {
 // lower id, strictly greater replaces): logits drawn from a few values with
 // ties, -0 beside +0, -inf and NaN, and tokens of all -inf, all NaN, a NaN
 // first, all equal; column counts around the 16 columns the route selects
-// from at once. Ids only: a NaN logit makes the weights NaN.
+// from at once, and k equal to the columns. The weights too: NaN where
+// the reference's are.
 TEST(RouteNumerics, SelectionOfTiesInfinitiesAndNaNsMatchesTheScan) {
   uint64_t seed = baseSeed() + 3000;
   std::mt19937_64 rng(seed);
@@ -634,7 +635,7 @@ TEST(RouteNumerics, SelectionOfTiesInfinitiesAndNaNsMatchesTheScan) {
   struct Case {
     int64_t columns, k;
   };
-  for (Case c : std::vector<Case>{{5, 3}, {16, 16}, {17, 8}, {33, 6}, {60, 8}}) {
+  for (Case c : std::vector<Case>{{5, 3}, {5, 5}, {16, 16}, {17, 8}, {17, 17}, {33, 6}, {60, 8}}) {
     int64_t T = 24;
     std::ostringstream src;
     std::string lt = tensorType({-1, c.columns}, "f32");
@@ -663,8 +664,15 @@ TEST(RouteNumerics, SelectionOfTiesInfinitiesAndNaNsMatchesTheScan) {
     std::string error;
     std::optional<std::vector<Buffer>> results = compileAndRun(src.str(), inputs, error);
     ASSERT_TRUE(results) << error;
-    for (int64_t i = 0; i < T * c.k; ++i)
+    for (int64_t i = 0; i < T * c.k; ++i) {
       ASSERT_EQ((*results)[0].as<int32_t>()[i], expected.ids[i]) << "token " << i / c.k << ", slot " << i % c.k;
+      // The weights from the chosen values (NaN where a NaN or only -inf was chosen).
+      float got = (*results)[1].as<float>()[i], want = expected.weights[i];
+      if (std::isnan(want))
+        ASSERT_TRUE(std::isnan(got)) << "token " << i / c.k << ", slot " << i % c.k << ": " << got;
+      else
+        ASSERT_NEAR(got, want, 1e-6) << "token " << i / c.k << ", slot " << i % c.k;
+    }
   }
 }
 
