@@ -578,6 +578,37 @@ std::optional<std::vector<Buffer>> compileAndRun(const std::string &source,
   return jit->run(*sig, inputs, error);
 }
 
+// A function of moe.route on [?, columns] f32 logits, `attributes` after
+// `top k`, returning the ids and weights.
+std::string routeFunction(int64_t columns, int64_t k, const std::string &attributes) {
+  std::ostringstream src;
+  std::string lt = tensorType({-1, columns}, "f32");
+  std::string results = tensorType({-1, k}, "i32") + ", " + tensorType({-1, k}, "f32");
+  src << "func.func @route(%l: " << lt << ") -> (" << results << ") {\n  %i, %w = moe.route %l top "
+      << k << attributes << " : " << lt << "\n  return %i, %w : " << results << "\n}\n";
+  return src.str();
+}
+
+// Runs routeFunction's `src` on `logits` [T, columns]: its T x k ids exactly,
+// weights to float precision (NaN where the reference's are NaN).
+void expectRouting(const std::string &src, Tensor logits, const reference::Routing &expected,
+                   int64_t T, int64_t k) {
+  std::vector<Buffer> inputs;
+  inputs.push_back(std::move(logits.buffer));
+  std::string error;
+  std::optional<std::vector<Buffer>> results = compileAndRun(src, inputs, error);
+  ASSERT_TRUE(results) << error;
+  for (int64_t i = 0; i < T * k; ++i) {
+    std::string where = "token " + std::to_string(i / k) + ", slot " + std::to_string(i % k);
+    ASSERT_EQ((*results)[0].as<int32_t>()[i], expected.ids[i]) << where;
+    float got = (*results)[1].as<float>()[i], want = expected.weights[i];
+    if (std::isnan(want))
+      ASSERT_TRUE(std::isnan(got)) << where << ": " << got;
+    else
+      ASSERT_NEAR(got, want, 1e-6) << where;
+  }
+}
+
 // moe.route on its own: ids exactly (including the ids of nulled slots,
 // which the block's output cannot show), weights to float precision.
 TEST(RouteNumerics, IdsAndWeightsMatchReference) {
@@ -594,30 +625,16 @@ TEST(RouteNumerics, IdsAndWeightsMatchReference) {
   };
   for (const Case &c : cases) {
     int64_t T = 37;
-    std::ostringstream src;
-    std::string lt = tensorType({-1, c.columns}, "f32");
-    src << "func.func @route(%l: " << lt << ") -> (" << tensorType({-1, c.k}, "i32") << ", "
-        << tensorType({-1, c.k}, "f32") << ") {\n  %i, %w = moe.route %l top " << c.k
-        << (c.sigmoid ? " scoring sigmoid" : "") << (c.overAll ? " order softmax_then_topk" : "")
-        << (c.renormalize ? " renormalize" : "");
+    std::string attributes = std::string(c.sigmoid ? " scoring sigmoid" : "") +
+                             (c.overAll ? " order softmax_then_topk" : "") + (c.renormalize ? " renormalize" : "");
     if (c.nulls)
-      src << " null_experts " << c.nulls << (c.untilNull ? " null_policy take_until_null" : "");
-    src << " : " << lt << "\n  return %i, %w : " << tensorType({-1, c.k}, "i32") << ", "
-        << tensorType({-1, c.k}, "f32") << "\n}\n";
-    SCOPED_TRACE(src.str() + "seed " + std::to_string(seed));
+      attributes += " null_experts " + std::to_string(c.nulls) + (c.untilNull ? " null_policy take_until_null" : "");
+    std::string src = routeFunction(c.columns, c.k, attributes);
+    SCOPED_TRACE(src + "seed " + std::to_string(seed));
     Tensor logits = randomTensor(rng, DType::F32, {T, c.columns}, 1.0f);
     reference::RouteConfig rc{c.k, c.sigmoid, c.overAll, c.renormalize, c.nulls, c.untilNull};
     reference::Routing expected = reference::route(logits.values, T, c.columns, rc);
-
-    std::vector<Buffer> inputs;
-    inputs.push_back(std::move(logits.buffer));
-    std::string error;
-    std::optional<std::vector<Buffer>> results = compileAndRun(src.str(), inputs, error);
-    ASSERT_TRUE(results) << error;
-    for (int64_t i = 0; i < T * c.k; ++i) {
-      ASSERT_EQ((*results)[0].as<int32_t>()[i], expected.ids[i]) << "slot " << i;
-      ASSERT_NEAR((*results)[1].as<float>()[i], expected.weights[i], 1e-6) << "slot " << i;
-    }
+    ASSERT_NO_FATAL_FAILURE(expectRouting(src, std::move(logits), expected, T, c.k));
   }
 }
 
@@ -637,13 +654,8 @@ TEST(RouteNumerics, SelectionOfTiesInfinitiesAndNaNsMatchesTheScan) {
   };
   for (Case c : std::vector<Case>{{5, 3}, {5, 5}, {16, 16}, {17, 8}, {17, 17}, {33, 6}, {60, 8}}) {
     int64_t T = 24;
-    std::ostringstream src;
-    std::string lt = tensorType({-1, c.columns}, "f32");
-    src << "func.func @route(%l: " << lt << ") -> (" << tensorType({-1, c.k}, "i32") << ", "
-        << tensorType({-1, c.k}, "f32") << ") {\n  %i, %w = moe.route %l top " << c.k << " : "
-        << lt << "\n  return %i, %w : " << tensorType({-1, c.k}, "i32") << ", "
-        << tensorType({-1, c.k}, "f32") << "\n}\n";
-    SCOPED_TRACE(src.str() + "seed " + std::to_string(seed));
+    std::string src = routeFunction(c.columns, c.k, "");
+    SCOPED_TRACE(src + "seed " + std::to_string(seed));
     Tensor logits = randomTensor(rng, DType::F32, {T, c.columns}, 1.0f);
     for (int64_t t = 0; t < T; ++t)
       for (int64_t j = 0; j < c.columns; ++j) {
@@ -658,21 +670,7 @@ TEST(RouteNumerics, SelectionOfTiesInfinitiesAndNaNsMatchesTheScan) {
       }
     reference::RouteConfig rc{c.k, false, false, false, 0, false};
     reference::Routing expected = reference::route(logits.values, T, c.columns, rc);
-
-    std::vector<Buffer> inputs;
-    inputs.push_back(std::move(logits.buffer));
-    std::string error;
-    std::optional<std::vector<Buffer>> results = compileAndRun(src.str(), inputs, error);
-    ASSERT_TRUE(results) << error;
-    for (int64_t i = 0; i < T * c.k; ++i) {
-      ASSERT_EQ((*results)[0].as<int32_t>()[i], expected.ids[i]) << "token " << i / c.k << ", slot " << i % c.k;
-      // The weights from the chosen values (NaN where a NaN or only -inf was chosen).
-      float got = (*results)[1].as<float>()[i], want = expected.weights[i];
-      if (std::isnan(want))
-        ASSERT_TRUE(std::isnan(got)) << "token " << i / c.k << ", slot " << i % c.k << ": " << got;
-      else
-        ASSERT_NEAR(got, want, 1e-6) << "token " << i / c.k << ", slot " << i % c.k;
-    }
+    ASSERT_NO_FATAL_FAILURE(expectRouting(src, std::move(logits), expected, T, c.k));
   }
 }
 
