@@ -7,8 +7,9 @@ autograd) and LOG_DIR/targets.txt (targets.sh's own runs, each after a
 "TARGET key=value ..." line). A ratio over compare.sh's rounds is the median
 of the rounds' ratios (bench/table.py); a thread ratio is of the means of
 each thread count's runs (1, N, N, 1: every one of them must have a figure);
-a decode figure is the median of its rounds' (the oneDNN ratio of runs
-of the same round); the others are of one pair of runs made back to back.
+a decode figure and int8 against bf16 are the medians of their rounds'
+(each ratio of runs of the same round); the others are of one pair of runs
+made back to back.
 A target whose runs are missing (a failed run, a log cut short) reads "not
 measured". The AMX rows appear when the forward ran its
 bf16 groups on AMX tiles (its peak is the AMX one).
@@ -168,8 +169,15 @@ def main():
     # The gains kept, T 4096 top-8.
     null = find(runs, section="null")
     t.add("null routing f 0.5 / f 0 (bf16, take_until_null)", share(tps(null, null_target=0.5), tps(null, null_target=0)), 1.8)
-    t.add("int8 / bf16", share(tps(find(runs, section="int8", quant="int8")),
-                                tps(find(runs, section="int8", quant="none"))), 2.0)
+    # int8 against bf16: a pair of runs a round (a log of one unnumbered
+    # pair is one round), each round's ratio of its own pair.
+    int8_rounds = [m.get("round") for m, _ in runs if m.get("section") == "int8"]
+    int8_ratios = []
+    for r in dict.fromkeys(int8_rounds):
+        key = {} if r is None else {"round": r}
+        int8_ratios.append(share(tps(find(runs, section="int8", quant="int8", **key)),
+                                 tps(find(runs, section="int8", quant="none", **key))))
+    t.add("int8 / bf16", [x for x in int8_ratios if x is not None], 2.0)
     t.add("compact EP / dense EP (2 in-process shards)",
           share(tps(find(runs, section="ep", dispatch="compact")), tps(find(runs, section="ep", dispatch="dense"))), 1.5)
 
