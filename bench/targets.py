@@ -170,7 +170,9 @@ def main():
     null = find(runs, section="null")
     t.add("null routing f 0.5 / f 0 (bf16, take_until_null)", share(tps(null, null_target=0.5), tps(null, null_target=0)), 1.8)
     # int8 against bf16: a pair of runs a round (a log of one unnumbered
-    # pair is one round), each round's ratio of its own pair.
+    # pair, from before the rounds, is one round), each round's ratio of its
+    # own pair. targets.sh starts targets.txt afresh, so a log never mixes
+    # the two forms.
     int8_rounds = [m.get("round") for m, _ in runs if m.get("section") == "int8"]
     int8_ratios = []
     for r in dict.fromkeys(int8_rounds):
