@@ -50,6 +50,19 @@ def find(runs, **want):
     return next(iter(find_all(runs, **want)), [])
 
 
+def by_round(runs, **want):
+    """The rated line (tokens/s) of each run with every key=value of want,
+    keyed by its marker's round (None for a log of one unnumbered run): what
+    table.round_ratios pairs, each round with its own. A failed run has none."""
+    rounds = {}
+    for marker, lines in runs:
+        if all(marker.get(k) == str(v) for k, v in want.items()):
+            rated = next((f for f in lines if "tokens_per_s" in f), None)
+            if rated is not None:
+                rounds.setdefault(marker.get("round"), rated)
+    return rounds
+
+
 def mean_tps(runs, **want):
     """The mean tokens/s of every run with every key=value of want, or None
     (targets.sh runs each thread count twice, in the order 1, N, N, 1)."""
@@ -155,31 +168,23 @@ def main():
     # and the weights' rate 46.3, in the next 43.5 and 36.9.
     bf16 = find_all(runs, section="decode", quant="none")
     int8 = find_all(runs, section="decode", quant="int8")
-    onednn = [tps(lines) for lines in find_all(runs, section="decode", peer="onednn")]
+    onednn = by_round(runs, section="decode", peer="onednn")
     for name, rounds in (("bf16", bf16), ("int8", int8)):
         pcts = [next((float(f["read_bandwidth_pct"]) for f in lines if "read_bandwidth_pct" in f), None)
                 for lines in rounds]
         t.add(f"T 16 top-8 {name}: weights' rate, share of the DRAM read bandwidth",
               [p for p in pcts if p is not None], 70, "%")
-    for name, rounds in (("bf16", bf16), ("int8", int8)):
-        ratios = [share(tps(lines), peer) for lines, peer in zip(rounds, onednn)]
-        t.add(f"T 16 top-8 {name}: moec / oneDNN bf16 loop", [r for r in ratios if r is not None], 1.0,
-              ahead=True)
+    for name, quant in (("bf16", "none"), ("int8", "int8")):
+        t.add(f"T 16 top-8 {name}: moec / oneDNN bf16 loop",
+              round_ratios(by_round(runs, section="decode", quant=quant), onednn), 1.0, ahead=True)
 
     # The gains kept, T 4096 top-8.
     null = find(runs, section="null")
     t.add("null routing f 0.5 / f 0 (bf16, take_until_null)", share(tps(null, null_target=0.5), tps(null, null_target=0)), 1.8)
-    # int8 against bf16: a pair of runs a round (a log of one unnumbered
-    # pair, from before the rounds, is one round), each round's ratio of its
-    # own pair. targets.sh starts targets.txt afresh, so a log never mixes
-    # the two forms.
-    int8_rounds = [m.get("round") for m, _ in runs if m.get("section") == "int8"]
-    int8_ratios = []
-    for r in dict.fromkeys(int8_rounds):
-        key = {} if r is None else {"round": r}
-        int8_ratios.append(share(tps(find(runs, section="int8", quant="int8", **key)),
-                                 tps(find(runs, section="int8", quant="none", **key))))
-    t.add("int8 / bf16", [x for x in int8_ratios if x is not None], 2.0)
+    # int8 against bf16: a pair of runs a round, each round's ratio of its
+    # own pair.
+    t.add("int8 / bf16", round_ratios(by_round(runs, section="int8", quant="int8"),
+                                      by_round(runs, section="int8", quant="none")), 2.0)
     t.add("compact EP / dense EP (2 in-process shards)",
           share(tps(find(runs, section="ep", dispatch="compact")), tps(find(runs, section="ep", dispatch="dense"))), 1.5)
 
