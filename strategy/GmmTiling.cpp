@@ -165,14 +165,17 @@ GmmTiling mlir::moe::strategy::costModelTiling(const GmmShape &shape,
   // panel of the block passes by: a quarter of L1, or with four vectors a
   // row 3/8 of it up to kc 512, fewer depth blocks (each a pass of the
   // tile's partial sums through memory). A 48 KiB L1 gives kc 512 either
-  // way. Measured on an AMD EPYC znver4 (32 KiB L1), f32 T 4096 H 2048
-  // M 1408 E 60, 2 threads, alternating: kc 512 against the quarter's 336,
-  // top-2 636.6-653.4 ms against 643.0-657.1 (four pairs, each faster),
-  // top-8 2515-2537 against 2543-2569, the training step at T 512 top-8
-  // 1205-1207 against 1265-1311; kc 704 and 1024 no faster than 512. AVX2's
-  // 6 x 1 tile (moec run --target-cpu znver3, T 4096 top-8) kept the
-  // quarter: kc 336 2748 / 2789 ms against 512's 2842 / 2800.
-  int64_t kc = t.vectors == 4 ? std::min<int64_t>(512, machine.l1Bytes * 3 / 8 / (t.rows * 4))
+  // way (a larger L1 is capped there: kc 672 and 1024 were no faster); a
+  // 32 KiB one now gets the 48 KiB hosts' tiles, nc and mc following (kc
+  // 512, nc 128, mc 510 against the quarter's 336, 192, 336 with a 1 MiB
+  // L2). Measured on an AMD EPYC znver4 (256-bit units), f32 T 4096 H 2048
+  // M 1408 E 60, 2 threads, alternating: top-2 640.1-648.4 ms against
+  // 645.5-667.7 (four pairs, each faster), top-8 2523.6 / 2533.6 against
+  // 2541.3 / 2547.7, the T 512 training step unchanged. Not measured on
+  // Skylake-X's full-width units. AVX2's 6 x 1 tile kept the quarter: kc
+  // 336 ran 2748 / 2789 ms against 512's 2842 / 2800 (znver3 code on that
+  // host, T 4096 top-8).
+  int64_t kc = t.vectors == 4 ? std::min<int64_t>(512, machine.l1Bytes / 8 * 3 / (t.rows * 4))
                               : machine.l1Bytes / 4 / (t.rows * 4);
   kc = std::max<int64_t>(16, kc / 16 * 16);
   t.depthBlock = std::min(kc, std::max<int64_t>(shape.depth, 16));

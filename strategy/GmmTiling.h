@@ -98,8 +98,9 @@ struct GmmShape {
 };
 
 /// The cost model: the largest register tile that leaves registers for the
-/// weight vectors and the broadcast, kc so that a register tile's weight panel
-/// (kc x nr) fills about half of L1, nc so that the packed weight block
+/// weight vectors and the broadcast, kc so that the register tile's rows of A
+/// (mr x kc) fill a quarter of L1 (with AVX-512's four vectors a row, 3/8 of
+/// it up to kc 512), nc so that the packed weight block
 /// (kc x nc) fits in a quarter of L2 and 256 KiB, mc so that mc rows of the
 /// quarter's columns (not the capped nc) fill another quarter.
 GmmTiling costModelTiling(const GmmShape &shape, const MachineModel &machine);
