@@ -9,7 +9,8 @@ of the rounds' ratios (bench/table.py); a thread ratio is of the means of
 each thread count's runs (1, N, N, 1: every one of them must have a figure);
 a decode figure and int8 against bf16 are the medians of their rounds'
 (each ratio of runs of the same round); the others are of one pair of runs
-made back to back.
+made back to back. Below the table: the peaks measured, and the largest
+hypervisor steal over any moe-bench run's timed calls.
 A target whose runs are missing (a failed run, a log cut short) reads "not
 measured". The AMX rows appear when the forward ran its
 bf16 groups on AMX tiles (its peak is the AMX one).
@@ -191,6 +192,16 @@ def main():
     print_table(["target", "measured", "needed", ""], t.rows, "--markdown" in sys.argv)
     for name, value in sorted(peaks.items()):
         print(f"{name} peak measured in the run: {value:.1f} GFLOP/s")
+    # The hypervisor's steal over each moe-bench run's timed calls
+    # (steal_pct): a slow run with steal lost its time to the host, one
+    # without it to something the guest cannot see (the memory, a sibling
+    # thread) or to the code.
+    steals = [float(f["steal_pct"]) for name in ("forward/run.txt", "training/run.txt", "targets.txt")
+              for line in read_lines(os.path.join(log, name)) if line.startswith("RESULT ")
+              for f in [fields(line)] if "steal_pct" in f]
+    if steals:
+        print(f"hypervisor steal over the timed calls: at most {max(steals):.1f}% of the threads' time; "
+              f"{sum(s > 0 for s in steals)} of {len(steals)} moe-bench runs had any")
     verdicts = [r[3] for r in t.rows if r[3]]
     print(f"{verdicts.count('met')} of {len(verdicts)} targets met, {verdicts.count('not met')} not met, "
           f"{verdicts.count('not measured')} not measured"

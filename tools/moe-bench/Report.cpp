@@ -42,6 +42,8 @@ std::string moebench::resultsJson(const RunInfo &run, const std::vector<Result> 
     if (r.weightGBps > 0)
       os << ", \"weight_gbps\": " << r.weightGBps
          << ", \"read_bandwidth_pct\": " << r.readBandwidthPct;
+    if (r.stealPct >= 0)
+      os << ", \"steal_s\": " << r.stealS << ", \"steal_pct\": " << r.stealPct;
     if (!r.parallel.empty())
       os << ", \"parallel\": \"" << r.parallel << "\", \"mesh\": \"" << r.mesh
          << "\", \"shards\": " << r.shards << ", \"launcher\": \"" << run.launcher

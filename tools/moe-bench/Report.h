@@ -36,6 +36,9 @@ struct Result {
   // share of the DRAM read bandwidth (the bound at decode sizes); 0: not
   // reported (training, sharded).
   double weightGBps = 0, readBandwidthPct = 0;
+  // The hypervisor's steal over the timed calls (tooling/CpuSteal.h):
+  // seconds, and their share of the threads' time; -1: not measured.
+  double stealS = -1, stealPct = -1;
   // Sharded runs: the plan, the model's prediction, counted and modelled
   // bytes of the busiest shard, the slowest and fastest shard's TF/s.
   std::string parallel, mesh;

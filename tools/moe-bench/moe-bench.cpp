@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tooling/AutoParallel.h"
+#include "tooling/CpuSteal.h"
 #include "tooling/GmmPeakUnit.h"
 #include "tooling/Peak.h"
 #include "tooling/RunLauncher.h"
@@ -45,7 +46,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <optional>
+#include <thread>
 
 using namespace llvm;
 using namespace moebench;
@@ -1250,7 +1254,14 @@ int main(int argc, char **argv) {
         // Sharded: each rank's times and the last call's counters.
         std::vector<std::vector<double>> rankTimes;
         std::vector<moec::RankStats> rankStats;
+        // The hypervisor's steal over the timed calls (CpuSteal.h).
+        std::optional<moec::CpuSteal> stealBefore;
+        std::chrono::steady_clock::time_point timedStart;
         for (int i = 0; i < warmup + iters; ++i) {
+          if (i == warmup) {
+            stealBefore = moec::readCpuSteal();
+            timedStart = std::chrono::steady_clock::now();
+          }
           double s = sharded ? block->callSharded(entry, pool, blockArgs, entryResults, mpiComm,
                                                   std::chrono::milliseconds(collectiveTimeout),
                                                   rankStats, error)
@@ -1266,7 +1277,17 @@ int main(int argc, char **argv) {
               rankTimes[rk].push_back(rankStats[rk].seconds);
           }
         }
+        double timedSeconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - timedStart).count();
+        std::optional<moec::CpuSteal> stealAfter = moec::readCpuSteal();
+        // Of the CPU time the threads had: the threads, or the CPUs if
+        // fewer, over the timed calls' wall time.
+        unsigned busyCpus = std::min<unsigned>(threads, std::max(1u, std::thread::hardware_concurrency()));
         Result r;
+        if (stealBefore && stealAfter && timedSeconds > 0) {
+          r.stealS = moec::stolenSeconds(*stealBefore, *stealAfter);
+          r.stealPct = 100 * r.stealS / (timedSeconds * busyCpus);
+        }
         if (quant.enabled() && !compareWithF32(*reference, pool, entry, referenceArgs, entryResults,
                                                r, error))
           return fail(error);
@@ -1290,6 +1311,10 @@ int main(int argc, char **argv) {
                          med * 1e3, *std::min_element(times.begin(), times.end()) * 1e3,
                          *std::max_element(times.begin(), times.end()) * 1e3, int(iters),
                          flops / med / 1e9, peakUnitName, r.peakPct);
+        if (r.stealPct >= 0)
+          outs() << format("steal: %.2f s of CPU time held back by the hypervisor over the timed "
+                           "calls, %.1f%% of %u threads' time (/proc/stat)\n",
+                           r.stealS, r.stealPct, busyCpus);
         // The forward reads each used expert's weights (and the shared
         // expert's) once a call: their bytes over the time, against the
         // DRAM read bandwidth.
@@ -1388,6 +1413,8 @@ int main(int argc, char **argv) {
           rematFields += formatv(" weight_gbps={0:F2} read_bandwidth_pct={1:F1}", r.weightGBps,
                                  r.readBandwidthPct)
                              .str();
+        if (r.stealPct >= 0)
+          rematFields += formatv(" steal_pct={0:F1}", r.stealPct).str();
         outs() << format("RESULT distribution=%s mode=%s pass=%s impl=%s backend=%s topk=%lld "
                          "null_target=%.4g null_realized=%.4f null_assignments=%lld "
                          "real_assignments=%lld tflops=%.4f tokens_per_s=%.1f dtype=%s "
