@@ -196,12 +196,19 @@ def main():
     # (steal_pct): a slow run with steal lost its time to the host, one
     # without it to something the guest cannot see (the memory, a sibling
     # thread) or to the code.
-    steals = [float(f["steal_pct"]) for name in ("forward/run.txt", "training/run.txt", "targets.txt")
-              for line in read_lines(os.path.join(log, name)) if line.startswith("RESULT ")
-              for f in [fields(line)] if "steal_pct" in f]
+    steals = []  # (where, share)
+    for name, where in (("forward/run.txt", "compare.sh forward"), ("training/run.txt", "compare.sh training"),
+                        ("targets.txt", None)):
+        marker = where
+        for line in read_lines(os.path.join(log, name)):
+            if line.startswith("TARGET "):
+                marker = line[len("TARGET "):]
+            elif line.startswith("RESULT ") and "steal_pct" in fields(line):
+                steals.append((marker, float(fields(line)["steal_pct"])))
     if steals:
-        print(f"hypervisor steal over the timed calls: at most {max(steals):.1f}% of the threads' time; "
-              f"{sum(s > 0 for s in steals)} of {len(steals)} moe-bench runs had any")
+        where, most = max(steals, key=lambda s: s[1])
+        print(f"hypervisor steal over the timed calls: at most {most:.1f}% of the machine's CPU time ({where}); "
+              f"{sum(pct > 0 for _, pct in steals)} of {len(steals)} results had any")
     verdicts = [r[3] for r in t.rows if r[3]]
     print(f"{verdicts.count('met')} of {len(verdicts)} targets met, {verdicts.count('not met')} not met, "
           f"{verdicts.count('not measured')} not measured"

@@ -16,9 +16,8 @@
 
 using namespace moec;
 
-std::optional<CpuSteal> moec::parseProcStatSteal(std::string_view text) {
-  // The aggregate line comes first, "cpu" and spaces; the per-CPU lines
-  // are "cpu0 ...".
+std::optional<CpuTicks> moec::parseProcStatCpu(std::string_view text) {
+  // The aggregate line, "cpu" and spaces; the per-CPU lines are "cpu0 ...".
   constexpr std::string_view kPrefix = "cpu ";
   size_t at = 0;
   while (at < text.size()) {
@@ -26,18 +25,22 @@ std::optional<CpuSteal> moec::parseProcStatSteal(std::string_view text) {
     std::string_view line = text.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
     if (line.substr(0, kPrefix.size()) == kPrefix) {
       std::string_view rest = line.substr(kPrefix.size());
-      uint64_t value = 0;
+      CpuTicks ticks;
       for (int column = 0; column < 8; ++column) {
         size_t first = rest.find_first_not_of(' ');
         if (first == std::string_view::npos)
           return std::nullopt;
         rest.remove_prefix(first);
+        uint64_t value = 0;
         auto [next, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
         if (ec != std::errc() || (next != rest.data() + rest.size() && *next != ' '))
           return std::nullopt;
         rest.remove_prefix(size_t(next - rest.data()));
+        ticks.total += value;
+        if (column == 7)
+          ticks.steal = value;
       }
-      return CpuSteal{value};
+      return ticks;
     }
     if (end == std::string_view::npos)
       break;
@@ -46,18 +49,23 @@ std::optional<CpuSteal> moec::parseProcStatSteal(std::string_view text) {
   return std::nullopt;
 }
 
-std::optional<CpuSteal> moec::readCpuSteal() {
+std::optional<CpuTicks> moec::readCpuTicks() {
   std::ifstream file("/proc/stat");
   if (!file)
     return std::nullopt;
   std::ostringstream text;
   text << file.rdbuf();
-  return parseProcStatSteal(text.str());
+  return parseProcStatCpu(text.str());
 }
 
-double moec::stolenSeconds(const CpuSteal &before, const CpuSteal &after) {
+std::optional<Steal> moec::stealBetween(const CpuTicks &before, const CpuTicks &after) {
   long ticksPerSecond = sysconf(_SC_CLK_TCK);
-  if (ticksPerSecond <= 0 || after.ticks < before.ticks)
-    return 0;
-  return double(after.ticks - before.ticks) / double(ticksPerSecond);
+  if (ticksPerSecond <= 0 || after.steal < before.steal || after.total < before.total)
+    return std::nullopt;
+  uint64_t steal = after.steal - before.steal, total = after.total - before.total;
+  Steal s;
+  s.seconds = double(steal) / double(ticksPerSecond);
+  if (total >= kMinShareTicks)
+    s.sharePct = 100.0 * double(steal) / double(total);
+  return s;
 }

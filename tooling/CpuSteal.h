@@ -4,8 +4,8 @@
 // runs another tenant; Linux counts that wait as "steal". A timed call that
 // lost time so is slower by the host's doing, not the code's: moe-bench
 // reports the steal over its timed calls beside their median, so that a
-// slow run on a shared host can be told from a slow kernel (on the 2-core
-// EPYC VMs, two-thread runs saw steal where one-thread runs saw none).
+// slow run on a shared host can be told from a slow kernel, or steal ruled
+// out as its cause.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,25 +18,37 @@
 
 namespace moec {
 
-/// The steal column of the aggregate "cpu" line of /proc/stat (the sum over
-/// the machine's CPUs), in clock ticks (USER_HZ).
-struct CpuSteal {
-  uint64_t ticks = 0;
+/// The aggregate "cpu" line of /proc/stat (the sum over the machine's
+/// CPUs), in clock ticks (USER_HZ): its steal column, and all the time it
+/// accounts (user nice system idle iowait irq softirq steal; the guest
+/// columns after them are counted in user and nice already).
+struct CpuTicks {
+  uint64_t steal = 0, total = 0;
 };
 
-/// The steal of /proc/stat's text `procStat`: its "cpu " line's eighth
-/// number (user nice system idle iowait irq softirq steal ...). None when
-/// there is no such line or it has fewer than eight numbers (a kernel
-/// before 2.6.11).
-std::optional<CpuSteal> parseProcStatSteal(std::string_view procStat);
+/// The "cpu " line of /proc/stat's text `procStat`. None when there is no
+/// such line or it has fewer than eight numbers (a kernel before 2.6.11).
+std::optional<CpuTicks> parseProcStatCpu(std::string_view procStat);
 
-/// This machine's steal now; none where /proc/stat cannot be read or
+/// This machine's ticks now; none where /proc/stat cannot be read or
 /// parsed (not Linux).
-std::optional<CpuSteal> readCpuSteal();
+std::optional<CpuTicks> readCpuTicks();
 
-/// Seconds of CPU time stolen between two readings (ticks over USER_HZ);
-/// 0 if the counter went back.
-double stolenSeconds(const CpuSteal &before, const CpuSteal &after);
+/// Below this much of the machine's CPU time between two readings (1 s:
+/// 100 ticks of 0.01 s) no share is quoted: Linux books time a tick at a
+/// time per CPU, so over a few milliseconds one tick of steal would read as
+/// a share of tens of percent.
+constexpr uint64_t kMinShareTicks = 100;
+
+struct Steal {
+  double seconds = 0;
+  /// Of the machine's CPU time between the readings, in percent (top's
+  /// %st); none over a window under kMinShareTicks.
+  std::optional<double> sharePct;
+};
+
+/// The steal between two readings; none if a counter went back (a reset).
+std::optional<Steal> stealBetween(const CpuTicks &before, const CpuTicks &after);
 
 } // namespace moec
 

@@ -59,8 +59,9 @@
 // OK-NEXT: compact EP / dense EP (2 in-process shards) - >= 1.50x not measured
 // OK-NEXT: AVX512_BF16 peak measured in the run: 800.0 GFLOP/s
 // OK-NEXT: FP32 FMA peak measured in the run: 400.0 GFLOP/s
-// The largest steal of the runs that report one (two here: 0.0% and 3.5%).
-// OK-NEXT: hypervisor steal over the timed calls: at most 3.5% of the threads' time; 1 of 2 moe-bench runs had any
+// The largest steal of the results that report one (two here: 0.0% and
+// 3.5%), and the run it is of.
+// OK-NEXT: hypervisor steal over the timed calls: at most 3.5% of the machine's CPU time (section=threads tokens=512 pass=forward dtype=bf16 threads=2); 1 of 2 results had any
 // OK-NEXT: 12 of 25 targets met, 7 not met, 6 not measured (bf16 ran without AMX tiles: the AMX targets need an AMX host)
 
 // AMX: | AMX: bf16 forward top-8: moec / oneDNN loop | 1.70x (1.40-2.00x) | >= 1.50x | met |

@@ -20,14 +20,15 @@
 // CHECK: load: assignments=64 real=64 null=0 rows_per_expert min={{[0-9]+}} mean=10.7
 // CHECK: time: median {{[0-9.]+}} ms
 // The hypervisor's steal over the timed calls (Linux's /proc/stat; on a
-// machine of its own, 0.00 s).
-// CHECK-NEXT: steal: {{[0-9]+\.[0-9][0-9]}} s of CPU time held back by the hypervisor over the timed calls, {{[0-9]+\.[0-9]}}% of {{[12]}} threads' time (/proc/stat)
+// machine of its own, 0.00 s): calls this short give no share on a machine
+// of a few CPUs (steal.mlir runs long enough for one).
+// CHECK-NEXT: steal: {{[0-9]+\.[0-9][0-9]}} s of CPU time held back by the hypervisor over the timed calls{{(, [0-9]+\.[0-9]% of the machine's CPU time \(/proc/stat\)| \(/proc/stat; under 1 s of the machine's CPU time, too short for a share at its 0.01 s ticks\))$}}
 // CHECK: stages: route {{.*}} pack {{.*}} up {{.*}} down {{.*}} combine {{.*}}; pack+combine {{[0-9.]+}}% of the stages
 // Then the stages inside the timed function, the prepared block: the up gmm
 // one kernel with the gather and the SwiGLU fused.
 // CHECK: stages inside @moe_block_prepared (medians of 2; speed-up from 1 to 2 threads):
 // CHECK: the call {{[0-9.]+}} ms 100.0%
-// CHECK: RESULT distribution=random mode=full pass=forward impl=fused_w13 backend=microkernel topk=1 null_target=0 null_realized=0.0000 null_assignments=0 real_assignments=64 tflops={{[0-9.]+}} tokens_per_s={{[0-9.]+}} dtype=f32 peak_pct={{[0-9.]+}} {{.*}} steal_pct={{[0-9]+\.[0-9]}}{{$}}
+// CHECK: RESULT distribution=random mode=full pass=forward impl=fused_w13 backend=microkernel topk=1 null_target=0 null_realized=0.0000 null_assignments=0 real_assignments=64 tflops={{[0-9.]+}} tokens_per_s={{[0-9.]+}} dtype=f32 peak_pct={{[0-9.]+}}
 // The prequeued block's weights are packed once too.
 // CHECK: prepare: the prequeued block's weights prepared once in {{[0-9.]+}} ms; the timed calls pack none
 // CHECK: RESULT distribution=random mode=prequeue
@@ -40,7 +41,7 @@
 // JSON: "peak_gflops": 100
 // JSON: "peak_kind": "FP32 FMA"
 // JSON: {"distribution": "random", "mode": "full", "pass": "forward", "impl": "fused_w13", "backend": "microkernel", "dtype": "f32", "tokens": 64
-// JSON-SAME: "steal_s": {{[0-9.e-]+}}, "steal_pct": {{[0-9.e-]+}}
+// JSON-SAME: "steal_s": {{[0-9.e-]+}}
 // JSON-SAME: "stages_s": {"route":
 // JSON-SAME: "block_stages": [{"name": "route 64x1", "median_s": {{[0-9.e-]+}}, "one_thread_s": {{[0-9.e-]+}}}, {"name": "pack 64x32",
 // JSON-SAME: {"name": "gather+gmm+swiglu 64x48"

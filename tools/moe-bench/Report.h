@@ -37,7 +37,8 @@ struct Result {
   // reported (training, sharded).
   double weightGBps = 0, readBandwidthPct = 0;
   // The hypervisor's steal over the timed calls (tooling/CpuSteal.h):
-  // seconds, and their share of the threads' time; -1: not measured.
+  // seconds, and their share of the machine's CPU time (-1: not measured;
+  // the share also over a window too short for one).
   double stealS = -1, stealPct = -1;
   // Sharded runs: the plan, the model's prediction, counted and modelled
   // bytes of the busiest shard, the slowest and fastest shard's TF/s.

@@ -46,10 +46,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <optional>
-#include <thread>
 
 using namespace llvm;
 using namespace moebench;
@@ -1255,13 +1253,10 @@ int main(int argc, char **argv) {
         std::vector<std::vector<double>> rankTimes;
         std::vector<moec::RankStats> rankStats;
         // The hypervisor's steal over the timed calls (CpuSteal.h).
-        std::optional<moec::CpuSteal> stealBefore;
-        std::chrono::steady_clock::time_point timedStart;
+        std::optional<moec::CpuTicks> ticksBefore;
         for (int i = 0; i < warmup + iters; ++i) {
-          if (i == warmup) {
-            stealBefore = moec::readCpuSteal();
-            timedStart = std::chrono::steady_clock::now();
-          }
+          if (i == warmup)
+            ticksBefore = moec::readCpuTicks();
           double s = sharded ? block->callSharded(entry, pool, blockArgs, entryResults, mpiComm,
                                                   std::chrono::milliseconds(collectiveTimeout),
                                                   rankStats, error)
@@ -1277,16 +1272,14 @@ int main(int argc, char **argv) {
               rankTimes[rk].push_back(rankStats[rk].seconds);
           }
         }
-        double timedSeconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - timedStart).count();
-        std::optional<moec::CpuSteal> stealAfter = moec::readCpuSteal();
-        // Of the CPU time the threads had: the threads, or the CPUs if
-        // fewer, over the timed calls' wall time.
-        unsigned busyCpus = std::min<unsigned>(threads, std::max(1u, std::thread::hardware_concurrency()));
+        std::optional<moec::CpuTicks> ticksAfter = moec::readCpuTicks();
         Result r;
-        if (stealBefore && stealAfter && timedSeconds > 0) {
-          r.stealS = moec::stolenSeconds(*stealBefore, *stealAfter);
-          r.stealPct = 100 * r.stealS / (timedSeconds * busyCpus);
+        std::optional<moec::Steal> steal;
+        if (ticksBefore && ticksAfter)
+          steal = moec::stealBetween(*ticksBefore, *ticksAfter);
+        if (steal) {
+          r.stealS = steal->seconds;
+          r.stealPct = steal->sharePct.value_or(-1);
         }
         if (quant.enabled() && !compareWithF32(*reference, pool, entry, referenceArgs, entryResults,
                                                r, error))
@@ -1311,10 +1304,15 @@ int main(int argc, char **argv) {
                          med * 1e3, *std::min_element(times.begin(), times.end()) * 1e3,
                          *std::max_element(times.begin(), times.end()) * 1e3, int(iters),
                          flops / med / 1e9, peakUnitName, r.peakPct);
-        if (r.stealPct >= 0)
+        if (r.stealS >= 0 && r.stealPct >= 0)
           outs() << format("steal: %.2f s of CPU time held back by the hypervisor over the timed "
-                           "calls, %.1f%% of %u threads' time (/proc/stat)\n",
-                           r.stealS, r.stealPct, busyCpus);
+                           "calls, %.1f%% of the machine's CPU time (/proc/stat)\n",
+                           r.stealS, r.stealPct);
+        else if (r.stealS >= 0)
+          outs() << format("steal: %.2f s of CPU time held back by the hypervisor over the timed "
+                           "calls (/proc/stat; under 1 s of the machine's CPU time, too short "
+                           "for a share at its 0.01 s ticks)\n",
+                           r.stealS);
         // The forward reads each used expert's weights (and the shared
         // expert's) once a call: their bytes over the time, against the
         // DRAM read bandwidth.
