@@ -10,7 +10,8 @@ each thread count's runs (1, N, N, 1: every one of them must have a figure);
 a decode figure and int8 against bf16 are the medians of their rounds'
 (each ratio of runs of the same round); the others are of one pair of runs
 made back to back. Below the table: the peaks measured, and the largest
-hypervisor steal over any moe-bench run's timed calls.
+hypervisor steal over any moe-bench run's timed calls, with the run it is of
+(targets.sh's marker, or compare.sh's pass, dtype, top-k and round).
 A target whose runs are missing (a failed run, a log cut short) reads "not
 measured". The AMX rows appear when the forward ran its
 bf16 groups on AMX tiles (its peak is the AMX one).
@@ -193,18 +194,20 @@ def main():
     for name, value in sorted(peaks.items()):
         print(f"{name} peak measured in the run: {value:.1f} GFLOP/s")
     # The hypervisor's steal over each moe-bench run's timed calls
-    # (steal_pct): a slow run with steal lost its time to the host, one
-    # without it to something the guest cannot see (the memory, a sibling
-    # thread) or to the code.
-    steals = []  # (where, share)
-    for name, where in (("forward/run.txt", "compare.sh forward"), ("training/run.txt", "compare.sh training"),
-                        ("targets.txt", None)):
-        marker = where
+    # (steal_pct): whether the host took the time a slow run lost (summed
+    # over the calls, where the time is their median) or something the
+    # guest cannot see (the memory, a sibling thread) or the code did.
+    steals = []  # (which run, share)
+    for name in ("forward/run.txt", "training/run.txt", "targets.txt"):
+        marker = None  # targets.txt: the run's TARGET line; compare.sh's: its round
         for line in read_lines(os.path.join(log, name)):
-            if line.startswith("TARGET "):
-                marker = line[len("TARGET "):]
+            if line.startswith("TARGET ") or line.startswith("ROUND "):
+                marker = line[len("TARGET "):] if line.startswith("TARGET ") else line.lower()
             elif line.startswith("RESULT ") and "steal_pct" in fields(line):
-                steals.append((marker, float(fields(line)["steal_pct"])))
+                f = fields(line)
+                where = marker if name == "targets.txt" else \
+                    f"compare.sh {f.get('pass')} {f.get('dtype')} top-{f.get('topk')}" + (f", {marker}" if marker else "")
+                steals.append((where, float(f["steal_pct"])))
     if steals:
         where, most = max(steals, key=lambda s: s[1])
         print(f"hypervisor steal over the timed calls: at most {most:.1f}% of the machine's CPU time ({where}); "

@@ -42,6 +42,6 @@
 // TRAIN: quant: relative error against f32: loss {{.*}} dx {{.*}} dw13 {{.*}} dw2
 // TRAIN: RESULT {{.*}} pass=forward_backward {{.*}} quant=int8 quant_weight_scales=channel rel_error=
 
-// The float block: no error fields (the hypervisor's steal, where Linux
-// counts it, is the last field).
+// The float block: no error fields (the hypervisor's steal's share, where
+// the timed calls' window allows one, is the last field).
 // NONE: RESULT {{.*}} quant=none{{( steal_pct=[0-9]+\.[0-9])?$}}
