@@ -8,6 +8,7 @@
 
 #include <cassert>
 #include <cstdlib>
+#include <string>
 
 using namespace moec;
 
@@ -27,7 +28,11 @@ int moec::failRun(const std::string &message) {
   llvm::outs().flush(); // what was printed before the error comes before it
   if (mpiRank)
     mpiRank->abort(message); // does not return
-  llvm::errs() << failingTool << ": error: " << message << "\n";
+  // One write of the whole line: errs() is unbuffered, so each << is a
+  // write of its own, and the ranks of an MPI run that all refuse the same
+  // mesh interleaved their pieces ("moe-benchmoe-bench: error: : error:").
+  // A pipe takes a write of up to PIPE_BUF bytes whole.
+  llvm::errs() << (std::string(failingTool) + ": error: " + message + "\n");
   return failureCode;
 }
 
