@@ -201,8 +201,10 @@ def main():
     for name in ("forward/run.txt", "training/run.txt", "targets.txt"):
         marker = None  # targets.txt: the run's TARGET line; compare.sh's: its round
         for line in read_lines(os.path.join(log, name)):
-            if line.startswith("TARGET ") or line.startswith("ROUND "):
-                marker = line[len("TARGET "):] if line.startswith("TARGET ") else line.lower()
+            if line.startswith("TARGET "):
+                marker = line[len("TARGET "):]
+            elif line.startswith("ROUND "):
+                marker = line.lower()
             elif line.startswith("RESULT ") and "steal_pct" in fields(line):
                 f = fields(line)
                 where = marker if name == "targets.txt" else \

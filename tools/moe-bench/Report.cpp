@@ -42,10 +42,10 @@ std::string moebench::resultsJson(const RunInfo &run, const std::vector<Result> 
     if (r.weightGBps > 0)
       os << ", \"weight_gbps\": " << r.weightGBps
          << ", \"read_bandwidth_pct\": " << r.readBandwidthPct;
-    if (r.stealS >= 0)
-      os << ", \"steal_s\": " << r.stealS;
-    if (r.stealPct >= 0)
-      os << ", \"steal_pct\": " << r.stealPct;
+    if (r.steal)
+      os << ", \"steal_s\": " << r.steal->seconds;
+    if (r.steal && r.steal->sharePct)
+      os << ", \"steal_pct\": " << *r.steal->sharePct;
     if (!r.parallel.empty())
       os << ", \"parallel\": \"" << r.parallel << "\", \"mesh\": \"" << r.mesh
          << "\", \"shards\": " << r.shards << ", \"launcher\": \"" << run.launcher

@@ -7,7 +7,10 @@
 #ifndef MOEC_TOOLS_MOEBENCH_REPORT_H
 #define MOEC_TOOLS_MOEBENCH_REPORT_H
 
+#include "tooling/CpuSteal.h"
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,10 +39,9 @@ struct Result {
   // share of the DRAM read bandwidth (the bound at decode sizes); 0: not
   // reported (training, sharded).
   double weightGBps = 0, readBandwidthPct = 0;
-  // The hypervisor's steal over the timed calls (tooling/CpuSteal.h):
-  // seconds, and their share of the machine's CPU time (-1: not measured;
-  // the share also over a window too short for one).
-  double stealS = -1, stealPct = -1;
+  // The hypervisor's steal over the timed calls (tooling/CpuSteal.h); none
+  // where /proc/stat could not be read.
+  std::optional<moec::Steal> steal;
   // Sharded runs: the plan, the model's prediction, counted and modelled
   // bytes of the busiest shard, the slowest and fastest shard's TF/s.
   std::string parallel, mesh;

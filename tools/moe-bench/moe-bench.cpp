@@ -1274,13 +1274,8 @@ int main(int argc, char **argv) {
         }
         std::optional<moec::CpuTicks> ticksAfter = moec::readCpuTicks();
         Result r;
-        std::optional<moec::Steal> steal;
         if (ticksBefore && ticksAfter)
-          steal = moec::stealBetween(*ticksBefore, *ticksAfter);
-        if (steal) {
-          r.stealS = steal->seconds;
-          r.stealPct = steal->sharePct.value_or(-1);
-        }
+          r.steal = moec::stealBetween(*ticksBefore, *ticksAfter);
         if (quant.enabled() && !compareWithF32(*reference, pool, entry, referenceArgs, entryResults,
                                                r, error))
           return fail(error);
@@ -1304,15 +1299,15 @@ int main(int argc, char **argv) {
                          med * 1e3, *std::min_element(times.begin(), times.end()) * 1e3,
                          *std::max_element(times.begin(), times.end()) * 1e3, int(iters),
                          flops / med / 1e9, peakUnitName, r.peakPct);
-        if (r.stealS >= 0 && r.stealPct >= 0)
-          outs() << format("steal: %.2f s of CPU time held back by the hypervisor over the timed "
-                           "calls, %.1f%% of the machine's CPU time (/proc/stat)\n",
-                           r.stealS, r.stealPct);
-        else if (r.stealS >= 0)
-          outs() << format("steal: %.2f s of CPU time held back by the hypervisor over the timed "
-                           "calls (/proc/stat; under 1 s of the machine's CPU time, too short "
-                           "for a share at its 0.01 s ticks)\n",
-                           r.stealS);
+        if (r.steal) {
+          outs() << format("steal: %.2f s of CPU time held back by the hypervisor over the timed calls",
+                           r.steal->seconds);
+          if (r.steal->sharePct)
+            outs() << format(", %.1f%% of the machine's CPU time (/proc/stat)\n", *r.steal->sharePct);
+          else
+            outs() << " (/proc/stat; under 1 s of the machine's CPU time, too short for a share at "
+                      "its 0.01 s ticks)\n";
+        }
         // The forward reads each used expert's weights (and the shared
         // expert's) once a call: their bytes over the time, against the
         // DRAM read bandwidth.
@@ -1411,8 +1406,8 @@ int main(int argc, char **argv) {
           rematFields += formatv(" weight_gbps={0:F2} read_bandwidth_pct={1:F1}", r.weightGBps,
                                  r.readBandwidthPct)
                              .str();
-        if (r.stealPct >= 0)
-          rematFields += formatv(" steal_pct={0:F1}", r.stealPct).str();
+        if (r.steal && r.steal->sharePct)
+          rematFields += formatv(" steal_pct={0:F1}", *r.steal->sharePct).str();
         outs() << format("RESULT distribution=%s mode=%s pass=%s impl=%s backend=%s topk=%lld "
                          "null_target=%.4g null_realized=%.4f null_assignments=%lld "
                          "real_assignments=%lld tflops=%.4f tokens_per_s=%.1f dtype=%s "
