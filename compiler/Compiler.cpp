@@ -55,6 +55,8 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <atomic>
+#include <cstdarg>
 #include <cstdlib>
 #include <limits>
 
@@ -124,6 +126,38 @@ bool moec::wakeGeneratedCodeThreads() {
   static OmpIdent ident;
   fork(&ident, 0, &emptyMicrotask);
   return true;
+}
+
+namespace {
+/// runOnGeneratedCodeThreads's region: its function, argument and thread
+/// count.
+struct RegionWork {
+  void (*fn)(void *, int);
+  void *arg;
+  std::atomic<int> threads{0};
+};
+/// libomp passes a microtask its global and bound thread ids, then the
+/// fork's arguments; the bound id is the thread's number in the team.
+void regionMicrotask(int32_t *, int32_t *boundId, ...) {
+  va_list args;
+  va_start(args, boundId);
+  auto *work = va_arg(args, RegionWork *);
+  va_end(args);
+  work->threads.fetch_add(1);
+  work->fn(work->arg, *boundId);
+}
+} // namespace
+
+int moec::runOnGeneratedCodeThreads(void (*fn)(void *, int), void *arg) {
+  using Microtask = void (*)(int32_t *, int32_t *, ...);
+  auto fork = reinterpret_cast<void (*)(OmpIdent *, int32_t, Microtask, ...)>(
+      libompSymbol("__kmpc_fork_call"));
+  if (!fork)
+    return 0;
+  static OmpIdent ident;
+  RegionWork work{fn, arg};
+  fork(&ident, 1, &regionMicrotask, &work);
+  return work.threads.load();
 }
 
 std::string moec::compilerRtBuiltins() {

@@ -120,6 +120,15 @@ bool setGeneratedCodeThreads(int threads);
 /// cores would see the spin). False when libomp is not loaded.
 bool wakeGeneratedCodeThreads();
 
+/// Runs `fn(arg, thread)` on each thread of a parallel region of that
+/// runtime at this thread's worker count (`thread` 0 .. count - 1): on the
+/// threads the generated code runs on, spinning still from its last
+/// region. Threads of another pool would compete with those for the cores
+/// for libomp's block time (a probe of the cores on two std::threads after
+/// a call read 44-52% of the peak on the 2-core VM; on these, its full
+/// rate). The region's thread count; 0 when libomp is not loaded.
+int runOnGeneratedCodeThreads(void (*fn)(void *arg, int thread), void *arg);
+
 /// Function f's prepared form (moe-quantize's or moe-prepare-weights';
 /// runtime/PreparedWeights.h) and its halves' signatures, checked against
 /// f's (PreparedForm::mismatch). nullopt with `error` empty when `module`

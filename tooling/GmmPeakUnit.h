@@ -11,6 +11,7 @@
 
 #include "dialect/MoeDialect.h"
 #include "strategy/GmmStrategy.h"
+#include "tooling/Peak.h"
 
 #include <optional>
 #include <string>
@@ -19,10 +20,13 @@ namespace moec {
 
 /// A unit's name, the unit of its rate and the measurement of its peak on
 /// this host (tooling/Peak.h: `threads` threads for about `seconds`; 0
-/// where this host lacks the unit).
+/// where this host lacks the unit), and the loop that measurement times
+/// (what moe-bench's probe of the cores runs: CoreSpeed.h; none given, no
+/// probe).
 struct PeakUnit {
   const char *kind, *unit;
   double (*measure)(unsigned threads, double seconds);
+  PeakLoop (*loop)() = nullptr;
 };
 
 /// The unit `strategy`'s gmms run on for `target` (a module's #moe.target;

@@ -237,54 +237,71 @@ bool moec::amxTilesGranted() {
   return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
 }
 
+moec::PeakLoop moec::amxBf16PeakLoop() {
+  return {amxTilesGranted() ? amxChains<false> : nullptr, 4 * 16 * 16 * 32 * 2.0, 1000e9};
+}
+
+moec::PeakLoop moec::avx512Bf16PeakLoop() {
+  return {__builtin_cpu_supports("avx512bf16") ? dotChains512 : nullptr, 24 * 16 * 2 * 2.0, 200e9};
+}
+
+moec::PeakLoop moec::amxInt8PeakLoop() {
+  return {amxTilesGranted() ? amxChains<true> : nullptr, 4 * 16 * 16 * 64 * 2.0, 2000e9};
+}
+
+moec::PeakLoop moec::vnniPeakLoop() {
+  return {__builtin_cpu_supports("avx512vnni") ? vnniChains512 : nullptr, 24 * 16 * 4 * 2.0, 400e9};
+}
+
+moec::PeakLoop moec::avx2MaddPeakLoop() {
+  // 12 ymm steps of 16 products, each a multiply and an add.
+  return {__builtin_cpu_supports("avx2") ? maddChains256 : nullptr, 12 * 16 * 2.0, 100e9};
+}
+
+moec::PeakLoop moec::fp32PeakLoop() {
+  // 24 zmm chains of 16 lanes, or 12 ymm chains of 8.
+  if (__builtin_cpu_supports("avx512f"))
+    return {fmaChains512, 24.0 * 16 * 2, 100e9};
+  return {fmaChains256, 12.0 * 8 * 2, 100e9};
+}
+
+long moec::PeakLoop::roundsFor(double seconds) const {
+  return std::max(1L, static_cast<long>(seconds * ratePerThread / opsPerRound));
+}
+
 namespace {
-/// `kernel`'s rate over `threads` threads for about `seconds` (rounds sized
-/// from `expectedRate` ops/s a thread), or 0 when the unit is not `available`.
-template <typename Kernel>
-double unitPeak(bool available, unsigned threads, double seconds, double opsPerRound,
-                double expectedRate, Kernel kernel) {
-  if (!available)
+/// `loop`'s rate over `threads` threads for about `seconds`, best of five;
+/// 0 where this host lacks its unit.
+double unitPeak(const moec::PeakLoop &loop, unsigned threads, double seconds) {
+  if (!loop.run)
     return 0;
-  long rounds = static_cast<long>(seconds * expectedRate / opsPerRound);
-  return bestOfFive(threads, rounds, opsPerRound, kernel);
+  return bestOfFive(threads, loop.roundsFor(seconds), loop.opsPerRound, loop.run);
 }
 } // namespace
 
 double moec::measureAmxBf16PeakGflops(unsigned threads, double seconds) {
-  return unitPeak(amxTilesGranted(), threads, seconds, 4 * 16 * 16 * 32 * 2.0, 1000e9,
-                  amxChains<false>);
+  return unitPeak(amxBf16PeakLoop(), threads, seconds);
 }
 
 double moec::measureAvx512Bf16PeakGflops(unsigned threads, double seconds) {
-  return unitPeak(__builtin_cpu_supports("avx512bf16"), threads, seconds, 24 * 16 * 2 * 2.0,
-                  200e9, dotChains512);
+  return unitPeak(avx512Bf16PeakLoop(), threads, seconds);
 }
 
 double moec::measureAmxInt8PeakGops(unsigned threads, double seconds) {
-  return unitPeak(amxTilesGranted(), threads, seconds, 4 * 16 * 16 * 64 * 2.0, 2000e9,
-                  amxChains<true>);
+  return unitPeak(amxInt8PeakLoop(), threads, seconds);
 }
 
 double moec::measureVnniPeakGops(unsigned threads, double seconds) {
-  return unitPeak(__builtin_cpu_supports("avx512vnni"), threads, seconds, 24 * 16 * 4 * 2.0,
-                  400e9, vnniChains512);
+  return unitPeak(vnniPeakLoop(), threads, seconds);
 }
 
 double moec::measureAvx2MaddPeakGops(unsigned threads, double seconds) {
-  // 12 ymm steps of 16 products, each a multiply and an add.
-  return unitPeak(__builtin_cpu_supports("avx2"), threads, seconds, 12 * 16 * 2.0, 100e9, maddChains256);
+  return unitPeak(avx2MaddPeakLoop(), threads, seconds);
 }
 
 double moec::measureFp32PeakGflops(unsigned threads, double seconds) {
-  bool avx512 = __builtin_cpu_supports("avx512f");
-  // 24 zmm chains of 16 lanes, or 12 ymm chains of 8.
-  double flopsPerRound = avx512 ? 24.0 * 16 * 2 : 12.0 * 8 * 2;
-  auto run = [&](long rounds) { return avx512 ? fmaChains512(rounds) : fmaChains256(rounds); };
-  // Rounds for `seconds` at about 100 GFLOP/s a thread, then the real runs.
-  long rounds = static_cast<long>(seconds * 100e9 / flopsPerRound);
-  return bestOfFive(threads, rounds, flopsPerRound, run);
+  return unitPeak(fp32PeakLoop(), threads, seconds);
 }
-
 
 namespace {
 /// Sums `count` floats (a multiple of 64 x kStreams) with eight independent

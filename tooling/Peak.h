@@ -7,6 +7,25 @@
 
 namespace moec {
 
+/// A unit's peak loop as one thread runs it: `run(rounds)` does `rounds`
+/// rounds of `opsPerRound` operations (FLOPs, or int8 products counted as
+/// a multiply and an add) on registers only and returns a sum to keep;
+/// `ratePerThread` (operations a second) sizes an attempt's rounds before
+/// any is timed. `run` is null where this host lacks the unit.
+struct PeakLoop {
+  float (*run)(long rounds) = nullptr;
+  double opsPerRound = 0, ratePerThread = 0;
+  /// Rounds for about `seconds` at ratePerThread, at least 1.
+  long roundsFor(double seconds) const;
+};
+/// The loops the measurements below time (CoreSpeed.h times them too).
+PeakLoop fp32PeakLoop();
+PeakLoop amxBf16PeakLoop();
+PeakLoop avx512Bf16PeakLoop();
+PeakLoop amxInt8PeakLoop();
+PeakLoop vnniPeakLoop();
+PeakLoop avx2MaddPeakLoop();
+
 /// GFLOP/s of `threads` threads each running independent AVX-512 FMA chains
 /// (AVX2 FMA where there is no AVX-512) on registers for about `seconds`:
 /// what the generated code is measured against. The best of five (the
