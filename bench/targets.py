@@ -10,8 +10,10 @@ each thread count's runs (1, N, N, 1: every one of them must have a figure);
 a decode figure and int8 against bf16 are the medians of their rounds'
 (each ratio of runs of the same round); the others are of one pair of runs
 made back to back. Below the table: the peaks measured, and the largest
-hypervisor steal over any moe-bench run's timed calls, with the run it is of
-(targets.sh's marker, or compare.sh's pass, dtype, top-k and round).
+hypervisor steal over any moe-bench run's timed calls and the slowest the
+cores ran over any run's calls (moe-bench's probe: the peak's loop after
+each call), each with the run it is of (targets.sh's marker, or
+compare.sh's pass, dtype, top-k and round).
 A target whose runs are missing (a failed run, a log cut short) reads "not
 measured". The AMX rows appear when the forward ran its
 bf16 groups on AMX tiles (its peak is the AMX one).
@@ -196,8 +198,11 @@ def main():
     # The hypervisor's steal over each moe-bench run's timed calls
     # (steal_pct): whether the host took the time a slow run lost (summed
     # over the calls, where the time is their median) or something the
-    # guest cannot see (the memory, a sibling thread) or the code did.
-    steals = []  # (which run, share)
+    # guest cannot see (the memory, a sibling thread) or the code did. And
+    # the cores' own speed after each call (core_pct, the median over the
+    # calls of the peak's loop against the peak): a run whose cores ran
+    # slow was slowed by the host, whatever the code did.
+    steals, cores = [], []  # (which run, share)
     for name in ("forward/run.txt", "training/run.txt", "targets.txt"):
         marker = None  # targets.txt: the run's TARGET line; compare.sh's: its round
         for line in read_lines(os.path.join(log, name)):
@@ -205,15 +210,23 @@ def main():
                 marker = line[len("TARGET "):]
             elif line.startswith("ROUND "):
                 marker = line.lower()
-            elif line.startswith("RESULT ") and "steal_pct" in fields(line):
+            elif line.startswith("RESULT "):
                 f = fields(line)
                 where = marker if name == "targets.txt" else \
                     f"compare.sh {f.get('pass')} {f.get('dtype')} top-{f.get('topk')}" + (f", {marker}" if marker else "")
-                steals.append((where, float(f["steal_pct"])))
+                if "steal_pct" in f:
+                    steals.append((where, float(f["steal_pct"])))
+                if "core_pct" in f:
+                    cores.append((where, float(f["core_pct"])))
     if steals:
         where, most = max(steals, key=lambda s: s[1])
         print(f"hypervisor steal over the timed calls: at most {most:.1f}% of the machine's CPU time ({where}); "
               f"{sum(pct > 0 for _, pct in steals)} of {len(steals)} results had any")
+    if cores:
+        where, least = min(cores, key=lambda c: c[1])
+        print(f"the cores' own speed over the timed calls (the peak's loop after each): at least {least:.1f}% of "
+              f"the run's peak ({where}); median over the {len(cores)} results "
+              f"{statistics.median(pct for _, pct in cores):.1f}%")
     verdicts = [r[3] for r in t.rows if r[3]]
     print(f"{verdicts.count('met')} of {len(verdicts)} targets met, {verdicts.count('not met')} not met, "
           f"{verdicts.count('not measured')} not measured"

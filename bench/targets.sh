@@ -74,7 +74,7 @@ measure() {
     failures=$((failures + 1))
   fi
   cat "$log/last-run.txt" >> "$log/targets.txt"
-  grep -E "^(RESULT|PEER|time|steal|weights|warning)" "$log/last-run.txt" || true
+  grep -E "^(RESULT|PEER|time|steal|cores|weights|warning)" "$log/last-run.txt" || true
 }
 bench() { "$build/bin/moe-bench" "${shape[@]}" --warmup 1 "$@"; }
 

@@ -46,6 +46,18 @@ std::string moebench::resultsJson(const RunInfo &run, const std::vector<Result> 
       os << ", \"steal_s\": " << r.steal->seconds;
     if (r.steal && r.steal->sharePct)
       os << ", \"steal_pct\": " << *r.steal->sharePct;
+    auto list = [&](const char *name, const std::vector<double> &values) {
+      os << ", \"" << name << "\": [";
+      for (size_t v = 0; v < values.size(); ++v)
+        os << (v ? ", " : "") << jsonNumber(values[v]);
+      os << "]";
+    };
+    if (!r.callSeconds.empty())
+      list("calls_s", r.callSeconds);
+    if (r.coreSpeed) {
+      os << ", \"core_pct\": " << r.coreSpeed->medianPct;
+      list("core_pcts", r.corePcts);
+    }
     if (!r.parallel.empty())
       os << ", \"parallel\": \"" << r.parallel << "\", \"mesh\": \"" << r.mesh
          << "\", \"shards\": " << r.shards << ", \"launcher\": \"" << run.launcher

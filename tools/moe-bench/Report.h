@@ -7,6 +7,7 @@
 #ifndef MOEC_TOOLS_MOEBENCH_REPORT_H
 #define MOEC_TOOLS_MOEBENCH_REPORT_H
 
+#include "tooling/CoreSpeed.h"
 #include "tooling/CpuSteal.h"
 
 #include <cstdint>
@@ -42,6 +43,11 @@ struct Result {
   // The hypervisor's steal over the timed calls (tooling/CpuSteal.h); none
   // where /proc/stat could not be read.
   std::optional<moec::Steal> steal;
+  // Each timed call's seconds, in order; and the cores' own speed after
+  // each (tooling/CoreSpeed.h: the peak loop's rate in percent of the
+  // peak), with their summary; empty and none without the probe.
+  std::vector<double> callSeconds, corePcts;
+  std::optional<moec::CoreSpeed> coreSpeed;
   // Sharded runs: the plan, the model's prediction, counted and modelled
   // bytes of the busiest shard, the slowest and fastest shard's TF/s.
   std::string parallel, mesh;

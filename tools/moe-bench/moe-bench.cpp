@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tooling/AutoParallel.h"
+#include "tooling/CoreSpeed.h"
 #include "tooling/CpuSteal.h"
 #include "tooling/GmmPeakUnit.h"
 #include "tooling/Peak.h"
@@ -178,6 +179,10 @@ cl::opt<bool> tune("tune", cl::desc("Search the gmm tiles for this shape first a
 cl::opt<double> peakOption("peak-gflops",
                            cl::desc("Peak GFLOP/s to report against: FP32 FMA, or for bf16 AMX BF16 (on AMX tiles) or AVX512_BF16 (on the dot products) (default: measured now)"),
                            cl::init(0), cl::cat(category));
+cl::opt<bool> coreProbe("core-probe",
+                        cl::desc("Run the peak loop for about 20 ms after each timed call and report "
+                                 "the cores' own speed over the calls against the peak (default on)"),
+                        cl::init(true), cl::cat(category));
 cl::opt<double> readGBpsOption("read-gbps",
                                cl::desc("DRAM read GB/s to report the weights' rate against "
                                         "(default: measured before and after each forward reported, the best so far)"),
@@ -1254,6 +1259,9 @@ int main(int argc, char **argv) {
         std::vector<moec::RankStats> rankStats;
         // The hypervisor's steal over the timed calls (CpuSteal.h).
         std::optional<moec::CpuTicks> ticksBefore;
+        // The cores' own speed after each timed call (CoreSpeed.h): its
+        // peak loop's rate, outside the call's time.
+        std::vector<double> coreRates;
         for (int i = 0; i < warmup + iters; ++i) {
           if (i == warmup)
             ticksBefore = moec::readCpuTicks();
@@ -1267,6 +1275,8 @@ int main(int argc, char **argv) {
             return fail(error);
           if (i >= warmup) {
             times.push_back(s);
+            if (coreProbe && unit->loop)
+              coreRates.push_back(moec::probeCores(unit->loop()));
             rankTimes.resize(rankStats.size());
             for (size_t rk = 0; rk < rankStats.size(); ++rk)
               rankTimes[rk].push_back(rankStats[rk].seconds);
@@ -1276,6 +1286,7 @@ int main(int argc, char **argv) {
         Result r;
         if (ticksBefore && ticksAfter)
           r.steal = moec::stealBetween(*ticksBefore, *ticksAfter);
+        r.callSeconds = times;
         if (quant.enabled() && !compareWithF32(*reference, pool, entry, referenceArgs, entryResults,
                                                r, error))
           return fail(error);
@@ -1307,6 +1318,15 @@ int main(int argc, char **argv) {
           else
             outs() << " (/proc/stat; under 1 s of the machine's CPU time, too short for a share at "
                       "its 0.01 s ticks)\n";
+        }
+        r.coreSpeed = moec::coreSpeedOf(coreRates, peak);
+        if (r.coreSpeed) {
+          for (double rate : coreRates)
+            r.corePcts.push_back(100 * rate / peak);
+          outs() << format("cores: the peak's %s loop after each timed call ran at %.1f%% of the peak "
+                           "(median; %.1f-%.1f%%): the cores' own speed over the calls, under 100%% "
+                           "held back by the host\n",
+                           peakKind, r.coreSpeed->medianPct, r.coreSpeed->minPct, r.coreSpeed->maxPct);
         }
         // The forward reads each used expert's weights (and the shared
         // expert's) once a call: their bytes over the time, against the
@@ -1408,6 +1428,8 @@ int main(int argc, char **argv) {
                              .str();
         if (r.steal && r.steal->sharePct)
           rematFields += formatv(" steal_pct={0:F1}", *r.steal->sharePct).str();
+        if (r.coreSpeed)
+          rematFields += formatv(" core_pct={0:F1}", r.coreSpeed->medianPct).str();
         outs() << format("RESULT distribution=%s mode=%s pass=%s impl=%s backend=%s topk=%lld "
                          "null_target=%.4g null_realized=%.4f null_assignments=%lld "
                          "real_assignments=%lld tflops=%.4f tokens_per_s=%.1f dtype=%s "

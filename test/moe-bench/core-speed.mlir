@@ -1,0 +1,23 @@
+// The cores' own speed over the timed calls (tooling/CoreSpeed.h): after
+// each timed call moe-bench runs the peak loop of the block's unit on the
+// generated code's threads for about 20 ms and quotes its rate against the
+// peak: the median over the calls with the lowest and highest, in the
+// RESULT line (its last field) and, with each call's seconds, in the JSON.
+// The figures are the host's, so only their form is checked. The peak is
+// measured here (a given one would make the share a share of that).
+// RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --iters 3 --warmup 1 --threads 2 --json %t.json | FileCheck %s
+// RUN: FileCheck %s --check-prefix=JSON < %t.json
+// --core-probe=false: no probe, no line, no fields.
+// RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --iters 3 --warmup 1 --threads 2 --core-probe=false --json %t.off.json | FileCheck %s --check-prefix=OFF --implicit-check-not=cores
+// RUN: FileCheck %s --check-prefix=OFF-JSON --implicit-check-not=core_pct < %t.off.json
+
+// CHECK: peak: {{[0-9.]+}} GFLOP/s FP32 FMA, 2 threads (measured now)
+// CHECK: time: median {{[0-9.]+}} ms
+// CHECK: cores: the peak's FP32 FMA loop after each timed call ran at [[MEDIAN:[0-9]+\.[0-9]]]% of the peak (median; {{[0-9]+\.[0-9]}}-{{[0-9]+\.[0-9]}}%): the cores' own speed over the calls, under 100% held back by the host
+// CHECK: RESULT {{.*}} core_pct=[[MEDIAN]]{{$}}
+
+// JSON: "calls_s": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}], "core_pct": {{[0-9.e-]+}}, "core_pcts": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}]
+
+// OFF: time: median {{[0-9.]+}} ms
+// OFF: RESULT {{.*}} dtype=f32 peak_pct={{[0-9.]+}} quant=none{{( steal_pct=[0-9]+\.[0-9])?$}}
+// OFF-JSON: "calls_s": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}]
