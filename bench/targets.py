@@ -201,7 +201,7 @@ def main():
     # guest cannot see (the memory, a sibling thread) or the code did. And
     # the cores' own speed after each call (core_pct, the median over the
     # calls of the peak's loop against the peak): a run whose cores ran
-    # slow was slowed by the host, whatever the code did.
+    # well under the peak was slowed by the host, whatever the code did.
     steals, cores = [], []  # (which run, share)
     for name in ("forward/run.txt", "training/run.txt", "targets.txt"):
         marker = None  # targets.txt: the run's TARGET line; compare.sh's: its round

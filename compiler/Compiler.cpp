@@ -108,7 +108,7 @@ namespace {
 /// libomp's source location (kmp.h's ident_t): the fields a fork reads.
 struct OmpIdent {
   int32_t reserved1 = 0, flags = 0x2 /* KMP_IDENT_KMPC */, reserved2 = 0, reserved3 = 0;
-  const char *source = ";moec;wakeGeneratedCodeThreads;0;0;;";
+  const char *source = ";moec;the generated code's threads;0;0;;";
 };
 // libomp's microtask type (kmpc_micro) is variadic; so is this one, so it is
 // called through its own type.

@@ -125,8 +125,9 @@ bool wakeGeneratedCodeThreads();
 /// threads the generated code runs on, spinning still from its last
 /// region. Threads of another pool would compete with those for the cores
 /// for libomp's block time (a probe of the cores on two std::threads after
-/// a call read 44-52% of the peak on the 2-core VM; on these, its full
-/// rate). The region's thread count; 0 when libomp is not loaded.
+/// calls of microseconds read a median 47% of the FP32 FMA peak on the
+/// 2-core Zen 4 VM; on these threads, 95-100%: docs/performance.md). The
+/// region's thread count; 0 when libomp is not loaded.
 int runOnGeneratedCodeThreads(void (*fn)(void *arg, int thread), void *arg);
 
 /// Function f's prepared form (moe-quantize's or moe-prepare-weights';

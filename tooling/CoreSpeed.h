@@ -5,9 +5,10 @@
 // load or a lower clock slows the core itself. The guest sees neither, but
 // it can time its own core: moe-bench runs the peak loop of the block's unit
 // (tooling/Peak.h, registers only: no cache or memory the call used) for a
-// few milliseconds after each timed call, and quotes its rate as a share of
-// the run's peak. Under 100%, the cores ran slower around the calls than
-// when the peak was measured, whatever the code did.
+// few milliseconds after each call, and quotes its rate as a share of the
+// run's peak. Well under 100% (the peak is the best of longer attempts, so a
+// few percent under it is usual), the cores ran slower between the calls
+// than when the peak was measured, whatever the code did.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,8 +22,8 @@
 
 namespace moec {
 
-/// The probe's attempts: five of 4 ms, 20 ms a call, short enough not to
-/// stretch a run of millisecond calls much.
+/// The probe's attempts: five of 4 ms, 20 ms a call, outside the calls'
+/// time (a run of millisecond calls takes many times as long).
 constexpr double kCoreProbeSeconds = 0.004;
 
 /// `loop` on the generated code's threads (compiler/Compiler.h's

@@ -58,6 +58,14 @@ std::optional<CpuTicks> moec::readCpuTicks() {
   return parseProcStatCpu(text.str());
 }
 
+bool moec::addWindow(CpuTicks &sum, const CpuTicks &before, const CpuTicks &after) {
+  if (after.steal < before.steal || after.total < before.total)
+    return false;
+  sum.steal += after.steal - before.steal;
+  sum.total += after.total - before.total;
+  return true;
+}
+
 std::optional<Steal> moec::stealBetween(const CpuTicks &before, const CpuTicks &after) {
   long ticksPerSecond = sysconf(_SC_CLK_TCK);
   if (ticksPerSecond <= 0 || after.steal < before.steal || after.total < before.total)

@@ -50,6 +50,12 @@ struct Steal {
 /// The steal between two readings; none if a counter went back (a reset).
 std::optional<Steal> stealBetween(const CpuTicks &before, const CpuTicks &after);
 
+/// Adds the window from `before` to `after` to `sum`, so that windows apart
+/// (moe-bench's timed calls, not what runs between them) count as one:
+/// stealBetween(CpuTicks{}, sum). False, leaving `sum` as it was, if a
+/// counter went back.
+bool addWindow(CpuTicks &sum, const CpuTicks &before, const CpuTicks &after);
+
 } // namespace moec
 
 #endif // MOEC_TOOLING_CPUSTEAL_H

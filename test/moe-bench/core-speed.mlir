@@ -4,16 +4,19 @@
 // peak: the median over the calls with the lowest and highest, in the
 // RESULT line (its last field) and, with each call's seconds, in the JSON.
 // The figures are the host's, so only their form is checked. The peak is
-// measured here (a given one would make the share a share of that).
+// measured here: against a given one (--peak-gflops) there is no probe, nor
+// in a sharded run (its shards run teams of their own).
 // RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --iters 3 --warmup 1 --threads 2 --json %t.json | FileCheck %s
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
 // --core-probe=false: no probe, no line, no fields.
 // RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --iters 3 --warmup 1 --threads 2 --core-probe=false --json %t.off.json | FileCheck %s --check-prefix=OFF --implicit-check-not=cores
 // RUN: FileCheck %s --check-prefix=OFF-JSON --implicit-check-not=core_pct < %t.off.json
+// RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --iters 3 --warmup 1 --threads 2 --peak-gflops 100 | FileCheck %s --check-prefix=OFF --implicit-check-not=cores
+// RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 6 --topk 2 --iters 3 --warmup 1 --threads 2 --parallel-mode ep --devices 2 | FileCheck %s --check-prefix=SHARDED --implicit-check-not=cores
 
 // CHECK: peak: {{[0-9.]+}} GFLOP/s FP32 FMA, 2 threads (measured now)
 // CHECK: time: median {{[0-9.]+}} ms
-// CHECK: cores: the peak's FP32 FMA loop after each timed call ran at [[MEDIAN:[0-9]+\.[0-9]]]% of the peak (median; {{[0-9]+\.[0-9]}}-{{[0-9]+\.[0-9]}}%): the cores' own speed over the calls, under 100% held back by the host
+// CHECK: cores: the peak's FP32 FMA loop after each timed call ran at [[MEDIAN:[0-9]+\.[0-9]]]% of the peak (median; {{[0-9]+\.[0-9]}}-{{[0-9]+\.[0-9]}}%): the cores' own speed over the calls; well under 100%, slower than when the peak was measured
 // CHECK: RESULT {{.*}} core_pct=[[MEDIAN]]{{$}}
 
 // JSON: "calls_s": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}], "core_pct": {{[0-9.e-]+}}, "core_pcts": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}]
@@ -21,3 +24,6 @@
 // OFF: time: median {{[0-9.]+}} ms
 // OFF: RESULT {{.*}} dtype=f32 peak_pct={{[0-9.]+}} quant=none{{( steal_pct=[0-9]+\.[0-9])?$}}
 // OFF-JSON: "calls_s": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}]
+
+// SHARDED: parallel: ep
+// SHARDED: RESULT {{.*}} pass=forward

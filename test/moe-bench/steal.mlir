@@ -10,5 +10,5 @@
 
 // CHECK: time: median {{[0-9.]+}} ms
 // CHECK-NEXT: steal: {{[0-9]+\.[0-9][0-9]}} s of CPU time held back by the hypervisor over the timed calls, {{[0-9]+\.[0-9]}}% of the machine's CPU time (/proc/stat)
-// CHECK: RESULT {{.*}} steal_pct={{[0-9]+\.[0-9]}} core_pct={{[0-9]+\.[0-9]}}{{$}}
+// CHECK: RESULT {{.*}} steal_pct={{[0-9]+\.[0-9]}}{{$}}
 // JSON: "steal_s": {{[0-9.e-]+}}, "steal_pct": {{[0-9.e-]+}}

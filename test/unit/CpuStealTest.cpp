@@ -66,6 +66,26 @@ TEST(CpuSteal, SecondsAndShareBetweenReadings) {
   EXPECT_FALSE(stealBetween(CpuTicks{100, 1000}, CpuTicks{100, 500}));
 }
 
+// moe-bench's timed calls, each its own window: what runs between them
+// (its probes of the cores) counts for neither the steal nor the share's
+// window; a window whose counters went back is refused and leaves the sum.
+TEST(CpuSteal, WindowsApartSumToOne) {
+  CpuTicks sum;
+  EXPECT_TRUE(addWindow(sum, CpuTicks{10, 1000}, CpuTicks{12, 1060}));
+  // 500 ticks between the windows, 40 of them steal: not counted.
+  EXPECT_TRUE(addWindow(sum, CpuTicks{52, 1560}, CpuTicks{55, 1620}));
+  EXPECT_EQ(sum.steal, 5u);
+  EXPECT_EQ(sum.total, 120u);
+  EXPECT_FALSE(addWindow(sum, CpuTicks{60, 2000}, CpuTicks{59, 2100}));
+  EXPECT_FALSE(addWindow(sum, CpuTicks{60, 2000}, CpuTicks{61, 1900}));
+  EXPECT_EQ(sum.steal, 5u);
+  EXPECT_EQ(sum.total, 120u);
+  std::optional<Steal> s = stealBetween(CpuTicks{}, sum);
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->sharePct);
+  EXPECT_DOUBLE_EQ(*s->sharePct, 100.0 * 5 / 120);
+}
+
 TEST(CpuSteal, ThisMachineHasOneOnLinux) {
 #ifdef __linux__
   std::optional<CpuTicks> before = readCpuTicks();

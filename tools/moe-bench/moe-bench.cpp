@@ -180,8 +180,9 @@ cl::opt<double> peakOption("peak-gflops",
                            cl::desc("Peak GFLOP/s to report against: FP32 FMA, or for bf16 AMX BF16 (on AMX tiles) or AVX512_BF16 (on the dot products) (default: measured now)"),
                            cl::init(0), cl::cat(category));
 cl::opt<bool> coreProbe("core-probe",
-                        cl::desc("Run the peak loop for about 20 ms after each timed call and report "
-                                 "the cores' own speed over the calls against the peak (default on)"),
+                        cl::desc("Run the peak's loop for about 20 ms after each call and report the "
+                                 "cores' own speed over the timed calls against the peak (default on; "
+                                 "not for sharded runs or a given --peak-gflops)"),
                         cl::init(true), cl::cat(category));
 cl::opt<double> readGBpsOption("read-gbps",
                                cl::desc("DRAM read GB/s to report the weights' rate against "
@@ -1257,13 +1258,22 @@ int main(int argc, char **argv) {
         // Sharded: each rank's times and the last call's counters.
         std::vector<std::vector<double>> rankTimes;
         std::vector<moec::RankStats> rankStats;
-        // The hypervisor's steal over the timed calls (CpuSteal.h).
-        std::optional<moec::CpuTicks> ticksBefore;
-        // The cores' own speed after each timed call (CoreSpeed.h): its
-        // peak loop's rate, outside the call's time.
+        // The hypervisor's steal over the timed calls (CpuSteal.h), each
+        // call's window summed: not over the probes between them.
+        moec::CpuTicks callTicks;
+        bool ticksRead = true;
+        // The cores' own speed after each timed call (CoreSpeed.h): the
+        // peak's loop on the calls' threads, outside the calls' time. After
+        // the warm-up calls too, so that every timed call follows a probe.
+        // Not for sharded runs: in-process shards run teams of their own
+        // (the probe's would be a shard's share of the threads, against
+        // all of them), MPI ranks on one host would probe at once; nor
+        // against a given peak, whose share says nothing of the host.
+        bool probes = coreProbe && unit->loop && !sharded && peakOption <= 0;
         std::vector<double> coreRates;
         for (int i = 0; i < warmup + iters; ++i) {
-          if (i == warmup)
+          std::optional<moec::CpuTicks> ticksBefore;
+          if (i >= warmup)
             ticksBefore = moec::readCpuTicks();
           double s = sharded ? block->callSharded(entry, pool, blockArgs, entryResults, mpiComm,
                                                   std::chrono::milliseconds(collectiveTimeout),
@@ -1274,18 +1284,25 @@ int main(int argc, char **argv) {
           if (s < 0)
             return fail(error);
           if (i >= warmup) {
+            std::optional<moec::CpuTicks> ticksAfter = moec::readCpuTicks();
+            ticksRead = ticksRead && ticksBefore && ticksAfter &&
+                        moec::addWindow(callTicks, *ticksBefore, *ticksAfter);
+          }
+          if (probes) {
+            double rate = moec::probeCores(unit->loop());
+            if (i >= warmup)
+              coreRates.push_back(rate);
+          }
+          if (i >= warmup) {
             times.push_back(s);
-            if (coreProbe && unit->loop)
-              coreRates.push_back(moec::probeCores(unit->loop()));
             rankTimes.resize(rankStats.size());
             for (size_t rk = 0; rk < rankStats.size(); ++rk)
               rankTimes[rk].push_back(rankStats[rk].seconds);
           }
         }
-        std::optional<moec::CpuTicks> ticksAfter = moec::readCpuTicks();
         Result r;
-        if (ticksBefore && ticksAfter)
-          r.steal = moec::stealBetween(*ticksBefore, *ticksAfter);
+        if (ticksRead)
+          r.steal = moec::stealBetween(moec::CpuTicks{}, callTicks);
         r.callSeconds = times;
         if (quant.enabled() && !compareWithF32(*reference, pool, entry, referenceArgs, entryResults,
                                                r, error))
@@ -1324,8 +1341,8 @@ int main(int argc, char **argv) {
           for (double rate : coreRates)
             r.corePcts.push_back(100 * rate / peak);
           outs() << format("cores: the peak's %s loop after each timed call ran at %.1f%% of the peak "
-                           "(median; %.1f-%.1f%%): the cores' own speed over the calls, under 100%% "
-                           "held back by the host\n",
+                           "(median; %.1f-%.1f%%): the cores' own speed over the calls; well under "
+                           "100%%, slower than when the peak was measured\n",
                            peakKind, r.coreSpeed->medianPct, r.coreSpeed->minPct, r.coreSpeed->maxPct);
         }
         // The forward reads each used expert's weights (and the shared
