@@ -16,7 +16,7 @@
 
 // CHECK: peak: {{[0-9.]+}} GFLOP/s FP32 FMA, 2 threads (measured now)
 // CHECK: time: median {{[0-9.]+}} ms
-// CHECK: cores: the peak's FP32 FMA loop after each timed call ran at [[MEDIAN:[0-9]+\.[0-9]]]% of the peak (median; {{[0-9]+\.[0-9]}}-{{[0-9]+\.[0-9]}}%): the cores' own speed over the calls; well under 100%, slower than when the peak was measured
+// CHECK: cores: the peak's FP32 FMA loop after each timed call ran at [[MEDIAN:[0-9]+\.[0-9]]]% of the peak (median; {{[0-9]+\.[0-9]}}-{{[0-9]+\.[0-9]}}%): the cores' own speed over the calls (well under 100%: slower than when the peak was measured)
 // CHECK: RESULT {{.*}} core_pct=[[MEDIAN]]{{$}}
 
 // JSON: "calls_s": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}], "core_pct": {{[0-9.e-]+}}, "core_pcts": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}]

@@ -1341,8 +1341,8 @@ int main(int argc, char **argv) {
           for (double rate : coreRates)
             r.corePcts.push_back(100 * rate / peak);
           outs() << format("cores: the peak's %s loop after each timed call ran at %.1f%% of the peak "
-                           "(median; %.1f-%.1f%%): the cores' own speed over the calls; well under "
-                           "100%%, slower than when the peak was measured\n",
+                           "(median; %.1f-%.1f%%): the cores' own speed over the calls (well under "
+                           "100%%: slower than when the peak was measured)\n",
                            peakKind, r.coreSpeed->medianPct, r.coreSpeed->minPct, r.coreSpeed->maxPct);
         }
         // The forward reads each used expert's weights (and the shared
