@@ -77,6 +77,17 @@ def mean_tps(runs, **want):
     return sum(each) / len(each)
 
 
+def mean_core_rate(runs, threads, **want):
+    """The mean over the runs of `threads` threads with every key=value of
+    want of their probes' median rate a thread (core_rate / threads), or
+    None when a run has none."""
+    each = [next((float(f["core_rate"]) for f in lines if "core_rate" in f), None)
+            for lines in find_all(runs, threads=threads, **want)]
+    if not each or None in each:
+        return None
+    return sum(each) / len(each) / threads
+
+
 def tps(lines, **want):
     """tokens/s of the first line with every key=value of want, or None."""
     for f in lines:
@@ -155,8 +166,12 @@ def main():
     t.add("bf16 forward_backward / f32 forward_backward, top-8",
           share(tps(find(runs, section="step", dtype="bf16")), tps(find(runs, section="step", dtype="f32"))), 1.7)
 
-    # 1 -> N threads: the mean of each thread count's runs.
+    # 1 -> N threads: the mean of each thread count's runs. Beside them,
+    # the cores' own speed a thread in those runs (moe-bench's probes'
+    # median rate, core_rate, over the threads), N threads against 1: under
+    # 1, the N-thread processes ran on slower cores.
     many = max([int(m["threads"]) for m, _ in runs if m.get("section") == "threads"] + [2])
+    thread_cores = []
     for tokens in (4096, 512):
         for ps in ("forward", "forward_backward"):
             for dt in ("f32", "bf16"):
@@ -164,6 +179,9 @@ def main():
                 one = mean_tps(runs, threads=1, **key)
                 n = mean_tps(runs, threads=many, **key)
                 t.add(f"1 -> {many} threads: T {tokens} {ps} {dt}", share(n, one), 1.9)
+                cores = share(mean_core_rate(runs, many, **key), mean_core_rate(runs, 1, **key))
+                if cores is not None:
+                    thread_cores.append(f"T {tokens} {ps} {dt} {cores:.2f}")
 
     # Decode sizes, T 16 top-8: targets.sh runs bf16, int8 and the oneDNN
     # loop once a round (its ROUNDS); each figure is the median of the
@@ -222,6 +240,9 @@ def main():
         where, most = max(steals, key=lambda s: s[1])
         print(f"hypervisor steal over the timed calls: at most {most:.1f}% of the machine's CPU time ({where}); "
               f"{sum(pct > 0 for _, pct in steals)} of {len(steals)} results had any")
+    if thread_cores:
+        print(f"the cores a thread in the thread ratios' runs, {many} threads against 1 (the probes' rates): "
+              + ", ".join(thread_cores))
     if cores:
         where, least = min(cores, key=lambda c: c[1])
         print(f"the cores' own speed over the timed calls (the peak's loop after each): at least {least:.1f}% of "

@@ -17,7 +17,8 @@ std::optional<CoreSpeed> moec::coreSpeedOf(const std::vector<double> &rates, dou
     return std::nullopt;
   auto [lowest, highest] = std::minmax_element(rates.begin(), rates.end());
   CoreSpeed speed;
-  speed.medianPct = 100 * medianOf(rates) / peak;
+  speed.medianRate = medianOf(rates);
+  speed.medianPct = 100 * speed.medianRate / peak;
   speed.minPct = 100 * *lowest / peak;
   speed.maxPct = 100 * *highest / peak;
   return speed;

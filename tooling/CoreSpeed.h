@@ -36,9 +36,11 @@ double probeCores(const PeakLoop &loop, double seconds = kCoreProbeSeconds);
 
 /// The probes' rates over a run's timed calls as shares of the run's peak,
 /// in percent: their median (the mean of the middle two of an even count),
-/// lowest and highest.
+/// lowest and highest; and the median rate itself (the peak's unit), which
+/// compares across runs where a share, of each run's own peak, does not.
 struct CoreSpeed {
   double medianPct = 0, minPct = 0, maxPct = 0;
+  double medianRate = 0;
 };
 
 /// None for no probes, a peak that is not positive, or a probe that

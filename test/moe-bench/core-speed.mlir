@@ -17,9 +17,11 @@
 // CHECK: peak: {{[0-9.]+}} GFLOP/s FP32 FMA, 2 threads (measured now)
 // CHECK: time: median {{[0-9.]+}} ms
 // CHECK: cores: the peak's FP32 FMA loop after each timed call ran at [[MEDIAN:[0-9]+\.[0-9]]]% of the peak (median; {{[0-9]+\.[0-9]}}-{{[0-9]+\.[0-9]}}%): the cores' own speed over the calls (well under 100%: slower than when the peak was measured)
-// CHECK: RESULT {{.*}} core_pct=[[MEDIAN]]{{$}}
+// The median probe's rate too (GFLOP/s here): a share is of each run's
+// own peak, the rate compares across runs.
+// CHECK: RESULT {{.*}} core_pct=[[MEDIAN]] core_rate={{[0-9]+\.[0-9]}}{{$}}
 
-// JSON: "calls_s": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}], "core_pct": {{[0-9.e-]+}}, "core_pcts": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}]
+// JSON: "calls_s": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}], "core_pct": {{[0-9.e-]+}}, "core_rate": {{[0-9.e-]+}}, "core_pcts": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}]
 
 // OFF: time: median {{[0-9.]+}} ms
 // OFF: RESULT {{.*}} dtype=f32 peak_pct={{[0-9.]+}} quant=none{{( steal_pct=[0-9]+\.[0-9])?$}}

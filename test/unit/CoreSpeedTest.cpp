@@ -27,6 +27,7 @@ TEST(CoreSpeed, MedianLowestAndHighestAsSharesOfThePeak) {
   EXPECT_DOUBLE_EQ(s->medianPct, 100.0);
   EXPECT_DOUBLE_EQ(s->minPct, 90.0);
   EXPECT_DOUBLE_EQ(s->maxPct, 110.0);
+  EXPECT_DOUBLE_EQ(s->medianRate, 200.0);
 }
 
 TEST(CoreSpeed, AnEvenCountsMedianIsTheMeanOfTheMiddleTwo) {

@@ -55,7 +55,7 @@ std::string moebench::resultsJson(const RunInfo &run, const std::vector<Result> 
     if (!r.callSeconds.empty())
       list("calls_s", r.callSeconds);
     if (r.coreSpeed) {
-      os << ", \"core_pct\": " << r.coreSpeed->medianPct;
+      os << ", \"core_pct\": " << r.coreSpeed->medianPct << ", \"core_rate\": " << r.coreSpeed->medianRate;
       list("core_pcts", r.corePcts);
     }
     if (!r.parallel.empty())

@@ -1446,7 +1446,9 @@ int main(int argc, char **argv) {
         if (r.steal && r.steal->sharePct)
           rematFields += formatv(" steal_pct={0:F1}", *r.steal->sharePct).str();
         if (r.coreSpeed)
-          rematFields += formatv(" core_pct={0:F1}", r.coreSpeed->medianPct).str();
+          rematFields += formatv(" core_pct={0:F1} core_rate={1:F1}", r.coreSpeed->medianPct,
+                                 r.coreSpeed->medianRate)
+                             .str();
         outs() << format("RESULT distribution=%s mode=%s pass=%s impl=%s backend=%s topk=%lld "
                          "null_target=%.4g null_realized=%.4f null_assignments=%lld "
                          "real_assignments=%lld tflops=%.4f tokens_per_s=%.1f dtype=%s "
