@@ -67,25 +67,15 @@ def by_round(runs, **want):
     return rounds
 
 
-def mean_tps(runs, **want):
-    """The mean tokens/s of every run with every key=value of want, or None
+def mean_of(runs, field, **want):
+    """The mean of `field` (the first line's that has it) over every run with
+    every key=value of want, or None when there is none or a run lacks it
     (targets.sh runs each thread count twice, in the order 1, N, N, 1)."""
-    each = [tps(lines) for lines in find_all(runs, **want)]
+    each = [next((float(f[field]) for f in lines if field in f), None) for lines in find_all(runs, **want)]
     # A failed run leaves the other alone, whose drift nothing cancels.
     if not each or None in each:
         return None
     return sum(each) / len(each)
-
-
-def mean_core_rate(runs, threads, **want):
-    """The mean over the runs of `threads` threads with every key=value of
-    want of their probes' median rate a thread (core_rate / threads), or
-    None when a run has none."""
-    each = [next((float(f["core_rate"]) for f in lines if "core_rate" in f), None)
-            for lines in find_all(runs, threads=threads, **want)]
-    if not each or None in each:
-        return None
-    return sum(each) / len(each) / threads
 
 
 def tps(lines, **want):
@@ -176,10 +166,13 @@ def main():
         for ps in ("forward", "forward_backward"):
             for dt in ("f32", "bf16"):
                 key = {"section": "threads", "tokens": tokens, "pass": ps, "dtype": dt}
-                one = mean_tps(runs, threads=1, **key)
-                n = mean_tps(runs, threads=many, **key)
+                one = mean_of(runs, "tokens_per_s", threads=1, **key)
+                n = mean_of(runs, "tokens_per_s", threads=many, **key)
                 t.add(f"1 -> {many} threads: T {tokens} {ps} {dt}", share(n, one), 1.9)
-                cores = share(mean_core_rate(runs, many, **key), mean_core_rate(runs, 1, **key))
+                # The probes' median rate (core_rate) a thread.
+                n_cores, one_cores = mean_of(runs, "core_rate", threads=many, **key), \
+                    mean_of(runs, "core_rate", threads=1, **key)
+                cores = share(n_cores / many if n_cores else None, one_cores)
                 if cores is not None:
                     thread_cores.append(f"T {tokens} {ps} {dt} {cores:.2f}")
 

@@ -110,22 +110,11 @@ struct OmpIdent {
   int32_t reserved1 = 0, flags = 0x2 /* KMP_IDENT_KMPC */, reserved2 = 0, reserved3 = 0;
   const char *source = ";moec;the generated code's threads;0;0;;";
 };
-// libomp's microtask type (kmpc_micro) is variadic; so is this one, so it is
-// called through its own type.
-void emptyMicrotask(int32_t *, int32_t *, ...) {}
 } // namespace
 
 bool moec::wakeGeneratedCodeThreads() {
-  // __kmpc_fork_call is the entry every compiled `omp parallel` calls (the
-  // generated code's included): an empty region is a fork and a join.
-  using Microtask = void (*)(int32_t *, int32_t *, ...);
-  auto fork = reinterpret_cast<void (*)(OmpIdent *, int32_t, Microtask, ...)>(
-      libompSymbol("__kmpc_fork_call"));
-  if (!fork)
-    return false;
-  static OmpIdent ident;
-  fork(&ident, 0, &emptyMicrotask);
-  return true;
+  // An empty region: a fork and a join.
+  return runOnGeneratedCodeThreads([](void *, int) {}, nullptr) > 0;
 }
 
 namespace {
@@ -138,6 +127,8 @@ struct RegionWork {
 };
 /// libomp passes a microtask its global and bound thread ids, then the
 /// fork's arguments; the bound id is the thread's number in the team.
+/// (kmpc_micro is variadic; so is this, so it is called through its own
+/// type.)
 void regionMicrotask(int32_t *, int32_t *boundId, ...) {
   va_list args;
   va_start(args, boundId);
@@ -149,6 +140,8 @@ void regionMicrotask(int32_t *, int32_t *boundId, ...) {
 } // namespace
 
 int moec::runOnGeneratedCodeThreads(void (*fn)(void *, int), void *arg) {
+  // __kmpc_fork_call is the entry every compiled `omp parallel` calls (the
+  // generated code's included).
   using Microtask = void (*)(int32_t *, int32_t *, ...);
   auto fork = reinterpret_cast<void (*)(OmpIdent *, int32_t, Microtask, ...)>(
       libompSymbol("__kmpc_fork_call"));

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 
 using namespace moec;
 
@@ -21,6 +20,8 @@ std::optional<CoreSpeed> moec::coreSpeedOf(const std::vector<double> &rates, dou
   speed.medianPct = 100 * speed.medianRate / peak;
   speed.minPct = 100 * *lowest / peak;
   speed.maxPct = 100 * *highest / peak;
+  for (double rate : rates)
+    speed.pcts.push_back(100 * rate / peak);
   return speed;
 }
 
@@ -42,14 +43,6 @@ double moec::probeCores(const PeakLoop &loop, double seconds) {
   if (!loop.run)
     return 0;
   Attempt attempt{&loop, loop.roundsFor(seconds)};
-  double best = 0;
-  for (int i = 0; i < 5; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    int threads = runOnGeneratedCodeThreads(runAttempt, &attempt);
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (threads == 0)
-      return 0;
-    best = std::max(best, threads * attempt.rounds * loop.opsPerRound / s / 1e9);
-  }
-  return best;
+  return bestOfFive(attempt.rounds, loop.opsPerRound,
+                    [&] { return unsigned(runOnGeneratedCodeThreads(runAttempt, &attempt)); });
 }

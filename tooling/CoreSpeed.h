@@ -6,9 +6,9 @@
 // it can time its own core: moe-bench runs the peak loop of the block's unit
 // (tooling/Peak.h, registers only: no cache or memory the call used) for a
 // few milliseconds after each call, and quotes its rate as a share of the
-// run's peak. Well under 100% (the peak is the best of longer attempts, so a
-// few percent under it is usual), the cores ran slower between the calls
-// than when the peak was measured, whatever the code did.
+// run's peak. Well under 100% (within about 5% of it either way is usual:
+// the peak is one measurement, of longer attempts), the cores ran slower
+// between the calls than when the peak was measured, whatever the code did.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,10 +36,12 @@ double probeCores(const PeakLoop &loop, double seconds = kCoreProbeSeconds);
 
 /// The probes' rates over a run's timed calls as shares of the run's peak,
 /// in percent: their median (the mean of the middle two of an even count),
-/// lowest and highest; and the median rate itself (the peak's unit), which
-/// compares across runs where a share, of each run's own peak, does not.
+/// lowest and highest, and each probe's in order; and the median rate
+/// itself (the peak's unit), which compares across runs where a share, of
+/// each run's own peak, does not.
 struct CoreSpeed {
   double medianPct = 0, minPct = 0, maxPct = 0;
+  std::vector<double> pcts;
   double medianRate = 0;
 };
 

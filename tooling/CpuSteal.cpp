@@ -68,9 +68,10 @@ bool moec::addWindow(CpuTicks &sum, const CpuTicks &before, const CpuTicks &afte
 
 std::optional<Steal> moec::stealBetween(const CpuTicks &before, const CpuTicks &after) {
   long ticksPerSecond = sysconf(_SC_CLK_TCK);
-  if (ticksPerSecond <= 0 || after.steal < before.steal || after.total < before.total)
+  CpuTicks window;
+  if (ticksPerSecond <= 0 || !addWindow(window, before, after))
     return std::nullopt;
-  uint64_t steal = after.steal - before.steal, total = after.total - before.total;
+  uint64_t steal = window.steal, total = window.total;
   Steal s;
   s.seconds = double(steal) / double(ticksPerSecond);
   if (total >= kMinShareTicks)

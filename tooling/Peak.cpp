@@ -209,26 +209,20 @@ __attribute__((target("amx-tile,amx-bf16,amx-int8"))) float amxChains(long round
   return sum;
 }
 
-/// Best of five runs of `threads` threads calling run(rounds), in GFLOP/s.
-template <typename Run>
-double bestOfFive(unsigned threads, long rounds, double flopsPerRound, Run run) {
-  threads = std::max(1u, threads);
+} // namespace
+
+double moec::bestOfFive(long rounds, double opsPerRound, llvm::function_ref<unsigned()> attempt) {
   double best = 0;
-  // The chains' sums go to an atomic: stores the compiler must keep.
-  std::atomic<float> sink{0};
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    std::vector<std::thread> pool;
+  for (int i = 0; i < 5; ++i) {
     auto start = std::chrono::steady_clock::now();
-    for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back([&] { sink.store(run(rounds)); });
-    for (auto &th : pool)
-      th.join();
+    unsigned threads = attempt();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::max(best, threads * rounds * flopsPerRound / s / 1e9);
+    if (threads == 0)
+      return 0;
+    best = std::max(best, threads * rounds * opsPerRound / s / 1e9);
   }
   return best;
 }
-} // namespace
 
 bool moec::amxTilesGranted() {
   // The kernel grants the tile state only where the CPU has AMX; without
@@ -275,7 +269,18 @@ namespace {
 double unitPeak(const moec::PeakLoop &loop, unsigned threads, double seconds) {
   if (!loop.run)
     return 0;
-  return bestOfFive(threads, loop.roundsFor(seconds), loop.opsPerRound, loop.run);
+  threads = std::max(1u, threads);
+  long rounds = loop.roundsFor(seconds);
+  // The chains' sums go to an atomic: stores the compiler must keep.
+  std::atomic<float> sink{0};
+  return moec::bestOfFive(rounds, loop.opsPerRound, [&] {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&] { sink.store(loop.run(rounds)); });
+    for (auto &th : pool)
+      th.join();
+    return threads;
+  });
 }
 } // namespace
 

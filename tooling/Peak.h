@@ -3,6 +3,8 @@
 #ifndef MOEC_TOOLING_PEAK_H
 #define MOEC_TOOLING_PEAK_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <cstddef>
 
 namespace moec {
@@ -18,6 +20,13 @@ struct PeakLoop {
   /// Rounds for about `seconds` at ratePerThread, at least 1.
   long roundsFor(double seconds) const;
 };
+/// The best rate (1e9 operations a second) of five attempts, each
+/// `attempt()` running `rounds` rounds of `opsPerRound` operations on as
+/// many threads as it returns, timed whole (the best: the machines are
+/// shared, a slow attempt is another tenant, not the core); 0 when an
+/// attempt returns 0 (it found no threads to run on).
+double bestOfFive(long rounds, double opsPerRound, llvm::function_ref<unsigned()> attempt);
+
 /// The loops the measurements below time (CoreSpeed.h times them too).
 PeakLoop fp32PeakLoop();
 PeakLoop amxBf16PeakLoop();

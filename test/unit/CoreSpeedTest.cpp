@@ -28,6 +28,7 @@ TEST(CoreSpeed, MedianLowestAndHighestAsSharesOfThePeak) {
   EXPECT_DOUBLE_EQ(s->minPct, 90.0);
   EXPECT_DOUBLE_EQ(s->maxPct, 110.0);
   EXPECT_DOUBLE_EQ(s->medianRate, 200.0);
+  EXPECT_EQ(s->pcts, (std::vector<double>{90.0, 100.0, 110.0, 95.0, 105.0}));
 }
 
 TEST(CoreSpeed, AnEvenCountsMedianIsTheMeanOfTheMiddleTwo) {
@@ -53,8 +54,9 @@ TEST(CoreSpeed, AProbeOfAnAbsentUnitMeasuresNothing) { EXPECT_EQ(probeCores(Peak
 // probe times the FP32 FMA loop on them. Loaded here as the JIT loads it.
 TEST(CoreSpeed, ProbesTheGeneratedCodesThreadsOnceLibompIsLoaded) {
   std::string libomp = openMPLibraryDir() + "/libomp.so";
-  if (!dlopen(libomp.c_str(), RTLD_LAZY | RTLD_NOLOAD))
-    EXPECT_EQ(probeCores(fp32PeakLoop()), 0.0); // (ctest runs each test in a process of its own)
+  if (!dlopen(libomp.c_str(), RTLD_LAZY | RTLD_NOLOAD)) { // (ctest runs each test in a process of its own)
+    EXPECT_EQ(probeCores(fp32PeakLoop()), 0.0);
+  }
   void *handle = dlopen(libomp.c_str(), RTLD_NOW | RTLD_GLOBAL);
   ASSERT_NE(handle, nullptr) << dlerror();
 

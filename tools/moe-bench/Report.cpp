@@ -56,7 +56,7 @@ std::string moebench::resultsJson(const RunInfo &run, const std::vector<Result> 
       list("calls_s", r.callSeconds);
     if (r.coreSpeed) {
       os << ", \"core_pct\": " << r.coreSpeed->medianPct << ", \"core_rate\": " << r.coreSpeed->medianRate;
-      list("core_pcts", r.corePcts);
+      list("core_pcts", r.coreSpeed->pcts);
     }
     if (!r.parallel.empty())
       os << ", \"parallel\": \"" << r.parallel << "\", \"mesh\": \"" << r.mesh

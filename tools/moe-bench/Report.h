@@ -44,9 +44,8 @@ struct Result {
   // where /proc/stat could not be read.
   std::optional<moec::Steal> steal;
   // Each timed call's seconds, in order; and the cores' own speed after
-  // each (tooling/CoreSpeed.h: the peak loop's rate in percent of the
-  // peak), with their summary; empty and none without the probe.
-  std::vector<double> callSeconds, corePcts;
+  // each (tooling/CoreSpeed.h); none without the probe.
+  std::vector<double> callSeconds;
   std::optional<moec::CoreSpeed> coreSpeed;
   // Sharded runs: the plan, the model's prediction, counted and modelled
   // bytes of the busiest shard, the slowest and fastest shard's TF/s.

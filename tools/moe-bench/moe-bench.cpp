@@ -1272,8 +1272,9 @@ int main(int argc, char **argv) {
         bool probes = coreProbe && unit->loop && !sharded && peakOption <= 0;
         std::vector<double> coreRates;
         for (int i = 0; i < warmup + iters; ++i) {
+          bool timed = i >= warmup;
           std::optional<moec::CpuTicks> ticksBefore;
-          if (i >= warmup)
+          if (timed)
             ticksBefore = moec::readCpuTicks();
           double s = sharded ? block->callSharded(entry, pool, blockArgs, entryResults, mpiComm,
                                                   std::chrono::milliseconds(collectiveTimeout),
@@ -1283,17 +1284,17 @@ int main(int argc, char **argv) {
                          : stages->call(prequeueEntry, pool, preArgs, {"y"}, error);
           if (s < 0)
             return fail(error);
-          if (i >= warmup) {
+          if (timed) {
             std::optional<moec::CpuTicks> ticksAfter = moec::readCpuTicks();
             ticksRead = ticksRead && ticksBefore && ticksAfter &&
                         moec::addWindow(callTicks, *ticksBefore, *ticksAfter);
           }
           if (probes) {
             double rate = moec::probeCores(unit->loop());
-            if (i >= warmup)
+            if (timed)
               coreRates.push_back(rate);
           }
-          if (i >= warmup) {
+          if (timed) {
             times.push_back(s);
             rankTimes.resize(rankStats.size());
             for (size_t rk = 0; rk < rankStats.size(); ++rk)
@@ -1338,8 +1339,6 @@ int main(int argc, char **argv) {
         }
         r.coreSpeed = moec::coreSpeedOf(coreRates, peak);
         if (r.coreSpeed) {
-          for (double rate : coreRates)
-            r.corePcts.push_back(100 * rate / peak);
           outs() << format("cores: the peak's %s loop after each timed call ran at %.1f%% of the peak "
                            "(median; %.1f-%.1f%%): the cores' own speed over the calls (well under "
                            "100%%: slower than when the peak was measured)\n",
