@@ -6,9 +6,10 @@
 // it can time its own core: moe-bench runs the peak loop of the block's unit
 // (tooling/Peak.h, registers only: no cache or memory the call used) for a
 // few milliseconds after each call, and quotes its rate as a share of the
-// run's peak. Well under 100% (within about 5% of it either way is usual:
-// the peak is one measurement, of longer attempts), the cores ran slower
-// between the calls than when the peak was measured, whatever the code did.
+// run's peak. moe-bench raises the peak to a probe faster than it (the
+// same loop on the same threads: the peak was measured in a slow moment),
+// so a share is at most 100%; well under it, the cores ran slower between
+// the calls than at the run's fastest, whatever the code did.
 //
 //===----------------------------------------------------------------------===//
 
