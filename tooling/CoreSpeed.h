@@ -7,9 +7,10 @@
 // (tooling/Peak.h, registers only: no cache or memory the call used) for a
 // few milliseconds after each call, and quotes its rate as a share of the
 // run's peak. moe-bench raises the peak to a probe faster than it (the
-// same loop on the same threads: the peak was measured in a slow moment),
+// same loop on as many threads: the peak was measured in a slow moment),
 // so a share is at most 100%; well under it, the cores ran slower between
-// the calls than at the run's fastest, whatever the code did.
+// the calls than the fastest measured in the run so far, whatever the code
+// did.
 //
 //===----------------------------------------------------------------------===//
 

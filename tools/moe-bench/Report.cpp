@@ -38,7 +38,10 @@ std::string moebench::resultsJson(const RunInfo &run, const std::vector<Result> 
        << ", \"null_assignments\": " << r.nullAssignments
        << ", \"real_assignments\": " << r.realAssignments << ", \"median_s\": " << r.seconds
        << ", \"tflops\": " << r.tflops << ", \"tokens_per_s\": " << r.tokensPerS
-       << ", \"peak_pct\": " << r.peakPct << ", \"compile_s\": " << r.compileS;
+       << ", \"peak_pct\": " << r.peakPct;
+    if (r.peak > 0)
+      os << ", \"peak_gflops\": " << r.peak;
+    os << ", \"compile_s\": " << r.compileS;
     if (r.weightGBps > 0)
       os << ", \"weight_gbps\": " << r.weightGBps
          << ", \"read_bandwidth_pct\": " << r.readBandwidthPct;

@@ -33,6 +33,9 @@ struct Result {
   int64_t k = 0, realAssignments = 0, nullAssignments = 0;
   double nullTarget = 0;
   double seconds = 0, tflops = 0, tokensPerS = 0, peakPct = 0, compileS = 0;
+  // The peak peakPct is of: the run's best when this result was taken (a
+  // later one may be higher: measured again, or raised by a probe).
+  double peak = 0;
   std::vector<std::pair<std::string, double>> stages;
   double upGops = 0, downGops = 0; // --stage-timing: the routed gmms' rates
   std::vector<StageTime> blockStages; // --stage-timing: inside the timed function

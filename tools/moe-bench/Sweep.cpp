@@ -237,7 +237,9 @@ int moebench::runSweep(const SweepRequest &request) {
           for (json::Value &r : *rs)
             if (json::Object *o = r.getAsObject()) {
               (*o)["sweep"] = json::Object(point);
-              if (auto p = root->getNumber("peak_gflops"))
+              // A result's own peak (the run's best when it was taken)
+              // before the run's final one.
+              if (auto p = root->getNumber("peak_gflops"); p && !o->getNumber("peak_gflops"))
                 (*o)["peak_gflops"] = *p;
               if (auto k = root->getString("peak_kind"))
                 (*o)["peak_kind"] = k->str();
