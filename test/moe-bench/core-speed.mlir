@@ -31,7 +31,7 @@
 // own peak, the rate compares across runs.
 // CHECK: RESULT {{.*}} core_pct=[[MEDIAN]] core_rate={{[0-9]+\.[0-9]}}{{$}}
 
-// JSON: "calls_s": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}], "core_pct": {{[0-9.e-]+}}, "core_rate": {{[0-9.e-]+}}, "core_pcts": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}]
+// JSON: "steal_calls_s": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}], "calls_s": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}], "core_pct": {{[0-9.e-]+}}, "core_rate": {{[0-9.e-]+}}, "core_pcts": [{{[0-9.e-]+}}, {{[0-9.e-]+}}, {{[0-9.e-]+}}]
 
 // RAISED: peak: {{[0-9.]+}} GFLOP/s FP32 FMA, 2 threads (measured now)
 // RAISED: peak: {{[0-9.]+}} GFLOP/s FP32 FMA, 2 threads (the cores' probe between the calls, higher)

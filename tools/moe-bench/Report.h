@@ -50,6 +50,9 @@ struct Result {
   // each (tooling/CoreSpeed.h); none without the probe.
   std::vector<double> callSeconds;
   std::optional<moec::CoreSpeed> coreSpeed;
+  // Each timed call's steal in seconds (/proc/stat's 0.01 s ticks), in
+  // order; empty where the steal was not read.
+  std::vector<double> callSteals;
   // Sharded runs: the plan, the model's prediction, counted and modelled
   // bytes of the busiest shard, the slowest and fastest shard's TF/s.
   std::string parallel, mesh;

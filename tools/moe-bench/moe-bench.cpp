@@ -1267,6 +1267,7 @@ int main(int argc, char **argv) {
         // call's window summed: not over the probes between them.
         moec::CpuTicks callTicks;
         bool ticksRead = true;
+        std::vector<double> callSteals;
         // The cores' own speed after each timed call (CoreSpeed.h): the
         // peak's loop on the calls' threads, outside the calls' time. After
         // the warm-up calls too, so that every timed call follows a probe.
@@ -1294,6 +1295,10 @@ int main(int argc, char **argv) {
             std::optional<moec::CpuTicks> ticksAfter = moec::readCpuTicks();
             ticksRead = ticksRead && ticksBefore && ticksAfter &&
                         moec::addWindow(callTicks, *ticksBefore, *ticksAfter);
+            // Each call's own, to tell which calls the host slowed (in
+            // 0.01 s ticks: seconds-long calls only).
+            if (ticksRead)
+              callSteals.push_back(moec::stealBetween(*ticksBefore, *ticksAfter)->seconds);
           }
           if (probes) {
             double rate = moec::probeCores(unit->loop());
@@ -1309,8 +1314,10 @@ int main(int argc, char **argv) {
           }
         }
         Result r;
-        if (ticksRead)
+        if (ticksRead) {
           r.steal = moec::stealBetween(moec::CpuTicks{}, callTicks);
+          r.callSteals = callSteals;
+        }
         r.callSeconds = times;
         if (quant.enabled() && !compareWithF32(*reference, pool, entry, referenceArgs, entryResults,
                                                r, error))
