@@ -140,6 +140,12 @@ def main():
         t.add(f"f32 forward top-{k}: moec / oneDNN loop",
               round_ratios(f32, fwd_peers.get(("forward", "f32", k, "onednn"), {})), 1.03)
         t.add(f"f32 forward top-{k}: share of the FP32 FMA peak", each_round(f32, "peak_pct"), 94, "%")
+        # The same rate against the cores' own speed after the calls (the
+        # probes' median, core_rate): the code's share with the host's
+        # moment taken out, beside the target's share of the run's peak.
+        t.add(f"f32 forward top-{k}: share of the cores' own speed after the calls (info)",
+              [100 * float(f["tflops"]) * 1000 / float(f["core_rate"]) for f in f32.values()
+               if "tflops" in f and float(f.get("core_rate", 0)) > 0], None, "%")
         bf16_onednn = round_ratios(bf16, fwd_peers.get(("forward", "bf16", k, "onednn"), {}))
         t.add(f"bf16 forward top-{k}: moec / oneDNN loop", bf16_onednn, 1.05)
         t.add(f"bf16 forward top-{k}: moec bf16 / moec f32", round_ratios(bf16, f32), 1.9)
