@@ -3,6 +3,7 @@
 // RUN: not moe-bench --impl fastest 2>&1 | FileCheck %s --check-prefix=IMPL
 // RUN: not moe-bench --read-gbps -3 2>&1 | FileCheck %s --check-prefix=READ
 // RUN: not moe-bench --peak-gflops -1 2>&1 | FileCheck %s --check-prefix=PEAK
+// RUN: not moe-bench --measured-peak-scale 0 2>&1 | FileCheck %s --check-prefix=SCALE
 // RUN: not moe-bench --llc-mib -2 2>&1 | FileCheck %s --check-prefix=LLC
 // RUN: not moe-bench --routing-pack-strategy bubble 2>&1 | FileCheck %s --check-prefix=PACK
 // RUN: not moe-bench --distribution zipf 2>&1 | FileCheck %s --check-prefix=DIST
@@ -55,6 +56,7 @@
 // QUEUE: moe-bench: for the --queue-mode option: must be full, prequeue or both (got 'half')
 // READ: moe-bench: error: --read-gbps must be a rate >= 0 (0: measure it; got -3.000000)
 // PEAK: moe-bench: error: --peak-gflops must be a rate >= 0 (0: measure it; got -1.000000)
+// SCALE: moe-bench: error: --measured-peak-scale must be > 0 (got 0.000000)
 // LLC: moe-bench: error: --llc-mib must be >= 0 (0: the cache Linux describes; got -2.000000)
 // IMPL: moe-bench: for the --impl option: must be baseline, fused_w13, preweight or scatter (got 'fastest')
 // TOPK: moe-bench: error: top-k 0 must be in 1..60

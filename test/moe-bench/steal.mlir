@@ -3,9 +3,9 @@
 // of about 13 GFLOP each, over a second of two cores' time on the hosts
 // this runs on) moe-bench quotes the steal's share of it beside the
 // seconds, in the RESULT line (its last field) and the JSON too (with
-// each call's own); weights
-// taken as cached, no bandwidth measured. The figures are the
-// host's, so only their form is checked (0.0% on a machine of its own).
+// each call's own); weights taken as cached, no bandwidth measured. The
+// figures are the host's, so only their form is checked (0.0% on a
+// machine of its own).
 // RUN: moe-bench --tokens 2048 --hidden 1024 --mlp-dim 512 --experts 8 --topk 2 --iters 40 --warmup 1 --peak-gflops 100000 --llc-mib 1024 --json %t.json | FileCheck %s
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
 

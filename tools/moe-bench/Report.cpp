@@ -59,7 +59,6 @@ std::string moebench::resultsJson(const RunInfo &run, const std::vector<Result> 
       list("steal_calls_s", r.callSteals);
     if (!r.callSeconds.empty())
       list("calls_s", r.callSeconds);
-
     if (r.coreSpeed) {
       os << ", \"core_pct\": " << r.coreSpeed->medianPct << ", \"core_rate\": " << r.coreSpeed->medianRate;
       list("core_pcts", r.coreSpeed->pcts);

@@ -827,6 +827,8 @@ std::string validate(std::vector<int64_t> &ks, std::vector<std::string> &policie
     if (!(value >= 0))
       return std::string("--") + name + " must be a rate >= 0 (0: measure it; got " +
              std::to_string(value) + ")";
+  if (!(measuredPeakScale > 0))
+    return "--measured-peak-scale must be > 0 (got " + std::to_string(double(measuredPeakScale)) + ")";
   if (!(llcMibOption >= 0))
     return "--llc-mib must be >= 0 (0: the cache Linux describes; got " +
            std::to_string(double(llcMibOption)) + ")";
@@ -1297,8 +1299,12 @@ int main(int argc, char **argv) {
                         moec::addWindow(callTicks, *ticksBefore, *ticksAfter);
             // Each call's own, to tell which calls the host slowed (in
             // 0.01 s ticks: seconds-long calls only).
-            if (ticksRead)
-              callSteals.push_back(moec::stealBetween(*ticksBefore, *ticksAfter)->seconds);
+            if (ticksRead) {
+              if (std::optional<moec::Steal> steal = moec::stealBetween(*ticksBefore, *ticksAfter))
+                callSteals.push_back(steal->seconds);
+              else
+                ticksRead = false;
+            }
           }
           if (probes) {
             double rate = moec::probeCores(unit->loop());
@@ -1330,10 +1336,10 @@ int main(int argc, char **argv) {
         // A probe is the peak's loop on the calls' threads: one faster than
         // the peak shows that the peak was measured in a slow moment of a
         // shared host (its attempts of 0.3 s read 220-234 GFLOP/s FP32 on
-        // the AMD EPYC znver4 VM from one minute to the next). The peak
-        // quoted must be an upper bound, so it rises to the probe, the best
-        // of the run so far as a peak measured again is, before this
-        // configuration's shares are taken of it.
+        // the AMD EPYC znver4 VM from one attempt to the next). So that the
+        // quoted peak is at least every rate its loop was measured at, it
+        // rises to the probe, the best of the run so far as a peak measured
+        // again is, before this configuration's shares are taken of it.
         if (bestProbe > peak) {
           peak = bestProbe;
           outs() << format("peak: %.1f %s %s, %u threads (the cores' probe between the calls, higher)\n",
