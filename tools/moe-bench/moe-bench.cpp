@@ -937,8 +937,20 @@ int main(int argc, char **argv) {
   const char *peakKind = unit->kind, *peakUnitName = unit->unit;
   auto measurePeak = [&] { return unit->measure(threads, 0.3) * measuredPeakScale; };
   double peak = peakOption > 0 ? double(peakOption) : measurePeak();
-  outs() << format("peak: %.1f %s %s, %u threads (%s)\n", peak, peakUnitName, peakKind,
-                   unsigned(threads), peakOption > 0 ? "given" : "measured now");
+  // The peak line, each time the run's peak is set, with why.
+  auto sayPeak = [&](const char *why) {
+    outs() << format("peak: %.1f %s %s, %u threads (%s)\n", peak, peakUnitName, peakKind, unsigned(threads),
+                     why);
+  };
+  // A faster rate of the peak's loop raises the run's peak: the best of the
+  // run so far.
+  auto raisePeak = [&](double rate, const char *why) {
+    if (rate > peak) {
+      peak = rate;
+      sayPeak(why);
+    }
+  };
+  sayPeak(peakOption > 0 ? "given" : "measured now");
   outs().flush();
   // What bounds a block at decode sizes, where each weight is read about
   // once a call: this machine's DRAM read bandwidth, measured as the peak
@@ -1117,14 +1129,8 @@ int main(int argc, char **argv) {
 
     // Measured again before each configuration: the best of the run so far
     // (a shared machine's slow moment must not flatter the generated code).
-    if (peakOption <= 0) {
-      double again = measurePeak();
-      if (again > peak) {
-        peak = again;
-        outs() << format("peak: %.1f %s %s, %u threads (measured again, higher)\n", peak,
-                         peakUnitName, peakKind, unsigned(threads));
-      }
-    }
+    if (peakOption <= 0)
+      raisePeak(measurePeak(), "measured again, higher");
     // So is the read bandwidth, for a forward that may report against it
     // below: timed in full, its weights beyond the last-level cache (all
     // its experts counted: which ones its routing uses is known only after
@@ -1340,11 +1346,7 @@ int main(int argc, char **argv) {
         // quoted peak is at least every rate its loop was measured at, it
         // rises to the probe, the best of the run so far as a peak measured
         // again is, before this configuration's shares are taken of it.
-        if (bestProbe > peak) {
-          peak = bestProbe;
-          outs() << format("peak: %.1f %s %s, %u threads (the cores' probe between the calls, higher)\n",
-                           peak, peakUnitName, peakKind, unsigned(threads));
-        }
+        raisePeak(bestProbe, "the cores' probe between the calls, higher");
         double med = moec::medianOf(times);
         r.distribution = dist, r.mode = mode, r.impl = implName(), r.k = k;
         r.family = c.layer.family, r.shared = c.shared;
