@@ -453,6 +453,29 @@ bool timeInside(Compiled &staged, const std::string &function,
   return ok;
 }
 
+/// One core's gmm rate the cost model takes: --core-gflops, else
+/// kGmmShareOfPeak of `peak` per thread.
+double coreRateAt(double peak) {
+  return coreGflops > 0 ? double(coreGflops) : moec::kGmmShareOfPeak * peak / threads;
+}
+
+/// `machine` at the run's peak as it stands when the model's prediction is
+/// printed: the plan was chosen at the first peak measured, which a probe
+/// between the calls or a second measurement may since have raised.
+Machine machineAtPeak(Machine machine, double peak) {
+  machine.coreGflops = coreRateAt(peak);
+  return machine;
+}
+
+/// The model's core rate on its prediction's line, and where it came from:
+/// given, or a share of `peak` (the run's, as it stands) over the threads.
+std::string coreRateNote(const Machine &machine, double peak) {
+  std::string note = formatv("a core at {0:f1} GFLOP/s, {1}", machine.coreGflops, machine.coreRateFrom).str();
+  if (!(coreGflops > 0))
+    note += formatv(" of {0:f1} over {1} threads", peak, unsigned(threads)).str();
+  return note;
+}
+
 /// A sharded run's report: per shard its useful FLOPs (its experts' real
 /// rows, its shared expert's tokens) over its median time, the busiest
 /// shard's traffic counted by the runtime and modelled, the model's
@@ -462,7 +485,7 @@ void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
                   const Machine &machine, const moec::MeshLayout &layout, const int32_t *ids,
                   const std::vector<moec::RankStats> &rankStats,
                   const std::vector<std::vector<double>> &rankTimes, bool training, double med,
-                  Result &r) {
+                  double peak, Result &r) {
   Prediction predicted = moec::predict(w, plan, machine);
   std::vector<ShardWork> work = moec::shardWork(plan, layout, ids, w);
   double passes = training ? 3 : 1;
@@ -491,9 +514,9 @@ void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
   outs() << format("comm: busiest shard %.3f MiB counted, %.3f MiB modelled per call\n",
                    counted / 1048576.0, predicted.commBytes / 1048576.0);
   outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
-                   "%.4f s: measured/predicted %.2f\n",
+                   "%.4f s: measured/predicted %.2f (%s)\n",
                    predicted.totalS(), predicted.computeS, predicted.commS, med,
-                   med / predicted.totalS());
+                   med / predicted.totalS(), coreRateNote(machine, peak).c_str());
   if (std::string dropped = moec::droppedRowsLine(comm, " per call"); !dropped.empty())
     outs() << dropped << "\n";
 }
@@ -511,8 +534,7 @@ std::string machineFor(double peak, const char *peakKind, Machine &machine) {
       return std::string("--") + name + " must be >= 0 (got " + std::to_string(value) + ")";
   if (!(trainingShare > 0 && trainingShare <= 1))
     return "--training-share must be in (0, 1] (got " + std::to_string(trainingShare) + ")";
-  machine.coreGflops =
-      coreGflops > 0 ? double(coreGflops) : moec::kGmmShareOfPeak * peak / threads;
+  machine.coreGflops = coreRateAt(peak);
   machine.coreRateFrom = coreGflops > 0 ? "given" : moec::shareOfPeak(peakKind);
   machine.halfRateRows = halfRateRows;
   machine.tgmmHalfRateRows = tgmmHalfRateRows;
@@ -1420,15 +1442,16 @@ int main(int argc, char **argv) {
                                           : "measure on a quiet host");
 
         if (!sharded && mode == "full") {
-          Prediction predicted = moec::predict(workloadFor(k, nullFraction), plan, machine);
+          Machine atPeak = machineAtPeak(machine, peak);
+          Prediction predicted = moec::predict(workloadFor(k, nullFraction), plan, atPeak);
           outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
-                           "%.4f s: measured/predicted %.2f\n",
+                           "%.4f s: measured/predicted %.2f (%s)\n",
                            predicted.totalS(), predicted.computeS, predicted.commS, med,
-                           med / predicted.totalS());
+                           med / predicted.totalS(), coreRateNote(atPeak, peak).c_str());
         }
         if (sharded)
-          reportShards(c, plan, workloadFor(k, nullFraction), machine, *block->layout(entry),
-                       pool["ids"].as<int32_t>(), rankStats, rankTimes, training, med, r);
+          reportShards(c, plan, workloadFor(k, nullFraction), machineAtPeak(machine, peak), *block->layout(entry),
+                       pool["ids"].as<int32_t>(), rankStats, rankTimes, training, med, peak, r);
 
         if (stageTiming && mode == "full" && !training &&
             !timeStages(c, quant, *stages, *route, pool, expertWeights, routeArgs, real, med,
