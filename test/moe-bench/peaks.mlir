@@ -12,7 +12,7 @@
 // other tests it may measure less than the block then reads at, and warn
 // so (rightly); only the FMA peak's warning is excluded there.
 // RUN: moe-bench --tokens 256 --hidden 64 --mlp-dim 32 --experts 8 --topk 2 --iters 2 --peak-gflops 0.001 --read-gbps 10 | FileCheck %s --check-prefix=LOW --implicit-check-not=bandwidth:
-// RUN: moe-bench --tokens 32 --hidden 512 --mlp-dim 512 --experts 64 --topk 2 --iters 2 --peak-gflops 100000 --llc-mib 32 | FileCheck %s --check-prefix=HIGH --implicit-check-not='FMA peak'
+// RUN: moe-bench --tokens 32 --hidden 512 --mlp-dim 512 --experts 64 --topk 2 --iters 2 --peak-gflops 100000 --llc-mib 32 | FileCheck %s --check-prefix=HIGH --implicit-check-not='FMA peak:'
 // RUN: moe-bench --tokens 32 --hidden 512 --mlp-dim 512 --experts 64 --topk 2 --iters 2 --peak-gflops 100000 --llc-mib 32 --read-gbps 0.001 | FileCheck %s --check-prefix=SLOW
 // RUN: moe-bench --tokens 32 --hidden 512 --mlp-dim 512 --experts 64 --topk-list 1,2 --iters 2 --peak-gflops 100000 --llc-mib 32 | FileCheck %s --check-prefix=TWO --implicit-check-not='(measured now)'
 // RUN: moe-bench --tokens 4 --hidden 64 --mlp-dim 32 --experts 8 --topk 1 --iters 2 --peak-gflops 100000 | FileCheck %s --check-prefix=CACHED --implicit-check-not=weights: --implicit-check-not=bandwidth:
