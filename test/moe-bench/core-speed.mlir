@@ -39,7 +39,7 @@
 // RAISED: cores: the peak's FP32 FMA loop after each timed call ran at {{[0-9]?[0-9]\.[0-9]|100\.0}}% of the peak (median; {{[0-9]?[0-9]\.[0-9]|100\.0}}-{{[0-9]?[0-9]\.[0-9]|100\.0}}%)
 // The cost model's prediction is of the raised peak too, not of the tenth
 // the plan was chosen at.
-// RAISED: model: predicted {{.*}} (a core at {{[0-9.]+}} GFLOP/s, 0.88 of the FP32 FMA peak of [[RAISED]] over 2 threads)
+// RAISED: model: predicted {{.*}} (a core at {{[0-9.]+}} GFLOP/s, 0.88 of the FP32 FMA peak of [[RAISED]] GFLOP/s over 2 threads)
 // The result's own peak in the JSON (the root's is the run's last).
 // RAISED-JSON: "peak_gflops": [[ROOT:[0-9.e+-]+]],
 // RAISED-JSON: "peak_pct": {{[0-9.e+-]+}}, "peak_gflops": [[ROOT]], "compile_s"

@@ -22,7 +22,7 @@
 // The psum of [64, 32] f32 over 2 shards: 2 x 1/2 x 8 KiB.
 // EP: comm: busiest shard 0.008 MiB counted, 0.008 MiB modelled per call
 // The model's core: 0.88 of the given peak over the run's threads.
-// EP: model: predicted {{.*}} s (compute {{.*}} s, comm {{.*}} s), measured {{.*}} s: measured/predicted {{[0-9.]+}} (a core at 44.0 GFLOP/s, 0.88 of the FP32 FMA peak of 100.0 over 2 threads){{$}}
+// EP: model: predicted {{.*}} s (compute {{.*}} s, comm {{.*}} s), measured {{.*}} s: measured/predicted {{[0-9.]+}} (a core at 44.0 GFLOP/s, 0.88 of the FP32 FMA peak of 100.0 GFLOP/s over 2 threads){{$}}
 // EP: RESULT {{.*}} real_assignments=128 {{.*}} parallel=ep-compact mesh=expert=2 shards=2 launcher=inprocess predicted_s={{.*}} comm_mib_counted=0.008 comm_mib_modelled=0.008 shard_tflops_min=
 // JSON: "parallel": "ep-compact", "mesh": "expert=2", "shards": 2, "launcher": "inprocess", "predicted_s": {{.*}}, "comm_bytes_counted": 8192, "comm_bytes_modelled": 8192,
 

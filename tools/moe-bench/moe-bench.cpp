@@ -461,19 +461,22 @@ double coreRateAt(double peak) {
 
 /// `machine` at the run's peak as it stands when the model's prediction is
 /// printed: the plan was chosen at the first peak measured, which a probe
-/// between the calls or a second measurement may since have raised.
-Machine machineAtPeak(Machine machine, double peak) {
+/// between the calls or a second measurement may since have raised. Its
+/// coreRateFrom names that peak (in `unit`), so the prediction's line says
+/// which it took; a given --core-gflops stays.
+Machine machineAtPeak(Machine machine, double peak, const char *peakKind, const char *unit) {
+  if (coreGflops > 0)
+    return machine;
   machine.coreGflops = coreRateAt(peak);
+  machine.coreRateFrom =
+      formatv("{0} of {1:f1} {2} over {3} threads", moec::shareOfPeak(peakKind), peak, unit, threads).str();
   return machine;
 }
 
-/// The model's core rate on its prediction's line, and where it came from:
-/// given, or a share of `peak` (the run's, as it stands) over the threads.
-std::string coreRateNote(const Machine &machine, double peak) {
-  std::string note = formatv("a core at {0:f1} GFLOP/s, {1}", machine.coreGflops, machine.coreRateFrom).str();
-  if (!(coreGflops > 0))
-    note += formatv(" of {0:f1} over {1} threads", peak, unsigned(threads)).str();
-  return note;
+/// The model's core rate on its prediction's line, in the peak's `unit`,
+/// and where it came from.
+std::string coreRateNote(const Machine &machine, const char *unit) {
+  return formatv("a core at {0:f1} {1}, {2}", machine.coreGflops, unit, machine.coreRateFrom).str();
 }
 
 /// A sharded run's report: per shard its useful FLOPs (its experts' real
@@ -485,7 +488,7 @@ void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
                   const Machine &machine, const moec::MeshLayout &layout, const int32_t *ids,
                   const std::vector<moec::RankStats> &rankStats,
                   const std::vector<std::vector<double>> &rankTimes, bool training, double med,
-                  double peak, Result &r) {
+                  const char *rateUnit, Result &r) {
   Prediction predicted = moec::predict(w, plan, machine);
   std::vector<ShardWork> work = moec::shardWork(plan, layout, ids, w);
   double passes = training ? 3 : 1;
@@ -516,7 +519,7 @@ void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
   outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
                    "%.4f s: measured/predicted %.2f (%s)\n",
                    predicted.totalS(), predicted.computeS, predicted.commS, med,
-                   med / predicted.totalS(), coreRateNote(machine, peak).c_str());
+                   med / predicted.totalS(), coreRateNote(machine, rateUnit).c_str());
   if (std::string dropped = moec::droppedRowsLine(comm, " per call"); !dropped.empty())
     outs() << dropped << "\n";
 }
@@ -1442,16 +1445,17 @@ int main(int argc, char **argv) {
                                           : "measure on a quiet host");
 
         if (!sharded && mode == "full") {
-          Machine atPeak = machineAtPeak(machine, peak);
+          Machine atPeak = machineAtPeak(machine, peak, peakKind, peakUnitName);
           Prediction predicted = moec::predict(workloadFor(k, nullFraction), plan, atPeak);
           outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
                            "%.4f s: measured/predicted %.2f (%s)\n",
                            predicted.totalS(), predicted.computeS, predicted.commS, med,
-                           med / predicted.totalS(), coreRateNote(atPeak, peak).c_str());
+                           med / predicted.totalS(), coreRateNote(atPeak, peakUnitName).c_str());
         }
         if (sharded)
-          reportShards(c, plan, workloadFor(k, nullFraction), machineAtPeak(machine, peak), *block->layout(entry),
-                       pool["ids"].as<int32_t>(), rankStats, rankTimes, training, med, peak, r);
+          reportShards(c, plan, workloadFor(k, nullFraction),
+                       machineAtPeak(machine, peak, peakKind, peakUnitName), *block->layout(entry),
+                       pool["ids"].as<int32_t>(), rankStats, rankTimes, training, med, peakUnitName, r);
 
         if (stageTiming && mode == "full" && !training &&
             !timeStages(c, quant, *stages, *route, pool, expertWeights, routeArgs, real, med,
