@@ -78,6 +78,7 @@ Machine moec::measureHostMachine(unsigned threads, int64_t devices, Launcher lau
   Machine m;
   m.coresPerShard = threadsPerShard(total, devices, launcher);
   m.coreRateFrom = shareOfPeak(unit.kind);
+  m.rateUnit = unit.unit;
   double peak = unit.measure(total, 0.1);
   if (!(peak > 0)) {
     // The target's unit is not on this host (compiled for another CPU):
@@ -86,6 +87,7 @@ Machine moec::measureHostMachine(unsigned threads, int64_t devices, Launcher lau
     PeakUnit fp32 = fp32PeakUnit();
     peak = fp32.measure(total, 0.1);
     m.coreRateFrom = shareOfPeak(fp32.kind) + "; this host has no " + unit.kind;
+    m.rateUnit = fp32.unit;
   }
   m.coreGflops = kGmmShareOfPeak * peak / total;
   m.linkGBps = measureCopyGBps();
@@ -95,10 +97,10 @@ Machine moec::measureHostMachine(unsigned threads, int64_t devices, Launcher lau
 void moec::describePredictions(llvm::raw_ostream &os, const Workload &w, const Machine &m,
                                int64_t devices, const Plan &chosen) {
   std::string from = m.coreRateFrom.empty() ? "" : " (" + m.coreRateFrom + ")";
-  os << llvm::format("model: core %.1f GFLOP/s%s x %lld per shard (half rate at %.0f rows per "
+  os << llvm::format("model: core %.1f %s%s x %lld per shard (half rate at %.0f rows per "
                      "expert, tgmm at %.0f, training at %.2f of the rate), link %.1f GB/s, "
                      "%.1f us per step\n",
-                     m.coreGflops, from.c_str(), (long long)m.coresPerShard, m.halfRateRows,
+                     m.coreGflops, m.rateUnit.c_str(), from.c_str(), (long long)m.coresPerShard, m.halfRateRows,
                      m.tgmmHalfRateRows, m.trainingShare, m.linkGBps, m.linkLatencyUs);
   for (const Plan &candidate : candidatePlans(w, devices)) {
     Prediction p = predict(w, candidate, m);

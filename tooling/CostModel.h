@@ -36,6 +36,9 @@ struct Machine {
   /// Where that rate comes from, as the model's line says it: "0.88 of the
   /// AVX512_BF16 peak" (the unit gmmPeakUnit chose), "given"; "" unsaid.
   std::string coreRateFrom;
+  /// The rate's unit: the peak's ("GOP/s" for int8's VNNI or AMX units),
+  /// as the model's lines print it.
+  std::string rateUnit = "GFLOP/s";
   /// Rows per expert at which a gmm runs at half that rate. F / (rate x
   /// r / (r + h)) = F / rate + 2 h x weights / rate: the half-rate rows are
   /// a fixed cost per weight (its bytes streamed once a call) in FLOPs.

@@ -14,6 +14,7 @@
 // RUN: moe-bench --tokens 64 --hidden 32 --mlp-dim 24 --experts 8 --topk 2 --iters 2 --warmup 0 --threads 2 --peak-gflops 100 --link-gbps 8 --parallel-mode auto | FileCheck %s --check-prefix=AUTO
 // RUN: moe-bench --predict-only --devices 8 --tokens 65536 --experts 64 --bench-pass forward_backward --peak-gflops 100 --link-gbps 50 --link-latency-us 10 | FileCheck %s --check-prefix=PREDICT
 // RUN: moe-bench --predict-only --devices 2 --tokens 4096 --core-gflops 50 --peak-gflops 100 --link-gbps 50 | FileCheck %s --check-prefix=GIVEN
+// RUN: moe-bench --predict-only --devices 2 --tokens 4096 --threads 2 --dtype bf16 --quant-mode int8 --peak-gflops 100 --link-gbps 50 | FileCheck %s --check-prefix=INT8
 // RUN: moe-bench --predict-only --devices 8 --tokens 65536 --experts 64 --bench-pass forward_backward --peak-gflops 100 --link-gbps 50 --link-latency-us 10 | grep -c "<- fastest" | FileCheck %s --check-prefix=ONE
 
 // EP: parallel: ep-compact on data=1,expert=2, 2 shards in-process, 1 thread(s) each
@@ -56,5 +57,8 @@
 
 // A rate given is said to be.
 // GIVEN: model: core 50.0 GFLOP/s (given) x 1 per shard
+// int8's units count operations, not floating-point ones: the rate is in
+// the peak's unit.
+// INT8: model: core 44.0 GOP/s (0.88 of the {{AMX INT8|AVX512_VNNI|AVX2 VPMADDWD}} peak) x 1 per shard
 
 // ONE: {{^}}1{{$}}

@@ -462,21 +462,23 @@ double coreRateAt(double peak) {
 /// `machine` at the run's peak as it stands when the model's prediction is
 /// printed: the plan was chosen at the first peak measured, which a probe
 /// between the calls or a second measurement may since have raised. Its
-/// coreRateFrom names that peak (in `unit`), so the prediction's line says
-/// which it took; a given --core-gflops stays.
-Machine machineAtPeak(Machine machine, double peak, const char *peakKind, const char *unit) {
+/// coreRateFrom names that peak, so the prediction's line says which it
+/// took; a given --core-gflops stays.
+Machine machineAtPeak(Machine machine, double peak, const char *peakKind) {
   if (coreGflops > 0)
     return machine;
   machine.coreGflops = coreRateAt(peak);
-  machine.coreRateFrom =
-      formatv("{0} of {1:f1} {2} over {3} threads", moec::shareOfPeak(peakKind), peak, unit, threads).str();
+  machine.coreRateFrom = formatv("{0} of {1:f1} {2} over {3} threads", moec::shareOfPeak(peakKind), peak,
+                                 machine.rateUnit, threads)
+                             .str();
   return machine;
 }
 
-/// The model's core rate on its prediction's line, in the peak's `unit`,
-/// and where it came from.
-std::string coreRateNote(const Machine &machine, const char *unit) {
-  return formatv("a core at {0:f1} {1}, {2}", machine.coreGflops, unit, machine.coreRateFrom).str();
+/// The model's core rate on its prediction's line, in the peak's unit, and
+/// where it came from.
+std::string coreRateNote(const Machine &machine) {
+  return formatv("a core at {0:f1} {1}, {2}", machine.coreGflops, machine.rateUnit, machine.coreRateFrom)
+      .str();
 }
 
 /// A sharded run's report: per shard its useful FLOPs (its experts' real
@@ -488,7 +490,7 @@ void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
                   const Machine &machine, const moec::MeshLayout &layout, const int32_t *ids,
                   const std::vector<moec::RankStats> &rankStats,
                   const std::vector<std::vector<double>> &rankTimes, bool training, double med,
-                  const char *rateUnit, Result &r) {
+                  Result &r) {
   Prediction predicted = moec::predict(w, plan, machine);
   std::vector<ShardWork> work = moec::shardWork(plan, layout, ids, w);
   double passes = training ? 3 : 1;
@@ -519,16 +521,16 @@ void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
   outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
                    "%.4f s: measured/predicted %.2f (%s)\n",
                    predicted.totalS(), predicted.computeS, predicted.commS, med,
-                   med / predicted.totalS(), coreRateNote(machine, rateUnit).c_str());
+                   med / predicted.totalS(), coreRateNote(machine).c_str());
   if (std::string dropped = moec::droppedRowsLine(comm, " per call"); !dropped.empty())
     outs() << dropped << "\n";
 }
 
 /// The machine the cost model sees: --core-gflops (else kGmmShareOfPeak of
-/// the measured `peak` of the unit `peakKind` per thread), the half-rate
+/// the measured `peak` of the unit `peakKind` per thread, in `peakUnit`), the half-rate
 /// rows, the training share, --link-gbps (else the measured memcpy
 /// bandwidth) and its latency; "" or why not.
-std::string machineFor(double peak, const char *peakKind, Machine &machine) {
+std::string machineFor(double peak, const char *peakKind, const char *peakUnit, Machine &machine) {
   for (auto [name, value] : {std::pair{"core-gflops", double(coreGflops)},
                               {"half-rate-rows", halfRateRows},
                               {"tgmm-half-rate-rows", tgmmHalfRateRows},
@@ -539,6 +541,7 @@ std::string machineFor(double peak, const char *peakKind, Machine &machine) {
     return "--training-share must be in (0, 1] (got " + std::to_string(trainingShare) + ")";
   machine.coreGflops = coreRateAt(peak);
   machine.coreRateFrom = coreGflops > 0 ? "given" : moec::shareOfPeak(peakKind);
+  machine.rateUnit = peakUnit;
   machine.halfRateRows = halfRateRows;
   machine.tgmmHalfRateRows = tgmmHalfRateRows;
   machine.trainingShare = trainingShare;
@@ -1020,7 +1023,7 @@ int main(int argc, char **argv) {
   // The plan: one device, or a mesh of shards (docs/sharding.md), chosen
   // by the flags or, with auto, by the cost model.
   Machine machine;
-  if (std::string why = machineFor(peak, peakKind, machine); !why.empty())
+  if (std::string why = machineFor(peak, peakKind, peakUnitName, machine); !why.empty())
     return fail(why);
   MeshRequest mesh;
   if (std::string why = moec::parseMesh(meshText, mesh); !why.empty())
@@ -1445,17 +1448,17 @@ int main(int argc, char **argv) {
                                           : "measure on a quiet host");
 
         if (!sharded && mode == "full") {
-          Machine atPeak = machineAtPeak(machine, peak, peakKind, peakUnitName);
+          Machine atPeak = machineAtPeak(machine, peak, peakKind);
           Prediction predicted = moec::predict(workloadFor(k, nullFraction), plan, atPeak);
           outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
                            "%.4f s: measured/predicted %.2f (%s)\n",
                            predicted.totalS(), predicted.computeS, predicted.commS, med,
-                           med / predicted.totalS(), coreRateNote(atPeak, peakUnitName).c_str());
+                           med / predicted.totalS(), coreRateNote(atPeak).c_str());
         }
         if (sharded)
           reportShards(c, plan, workloadFor(k, nullFraction),
-                       machineAtPeak(machine, peak, peakKind, peakUnitName), *block->layout(entry),
-                       pool["ids"].as<int32_t>(), rankStats, rankTimes, training, med, peakUnitName, r);
+                       machineAtPeak(machine, peak, peakKind), *block->layout(entry),
+                       pool["ids"].as<int32_t>(), rankStats, rankTimes, training, med, r);
 
         if (stageTiming && mode == "full" && !training &&
             !timeStages(c, quant, *stages, *route, pool, expertWeights, routeArgs, real, med,
