@@ -474,11 +474,14 @@ Machine machineAtPeak(Machine machine, double peak, const char *peakKind) {
   return machine;
 }
 
-/// The model's core rate on its prediction's line, in the peak's unit, and
-/// where it came from.
-std::string coreRateNote(const Machine &machine) {
-  return formatv("a core at {0:f1} {1}, {2}", machine.coreGflops, machine.rateUnit, machine.coreRateFrom)
-      .str();
+/// The model's prediction against the measured median `med`, with the
+/// core rate `machine` (the one that made it) took, in the peak's unit, and
+/// where that came from: one line, single-device or sharded.
+void sayPrediction(const Prediction &predicted, double med, const Machine &machine) {
+  outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured %.4f s: "
+                   "measured/predicted %.2f (a core at %.1f %s, %s)\n",
+                   predicted.totalS(), predicted.computeS, predicted.commS, med, med / predicted.totalS(),
+                   machine.coreGflops, machine.rateUnit.c_str(), machine.coreRateFrom.c_str());
 }
 
 /// A sharded run's report: per shard its useful FLOPs (its experts' real
@@ -518,10 +521,7 @@ void reportShards(const BlockConfig &c, const Plan &plan, const Workload &w,
   r.commCountedBytes = counted, r.commModelledBytes = predicted.commBytes;
   outs() << format("comm: busiest shard %.3f MiB counted, %.3f MiB modelled per call\n",
                    counted / 1048576.0, predicted.commBytes / 1048576.0);
-  outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
-                   "%.4f s: measured/predicted %.2f (%s)\n",
-                   predicted.totalS(), predicted.computeS, predicted.commS, med,
-                   med / predicted.totalS(), coreRateNote(machine).c_str());
+  sayPrediction(predicted, med, machine);
   if (std::string dropped = moec::droppedRowsLine(comm, " per call"); !dropped.empty())
     outs() << dropped << "\n";
 }
@@ -1449,11 +1449,7 @@ int main(int argc, char **argv) {
 
         if (!sharded && mode == "full") {
           Machine atPeak = machineAtPeak(machine, peak, peakKind);
-          Prediction predicted = moec::predict(workloadFor(k, nullFraction), plan, atPeak);
-          outs() << format("model: predicted %.4f s (compute %.4f s, comm %.4f s), measured "
-                           "%.4f s: measured/predicted %.2f (%s)\n",
-                           predicted.totalS(), predicted.computeS, predicted.commS, med,
-                           med / predicted.totalS(), coreRateNote(atPeak).c_str());
+          sayPrediction(moec::predict(workloadFor(k, nullFraction), plan, atPeak), med, atPeak);
         }
         if (sharded)
           reportShards(c, plan, workloadFor(k, nullFraction),
