@@ -34,6 +34,9 @@
 // FAKE: quant: relative error against f32: y {{[0-9]\.[0-9]+E-0[123]}}
 // FAKE: RESULT {{.*}} dtype=bf16 {{.*}} quant=fake_int8
 
+// A given --peak-gflops is taken in the int8 unit's rate (GOP/s; GFLOP/s
+// for the FP32 fallback without AVX2).
+// STAGES: peak: 100.0 {{GOP/s (AMX INT8|AVX512_VNNI|AVX2 VPMADDWD)|GFLOP/s FP32 FMA}}, 2 threads (given)
 // STAGES: stages: route {{.*}} up {{.*}} down
 // STAGES: gmm: up {{[0-9.]+}} G{{OP|FLOP}}/s, down {{[0-9.]+}} G{{OP|FLOP}}/s
 // STAGES: RESULT {{.*}} quant=int8
