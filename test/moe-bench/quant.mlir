@@ -26,6 +26,7 @@
 // expert's packed as f32 panels, all once (a VNNI, AMX or AVX2 host packs
 // the int8 ones; int8_vector reads them in place, the float ones are packed
 // either way).
+// ROUTED: peak: 100.0 {{GOP/s (AMX INT8|AVX512_VNNI|AVX2 VPMADDWD)|GFLOP/s FP32 FMA}}, 2 threads (given)
 // ROUTED: quant: mode=int8_routed weight_scales=expert; weights quantized once in {{[0-9.]+}} ms (0.2 MiB -> 0.1 MiB with scales), packed for the kernels: the timed calls pack none
 // ROUTED: RESULT {{.*}} quant=int8_routed quant_weight_scales=expert rel_error=
 

@@ -178,8 +178,10 @@ cl::opt<bool> tune("tune", cl::desc("Search the gmm tiles for this shape first a
                    cl::cat(category));
 cl::opt<double> peakOption("peak-gflops",
                            cl::desc("Peak to report against, in the unit's rate: GFLOP/s of FP32 FMA, or for bf16 of AMX BF16 "
-                                     "(on AMX tiles) or AVX512_BF16 (on the dot products); GOP/s for --quant-mode int8 "
-                                     "(AMX INT8, AVX512_VNNI or AVX2's vpmaddwd) (default: measured now)"),
+                                     "(on AMX tiles) or AVX512_BF16 (on the dot products); GOP/s for --quant-mode int8 and "
+                                     "int8_routed on an int8 kind (AMX INT8, AVX512_VNNI or AVX2's vpmaddwd), GFLOP/s "
+                                     "of FP32 FMA where none runs (no AVX2, or --gmm-strategy microkernel-fma or "
+                                     "reference) (default: measured now)"),
                            cl::init(0), cl::cat(category));
 // Hidden: a test's way to a measured peak below the cores' speed, so that
 // the probes raise it (test/moe-bench/core-speed.mlir).
@@ -236,7 +238,7 @@ cl::opt<double> capacityFactor("capacity-factor",
                                cl::init(0), cl::cat(category));
 // The default's share from the model itself (cl::desc keeps a reference).
 const std::string coreGflopsHelp =
-    formatv("Cost model: one core's gmm rate on large groups, in the peak's unit (GOP/s for int8) "
+    formatv("Cost model: one core's gmm rate on large groups, in the peak's unit (see --peak-gflops) "
             "(default: {0:F2} x the measured peak per thread)",
             moec::kGmmShareOfPeak)
         .str();
