@@ -5,7 +5,7 @@
 # PyTorch autograd, bf16's step against f32's, 1 -> 2 threads, decode sizes
 # against the DRAM read bandwidth and the oneDNN loop, and the gains kept
 # (null routing, int8, compact EP). About 18 minutes on 2 cores of the
-# Zen 5 VM with ROUNDS=2, 23 on the Zen 4 VM. Run it on a quiet host:
+# Zen 5 VM with ROUNDS=2, 23-27 on the Zen 4 VM. Run it on a quiet host:
 # nothing else running.
 # Environment: ROUNDS (2: the forward's, the decode runs' and int8's rounds),
 # THREADS (2), LLC_MIB (32: the last-level cache the decode runs assume, so
